@@ -1,0 +1,197 @@
+"""One contract suite, stamped out for every index in INDEXES: exact sets against brute force
+(soundness: nothing returned outside; completeness: nothing inside missed), updates, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viewer.index import INDEXES, QueryOverflow, brute_query, make_index
+
+from .data import DISTRIBUTIONS, query_points
+
+NAMES = sorted(INDEXES)
+
+
+@pytest.fixture(params=NAMES)
+def name(request):
+    why = INDEXES[request.param].unavailable()
+    if why:
+        pytest.skip(f"{request.param}: {why}")
+    return request.param
+
+
+def assert_same(ix, centres, radii, points, ids=None):
+    """Every point's result equals brute force over (centres, radii), mapped through ``ids``."""
+    for p in points:
+        got = np.sort(ix.query(p))
+        want = brute_query(centres, radii, p)
+        if ids is not None:
+            want = ids[want]
+        want = np.sort(want)
+        assert np.array_equal(got, want), (p, np.setdiff1d(got, want), np.setdiff1d(want, got))
+        assert ix.stats.visible == len(want)
+        assert ix.stats.candidates >= len(want)
+
+
+@pytest.mark.parametrize("dist", sorted(DISTRIBUTIONS))
+def test_exact_against_brute(name, dist, rng):
+    c, r = DISTRIBUTIONS[dist](rng, 3000)
+    ix = make_index(name, c, r)
+    assert len(ix) == 3000
+    pts = query_points(rng, c, 300)
+    assert_same(ix, c, r, pts)
+
+
+def test_empty(name):
+    ix = make_index(name, np.zeros((0, 3)), np.zeros(0))
+    assert len(ix) == 0
+    assert ix.query((0.0, 0.0, 0.0)).size == 0
+    assert ix.query((1e9, -1e9, 3.0)).size == 0
+    i = ix.insert((1.0, 2.0, 3.0), 2.0)
+    assert i == 0
+    assert list(ix.query((1.0, 2.0, 4.0))) == [0]
+    ix.remove(0)
+    assert len(ix) == 0 and ix.query((1.0, 2.0, 3.0)).size == 0
+
+
+def test_one_object_and_zero_radius(name):
+    ix = make_index(name, [[5.0, -3.0, 2.0]], [0.0])
+    assert list(ix.query((5.0, -3.0, 2.0))) == [0]  # a point sphere holds exactly its centre
+    assert ix.query((5.0, -3.0, 2.0 + 1e-9)).size == 0
+    ix.insert((5.0, -3.0, 2.0), 0.0)
+    assert sorted(ix.query((5.0, -3.0, 2.0))) == [0, 1]
+
+
+def test_boundaries(name):
+    """Centres on dyadic grid lines and query points exactly on sphere surfaces and node boundaries."""
+    g = np.arange(-64.0, 65.0, 16.0)
+    xs, ys, zs = np.meshgrid(g, g, g, indexing="ij")
+    c = np.stack([xs.ravel(), ys.ravel(), zs.ravel()], axis=1)
+    r = np.tile(np.array([4.0, 8.0, 16.0, 2.0, 32.0]), len(c) // 5 + 1)[: len(c)]
+    ix = make_index(name, c, r)
+    pts = []
+    for q in (-64.0, -48.0, -40.0, -32.0, -8.0, 0.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0, 96.0):
+        pts += [(q, 0.0, 0.0), (q, q, 0.0), (q, q, q), (0.0, q, -q), (q, 16.0, 32.0)]
+    assert_same(ix, c, r, np.array(pts))
+    # exactly on a surface: visible (closed ball)
+    got = ix.query((4.0, 0.0, 0.0))
+    assert (np.linalg.norm(c[got] - [4.0, 0, 0], axis=1) <= r[got]).all()
+
+
+def test_far_query_and_negative_coordinates(name, rng):
+    c = rng.uniform(-5000, -4000, (500, 3))
+    r = rng.uniform(1, 50, 500)
+    ix = make_index(name, c, r)
+    assert ix.query((1e8, 1e8, 1e8)).size == 0
+    assert ix.query((-1e8, 0.0, 0.0)).size == 0
+    assert_same(ix, c, r, query_points(rng, c, 100))
+
+
+def test_large_coordinates(name, rng):
+    c = 1e6 + rng.uniform(-100, 100, (1000, 3))
+    r = rng.uniform(0.5, 20, 1000)
+    ix = make_index(name, c, r)
+    assert_same(ix, c, r, query_points(rng, c, 100))
+
+
+def test_radii_six_orders_of_magnitude(name, rng):
+    n = 2000
+    c = rng.uniform(-100, 100, (n, 3))
+    r = 10.0 ** rng.uniform(-3, 3, n)
+    ix = make_index(name, c, r)
+    pts = np.concatenate([query_points(rng, c, 100), c[:50] + rng.normal(0, 1e-3, (50, 3))])
+    assert_same(ix, c, r, pts)
+
+
+def test_query_into_and_overflow(name, rng):
+    c = rng.uniform(-1, 1, (100, 3))
+    r = np.full(100, 10.0)  # every sphere holds the origin
+    ix = make_index(name, c, r)
+    out = np.full(200, -1, dtype=np.int64)
+    assert ix.query_into((0.0, 0.0, 0.0), out) == 100
+    assert sorted(out[:100]) == list(range(100))
+    small = np.full(30, -1, dtype=np.int64)
+    with pytest.raises(QueryOverflow) as err:
+        ix.query_into((0.0, 0.0, 0.0), small)
+    assert err.value.needed == 100
+    assert len(set(small.tolist())) == 30 and small.min() >= 0  # the first 30 ids were written
+    with pytest.raises(ValueError):
+        ix.query_into((0.0, 0.0, 0.0), np.zeros(10, dtype=np.int32))
+
+
+def test_insert_remove_move(name, rng):
+    c, r = DISTRIBUTIONS["clustered"](rng, 1000)
+    ix = make_index(name, c, r)
+    ids = np.arange(1000)
+    alive = np.ones(1000, dtype=bool)
+    centres, radii = c.copy(), r.copy()
+    for i in rng.choice(1000, 300, replace=False):
+        ix.remove(int(i))
+        alive[i] = False
+    moved = rng.choice(np.flatnonzero(alive), 300, replace=False)
+    for k, i in enumerate(moved):
+        step = rng.normal(0, 1 if k % 2 else 200, 3)
+        centres[i] = centres[i] + step
+        if k % 3 == 0:
+            radii[i] = radii[i] * rng.uniform(0.1, 10)
+            ix.move(int(i), centres[i], radii[i])
+        else:
+            ix.move(int(i), centres[i])
+    new_c, new_r = DISTRIBUTIONS["uniform"](rng, 200)
+    new_ids = [ix.insert(p, q) for p, q in zip(new_c, new_r)]
+    assert new_ids == list(range(1000, 1200))
+    all_c = np.concatenate([centres[alive], new_c])
+    all_r = np.concatenate([radii[alive], new_r])
+    all_ids = np.concatenate([ids[alive], np.array(new_ids)])
+    assert len(ix) == len(all_ids)
+    assert_same(ix, all_c, all_r, query_points(rng, all_c, 200), ids=all_ids)
+
+
+BAD_BUILDS = [
+    ("nan centre", [[0.0, np.nan, 0.0]], [1.0]),
+    ("inf centre", [[0.0, np.inf, 0.0]], [1.0]),
+    ("negative radius", [[0.0, 0.0, 0.0]], [-1.0]),
+    ("nan radius", [[0.0, 0.0, 0.0]], [np.nan]),
+    ("inf radius", [[0.0, 0.0, 0.0]], [np.inf]),
+    ("shape", [[0.0, 0.0]], [1.0]),
+    ("length mismatch", [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]], [1.0]),
+    ("radii 2-D", [[0.0, 0.0, 0.0]], [[1.0]]),
+]
+
+
+@pytest.mark.parametrize("case,c,r", BAD_BUILDS, ids=[b[0] for b in BAD_BUILDS])
+def test_bad_build(name, case, c, r):
+    with pytest.raises(ValueError):
+        make_index(name, np.array(c, dtype=float), np.array(r, dtype=float))
+
+
+def test_bad_updates_leave_index_unchanged(name, rng):
+    c = rng.uniform(-50, 50, (200, 3))
+    r = rng.uniform(1, 20, 200)
+    ix = make_index(name, c, r)
+    ix.remove(7)
+    pts = query_points(rng, c, 40)
+    before = [np.sort(ix.query(p)) for p in pts]
+    bad_calls = [
+        (ValueError, lambda: ix.insert((0.0, np.nan, 0.0), 1.0)),
+        (ValueError, lambda: ix.insert((0.0, 0.0, 0.0), -1.0)),
+        (ValueError, lambda: ix.insert((0.0, 0.0), 1.0)),
+        (ValueError, lambda: ix.insert((0.0, 0.0, np.inf), 1.0)),
+        (KeyError, lambda: ix.remove(7)),
+        (KeyError, lambda: ix.remove(10_000)),
+        (KeyError, lambda: ix.remove(-1)),
+        (KeyError, lambda: ix.move(7, (0.0, 0.0, 0.0))),
+        (KeyError, lambda: ix.move(999, (0.0, 0.0, 0.0))),
+        (ValueError, lambda: ix.move(3, (np.nan, 0.0, 0.0))),
+        (ValueError, lambda: ix.move(3, (0.0, 0.0, 0.0), -2.0)),
+        (ValueError, lambda: ix.query((0.0, np.nan, 0.0))),
+        (ValueError, lambda: ix.query((0.0, 0.0))),
+    ]
+    for exc, call in bad_calls:
+        with pytest.raises(exc) as err:
+            call()
+        assert str(err.value)  # the message names the problem
+    assert len(ix) == 199
+    after = [np.sort(ix.query(p)) for p in pts]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))

@@ -1,0 +1,41 @@
+"""The pure modules (index, scenes, camera, recording) must never load a GL or window module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+GL_MODULES = ("moderngl", "moderngl_window", "pyglet", "glcontext")
+
+PURE = ["viewer.index"]
+
+
+def _loaded_after_import(module: str) -> list[str]:
+    code = (
+        f"import sys, importlib; importlib.import_module({module!r}); "
+        f"print(','.join(m for m in {GL_MODULES!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_index_core_loads_no_gl():
+    for module in PURE:
+        assert _loaded_after_import(module) == [], module
+
+
+def test_index_core_builds_and_queries_without_gl():
+    code = (
+        "import sys, numpy as np\n"
+        "from viewer.index import INDEXES\n"
+        "c = np.random.default_rng(0).uniform(-10, 10, (100, 3)); r = np.full(100, 3.0)\n"
+        "for name, cls in INDEXES.items():\n"
+        "    try:\n"
+        "        ix = cls(c, r)\n"
+        "    except ImportError:\n"
+        "        continue\n"
+        "    ix.query((0.0, 0.0, 0.0))\n"
+        f"print(','.join(m for m in {GL_MODULES!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

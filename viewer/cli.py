@@ -1,0 +1,59 @@
+"""The ``viewer`` command: one sub-command per job.
+
+Each sub-command lives in its own module, which exposes ``add_parser(subparsers)``; the parser it
+adds sets ``func(args) -> int``. Modules are imported here without touching GL: GL and window code
+is imported inside the commands that need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import UserError
+
+# module path of each sub-command, in the order --help lists them
+COMMANDS: tuple[str, ...] = (
+    "viewer.bench.command",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="viewer",
+        description=(
+            "A view-distance culling testbed: build spatial indexes over millions of objects, each "
+            "with its own view distance, fly through them on the GPU, record and compare per-frame costs."
+        ),
+        epilog="Run 'viewer COMMAND --help' for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for path in COMMANDS:
+        importlib.import_module(path).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``viewer`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"viewer {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"viewer {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
