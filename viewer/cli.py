@@ -1,23 +1,31 @@
 """The ``viewer`` command: one sub-command per job.
 
-Each sub-command lives in its own module, which exposes ``add_parser(subparsers)``; the parser it
-adds sets ``func(args) -> int``. Modules are imported here without touching GL: GL and window code
-is imported inside the commands that need it.
+Each sub-command lives in its own module in :mod:`viewer.commands`, which exposes
+``add_parser(subparsers)``; the parser it adds sets ``func(args) -> int``. Modules are found there
+by name, so adding a command is adding a module. They are imported without touching GL: GL and
+window code is imported inside the commands that need it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from . import __version__
 from .errors import UserError
 
-# module path of each sub-command, in the order --help lists them
-COMMANDS: tuple[str, ...] = (
-    "viewer.bench.command",
-)
+# the order --help lists sub-commands in; any others follow alphabetically
+ORDER: tuple[str, ...] = ("view", "record", "bench", "scene", "plot", "compare")
+
+
+def command_modules() -> list[str]:
+    from . import commands
+
+    names = [m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
+    names.sort(key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+    return [f"viewer.commands.{n}" for n in names]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for path in COMMANDS:
+    for path in command_modules():
         importlib.import_module(path).add_parser(sub)
     return parser
 
