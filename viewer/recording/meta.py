@@ -1,0 +1,219 @@
+"""The metadata file beside a recording: what produced the numbers.
+
+``RUN.csv`` gets ``RUN.meta.json``: the schema version, the scene (name, recipe or source file and
+its sha256, N, seed, world size), the index and its options, the window size, the GL renderer and
+version, headless or not, vsync, the camera path, package versions and the date. A number without
+its context is not a result.
+
+No GL here: GL facts are passed in by whoever holds the context (:func:`gl_info` reads them from a
+moderngl context object without importing moderngl).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+from importlib import metadata as _md
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
+
+__all__ = [
+    "META_SUFFIX",
+    "build_meta",
+    "gl_info",
+    "meta_path_for",
+    "package_versions",
+    "read_meta",
+    "run_label",
+    "scene_meta",
+    "write_json_atomic",
+    "write_meta",
+]
+
+META_SUFFIX = ".meta.json"
+
+_PACKAGES = ("numpy", "numba", "moderngl", "moderngl-window", "pyglet", "pyrr", "matplotlib", "scipy", "rtree")
+
+
+def meta_path_for(csv_path: str | os.PathLike) -> Path:
+    """``runs/a.csv`` -> ``runs/a.meta.json`` (the suffix replaces ``.csv``; otherwise appended)."""
+    p = Path(csv_path)
+    if p.suffix.lower() == ".csv":
+        return p.with_suffix(META_SUFFIX)
+    return p.with_name(p.name + META_SUFFIX)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages a result depends on (None: not installed). Imports nothing."""
+    from .. import __version__
+
+    out: dict[str, str | None] = {"python": platform.python_version(), "viewer": __version__}
+    for name in _PACKAGES:
+        try:
+            out[name] = _md.version(name)
+        except _md.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def gl_info(ctx) -> dict[str, Any]:
+    """Renderer, version and vendor of a moderngl context (``ctx.info``), without importing moderngl."""
+    if ctx is None:
+        return {}
+    info = getattr(ctx, "info", {}) or {}
+    return {
+        "renderer": info.get("GL_RENDERER"),
+        "version": info.get("GL_VERSION"),
+        "vendor": info.get("GL_VENDOR"),
+        "version_code": getattr(ctx, "version_code", None),
+    }
+
+
+def scene_meta(scene) -> dict[str, Any]:
+    """What identifies a :class:`scenes.Scene`: name, N, seed, world, recipe or source file, sha256."""
+    if scene is None:
+        return {}
+    source = getattr(scene, "source", None)
+    centres = getattr(scene, "centres", None)
+    return {
+        "name": getattr(scene, "name", None),
+        "source": None if source is None else str(source),
+        "sha256": getattr(scene, "sha256", None),
+        "recipe": _jsonable(getattr(scene, "recipe", None)),
+        "n": None if centres is None else int(len(centres)),
+        "seed": _jsonable(getattr(scene, "seed", None)),
+        "world": _jsonable(getattr(scene, "world", None)),
+    }
+
+
+def build_meta(
+    *,
+    scene=None,
+    index: str | None = None,
+    index_options: dict | None = None,
+    window_size: tuple[int, int] | None = None,
+    gl: dict | None = None,
+    headless: bool | None = None,
+    vsync: bool | None = None,
+    path: dict | None = None,
+    dt: float | None = None,
+    label: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The metadata of one recording, as a JSON-ready dict.
+
+    ``gl`` is :func:`gl_info` of the context; ``path`` describes the camera path (file and sha256,
+    or the generated kind); ``extra`` keys are stored as given (JSON-able values).
+    """
+    meta: dict[str, Any] = {
+        "schema": {"name": SCHEMA_NAME, "version": SCHEMA_VERSION, "columns": list(COLUMNS)},
+        "label": label,
+        "scene": scene_meta(scene),
+        "index": {"name": index, "options": _jsonable(index_options or {})},
+        "window": {
+            "size": None if window_size is None else [int(window_size[0]), int(window_size[1])],
+            "headless": headless,
+            "vsync": vsync,
+        },
+        "gl": dict(gl or {}),
+        "path": _jsonable(path),
+        "dt": dt,
+        "packages": package_versions(),
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+        },
+        "command": list(sys.argv),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    for k, v in extra.items():
+        meta[k] = _jsonable(v)
+    return meta
+
+
+def run_label(meta: dict | None, fallback: str = "run") -> str:
+    """A short legend label: the explicit ``label``, else ``index · scene (N)``, else ``fallback``."""
+    if not meta:
+        return fallback
+    if meta.get("label"):
+        return str(meta["label"])
+    parts = []
+    idx = (meta.get("index") or {}).get("name")
+    if idx:
+        parts.append(str(idx))
+    sc = meta.get("scene") or {}
+    if sc.get("name"):
+        n = sc.get("n")
+        parts.append(f"{sc['name']} ({_short_n(n)})" if n else str(sc["name"]))
+    return " · ".join(parts) or fallback
+
+
+def _short_n(n: int) -> str:
+    for div, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if n >= div and n % (div // 10) == 0:
+            return f"{n / div:g}{suffix}"
+    return str(n)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, sort_keys=False)
+            f.write("\n")
+        os.replace(tmp, p)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise UserError(f"{p}: cannot write the metadata file: {exc.strerror or exc}") from None
+
+
+def write_meta(csv_path: str | os.PathLike, meta: dict) -> Path:
+    """Write ``meta`` beside ``csv_path``; returns the metadata file's path."""
+    mp = meta_path_for(csv_path)
+    write_json_atomic(mp, meta)
+    return mp
+
+
+def read_meta(csv_path: str | os.PathLike) -> dict | None:
+    """The metadata beside ``csv_path``, or None when there is none. A malformed file is a UserError."""
+    mp = meta_path_for(csv_path)
+    if not mp.exists():
+        return None
+    try:
+        with open(mp, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{mp}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except OSError as exc:
+        raise UserError(f"{mp}: cannot read: {exc.strerror or exc}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{mp}: expected a JSON object at the top level")
+    return data
+
+
+def _jsonable(v: Any) -> Any:
+    """Numpy scalars/arrays, paths and tuples -> plain JSON values."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    tolist = getattr(v, "tolist", None)
+    if callable(tolist):
+        return _jsonable(tolist())
+    return str(v)

@@ -1,0 +1,149 @@
+"""Reading recordings back: a CSV plus its metadata -> columns as numpy arrays.
+
+The schema version comes from the metadata file when there is one (and must be a version this
+code knows, with the header it names); a CSV without metadata is accepted when its header is
+exactly the columns of a known version.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UserError
+from .meta import meta_path_for, read_meta, run_label
+from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
+
+__all__ = ["Run", "read_run", "read_runs"]
+
+
+@dataclass
+class Run:
+    """One recording.
+
+    path : the CSV
+    meta : its metadata (``{}`` when the file had none)
+    version : the schema version it was written with
+    columns : name -> (F,) array per column: int64 for counts, float64 for times and positions,
+        str (object) for ``index``
+    label : the legend label (from the metadata, else the file name)
+    """
+
+    path: Path
+    meta: dict
+    version: int
+    columns: dict[str, np.ndarray] = field(repr=False)
+    label: str = ""
+
+    def __len__(self) -> int:
+        return len(self.columns["frame"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """Read one recording; every problem is a :class:`UserError` naming the file (and line)."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{p}: no such file")
+    if p.is_dir():
+        raise UserError(f"{p}: is a directory, expected a recording CSV")
+    meta = read_meta(p) or {}
+    try:
+        with open(p, newline="", encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise UserError(f"{p}: not a text CSV file") from None
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
+
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        raise UserError(f"{p}: empty file (expected a header row of {SCHEMA_NAME} columns)")
+    header = next(csv.reader([lines[0]]))
+    version = _version(p, meta, header)
+    cols = columns_for(version)
+    names = [c.name for c in cols]
+
+    body = lines[1:]
+    # a run killed without warning (SIGKILL) may end in a partial row: drop it, say so
+    if body and not body[-1].endswith("\n"):
+        print(f"warning: {p}: last row is incomplete (interrupted write), ignored", file=sys.stderr)
+        body = body[:-1]
+    raw: list[list[str]] = []
+    for lineno, row in enumerate(csv.reader(body), start=2):
+        if not row:
+            continue
+        if len(row) != len(names):
+            raise UserError(f"{p}:{lineno}: expected {len(names)} fields, found {len(row)}")
+        raw.append(row)
+
+    columns: dict[str, np.ndarray] = {}
+    for j, c in enumerate(cols):
+        vals = [r[j] for r in raw]
+        try:
+            if c.kind == "int":
+                arr = np.array([int(v) for v in vals], dtype=np.int64)
+            elif c.kind == "float":
+                arr = np.array([float(v) for v in vals], dtype=np.float64)
+            else:
+                arr = np.array(vals, dtype=object)
+        except ValueError:
+            for i, v in enumerate(vals):
+                try:
+                    int(v) if c.kind == "int" else float(v)
+                except ValueError:
+                    raise UserError(
+                        f"{p}:{i + 2}: column {c.name!r}: {v!r} is not {'an integer' if c.kind == 'int' else 'a number'}"
+                    ) from None
+            raise  # pragma: no cover - the loop above always finds the bad value
+        if c.kind == "int" and arr.size == 0:
+            arr = np.zeros(0, dtype=np.int64)
+        columns[c.name] = arr
+    return Run(p, meta, version, columns, run_label(meta, fallback=p.stem))
+
+
+def _version(p: Path, meta: dict, header: list[str]) -> int:
+    known = ", ".join(str(v) for v in SCHEMAS)
+    schema = meta.get("schema") if meta else None
+    if schema is not None:
+        if not isinstance(schema, dict) or schema.get("name") != SCHEMA_NAME:
+            raise UserError(f"{meta_path_for(p)}: field 'schema' does not describe a {SCHEMA_NAME} recording")
+        v = schema.get("version")
+        if not isinstance(v, int) or isinstance(v, bool) or v not in SCHEMAS:
+            raise UserError(
+                f"{p}: recorded with schema version {v!r}; this viewer reads versions {known} "
+                f"(current {SCHEMA_VERSION})"
+            )
+        want = [c.name for c in columns_for(v)]
+        if [h.strip() for h in header] != want:
+            raise UserError(
+                f"{p}: header does not match schema version {v} named in {meta_path_for(p).name} "
+                f"(expected columns {', '.join(want)})"
+            )
+        return v
+    v = version_of_header(header)
+    if v is None:
+        raise UserError(
+            f"{p}: header is not the column list of any {SCHEMA_NAME} schema version this viewer reads "
+            f"({known}); first columns found: {', '.join(header[:6])}"
+        )
+    return v
+
+
+def read_runs(paths) -> list[Run]:
+    """:func:`read_run` over ``paths``; labels made unique by appending the file name where needed."""
+    runs = [read_run(p) for p in paths]
+    seen: dict[str, int] = {}
+    for r in runs:
+        seen[r.label] = seen.get(r.label, 0) + 1
+    for r in runs:
+        if seen[r.label] > 1:
+            r.label = f"{r.label} [{r.path.name}]"
+    return runs
