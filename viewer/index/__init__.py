@@ -7,14 +7,17 @@
 
 from ._contract import QueryOverflow, QueryStats, SphereIndex
 from .brute import BruteForce, brute_query
+from .octree import Octree
 
 INDEXES: dict[str, type[SphereIndex]] = {
     "brute": BruteForce,
+    "octree": Octree,
 }
 
 __all__ = [
     "INDEXES",
     "BruteForce",
+    "Octree",
     "QueryOverflow",
     "QueryStats",
     "SphereIndex",

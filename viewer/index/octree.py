@@ -1,0 +1,316 @@
+"""The adaptive view-distance octree ("A Fast Algorithm for Adaptive View Distance", J. Matthews).
+
+A node of edge S holds the spheres whose centre lies in its half-open box and whose radius lies in
+[S/4, S/2]; smaller spheres go down to a lazily created child octant, larger ones up. A query visits a
+child only if the point lies in the child's box grown by the largest radius the child can hold, so at
+most 2^3 nodes are entered per level and the cost is O(max(n, log S - log s)).
+
+Beyond the paper:
+
+- **Tight boxes.** Each node keeps the bounding box of its own spheres and of every sphere in its
+  subtree, quantised to 8 bits per face on the paper's test box (so they can never be looser than the
+  paper's bound, and cost 12 bytes a node). A child is entered only if the point is in its subtree box,
+  and a node's objects are tested only if the point is in its own box. A far dense cluster therefore
+  costs nothing even when its spheres are large, and candidates per visible object drop from ~40 to a
+  few on heavy-tailed radii. Boxes grow on insert and move; a removal or a move that leaves a box face
+  recomputes that node's box and tightens its ancestors while they change.
+- **Contiguous storage.** Each node's objects sit in one block of a shared pool (x, y, z, r rows), so a
+  query walks contiguous memory; removal is a swap with the block's last object (O(1)); a full block
+  moves to one twice as large; freed blocks go to per-size-class free lists.
+- **Unbounded worlds.** A centre outside the root or a radius too large for it wraps the root in new
+  parents; the user never states the world's extent.
+- **Finest level.** Below ``max_depth`` levels under the initial root (or where float64 corners would
+  lose exactness) a node also holds every smaller sphere, so zero radii terminate.
+
+The kernels live in :mod:`viewer.index._octree_kernels`; this class owns and grows the arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _octree_kernels as K
+from ._contract import (
+    QueryOverflow,
+    QueryStats,
+    SphereIndex,
+    as_centres,
+    as_point,
+    as_radii,
+    as_radius,
+    check_id,
+    check_out,
+)
+
+__all__ = ["Octree"]
+
+
+def _level_of_edge(edge: float) -> int:
+    return int(round(math.log2(edge))) + 128
+
+
+class Octree(SphereIndex):
+    """The adaptive view-distance octree over spheres.
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0 (the objects' view distances)
+    max_depth : int
+        Levels below the initial root after which a node keeps all smaller spheres (default 40).
+    """
+
+    name = "octree"
+    updates_in_place = True
+
+    def __init__(self, centres, radii, max_depth: int = 40, **options):
+        super().__init__()
+        if options:
+            raise ValueError(f"octree: unknown options {sorted(options)}")
+        if not (isinstance(max_depth, int) and 1 <= max_depth <= 100):
+            raise ValueError(f"octree: max_depth must be an int in 1..100, got {max_depth!r}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        n = radii.size
+        self.max_depth = max_depth
+        self._stats = np.zeros(4, dtype=np.int64)
+        self._stack = np.empty(K.STACK, dtype=np.int32)
+        self._levcount = np.zeros(256, dtype=np.int32)
+        self._scratch = np.empty(6, dtype=np.float64)
+        self._nan1 = np.full(1, np.nan)
+        self._alloc(node_cap=max(64, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, n))
+        self._next_id = n
+        self._init_root(centres, radii)
+        if n:
+            while K.build(*self._tree(), self._meta, self._bfree, centres, radii, self._scratch):
+                self._alloc(node_cap=2 * self._nint.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
+                self._init_root(centres, radii)
+
+    # ------------------------------------------------------------------------- arrays
+    def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
+        self._nint = np.zeros((node_cap, 6), dtype=np.int32)
+        self._nlev = np.zeros(node_cap, dtype=np.uint8)
+        self._ncorner = np.zeros((node_cap, 3), dtype=np.float64)
+        self._nq = np.zeros((node_cap, 12), dtype=np.uint8)
+        self._obj = np.zeros((pool_cap, 4), dtype=np.float64)
+        self._oid = np.full(pool_cap, -1, dtype=np.int32)
+        self._ids = np.full((id_cap, 2), -1, dtype=np.int32)
+        self._meta = np.zeros(16, dtype=np.int64)
+        self._bfree = np.full(64, -1, dtype=np.int32)
+        self._meta[K.NODE_FREE] = -1
+        self._meta[K.NODE_CAP] = node_cap
+        self._meta[K.POOL_CAP] = pool_cap
+
+    def _tree(self):
+        return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
+
+    def _init_root(self, centres: np.ndarray, radii: np.ndarray) -> None:
+        if radii.size:
+            lo = centres.min(axis=0)
+            hi = centres.max(axis=0)
+            need = max(float((hi - lo).max()), 2.0 * float(radii.max()), 1e-300)
+            edge = 2.0 ** math.ceil(math.log2(need))
+            while not (lo + edge > hi).all():
+                edge *= 2.0
+            corner = lo
+        else:
+            edge = 1.0
+            corner = np.full(3, -0.5)
+        lev = _level_of_edge(edge)
+        K.new_node(self._nint, self._nlev, self._ncorner, self._nq, self._meta, -1, lev, *map(float, corner))
+        self._meta[K.ROOT] = 0
+        self._meta[K.MIN_LEV] = self._min_level(lev, centres)
+
+    def _min_level(self, root_lev: int, centres: np.ndarray) -> int:
+        # corners stay exact in float64 while the finest edge is >= 2^10 ulps of the largest coordinate
+        big = float(np.abs(centres).max()) if centres.size else 1.0
+        precision_lev = _level_of_edge(2.0 ** math.ceil(math.log2(max(np.spacing(big), 1e-300) * 1024)))
+        return max(root_lev - self.max_depth, precision_lev, 1)
+
+    def _grow_nodes(self) -> None:
+        cap = 2 * self._nint.shape[0]
+        for name in ("_nint", "_nlev", "_ncorner", "_nq"):
+            a = getattr(self, name)
+            g = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
+            g[: a.shape[0]] = a
+            setattr(self, name, g)
+        self._meta[K.NODE_CAP] = cap
+
+    def _grow_pool(self) -> None:
+        cap = 2 * self._obj.shape[0]
+        g = np.zeros((cap, 4))
+        g[: self._obj.shape[0]] = self._obj
+        self._obj = g
+        o = np.full(cap, -1, dtype=np.int32)
+        o[: self._oid.size] = self._oid
+        self._oid = o
+        self._meta[K.POOL_CAP] = cap
+
+    def _ensure_nodes(self) -> None:
+        if self._meta[K.NODE_TOP] + 300 > self._meta[K.NODE_CAP]:
+            self._grow_nodes()
+
+    def _after_root_change(self, x: float, y: float, z: float) -> None:
+        self._meta[K.MIN_LEV] = max(
+            int(self._meta[K.MIN_LEV]), self._min_level(int(self._nlev[self._meta[K.ROOT]]), np.array([x, y, z]))
+        )
+
+    # ------------------------------------------------------------------------- contract
+    def __len__(self) -> int:
+        return int(self._meta[K.NOBJ])
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        k = K.query(
+            px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._meta,
+            out, self._stack, self._levcount, self._stats,
+        )
+        if k > out.shape[0]:
+            raise QueryOverflow(k, out.shape[0])
+        return k
+
+    @property
+    def stats(self) -> QueryStats:
+        s = self._stats
+        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
+
+    @stats.setter
+    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
+        pass
+
+    def _slot(self, id) -> int:
+        i = check_id(id)
+        if i < 0 or i >= self._next_id:
+            raise KeyError(f"unknown id {i}")
+        if self._ids[i, 0] < 0:
+            raise KeyError(f"id {i} was removed")
+        return i
+
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        i = self._next_id
+        if i >= self._ids.shape[0]:
+            g = np.full((2 * self._ids.shape[0], 2), -1, dtype=np.int32)
+            g[: self._ids.shape[0]] = self._ids
+            self._ids = g
+        root = self._meta[K.ROOT]
+        while True:
+            self._ensure_nodes()
+            if not K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch):
+                break
+            self._grow_pool()
+        self._next_id = i + 1
+        if self._meta[K.ROOT] != root:
+            self._after_root_change(x, y, z)
+        return i
+
+    def remove(self, id) -> None:
+        i = self._slot(id)
+        K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch)
+
+    def move(self, id, centre, radius=None) -> None:
+        i = self._slot(id)
+        x, y, z = as_point(centre, "centre")
+        r = float(self._obj[self._ids[i, 0], 3]) if radius is None else as_radius(radius)
+        root = self._meta[K.ROOT]
+        while True:
+            self._ensure_nodes()
+            if not K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch):
+                break
+            self._grow_pool()
+        if self._meta[K.ROOT] != root:
+            self._after_root_change(x, y, z)
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
+        (keep each radius). Validated whole before anything changes."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        centres = as_centres(centres, n=ids.size)
+        if ids.size:
+            if ids.min() < 0 or ids.max() >= self._next_id:
+                raise KeyError("move_many: unknown id")
+            dead = self._ids[ids, 0] < 0
+            if dead.any():
+                raise KeyError(f"move_many: id {int(ids[np.argmax(dead)])} was removed")
+        if radii is None:
+            rad = np.full(ids.size, np.nan)
+        else:
+            rad = as_radii(radii)
+            if rad.size != ids.size:
+                raise ValueError("move_many: radii and ids differ in length")
+        done = 0
+        root = self._meta[K.ROOT]
+        while done < ids.size:
+            self._ensure_nodes()
+            k = K.move_many(
+                *self._tree(), self._meta, self._bfree, ids[done:], centres[done:], rad[done:], self._scratch
+            )
+            done += k
+            if done < ids.size:
+                if self._meta[K.NODE_TOP] + 300 > self._meta[K.NODE_CAP]:
+                    self._grow_nodes()
+                else:
+                    self._grow_pool()
+        if self._meta[K.ROOT] != root and ids.size:
+            self._after_root_change(*np.abs(centres).max(axis=0))
+
+    # ------------------------------------------------------------------------- inspection
+    def nbytes(self) -> int:
+        arrays = (self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids)
+        return sum(a.nbytes for a in arrays)
+
+    @property
+    def node_count(self) -> int:
+        """Live nodes."""
+        return int(self._meta[K.LIVE_NODES])
+
+    def check(self) -> None:
+        """Walk the tree and raise AssertionError naming the first broken invariant: centre in its
+        node, radius in its node's band, ids in step, boxes holding their spheres and children, no
+        empty leaf left behind, counts right."""
+        code, where = K.check_invariants(*self._tree(), self._meta)
+        what = {
+            1: "empty leaf not freed (node {})",
+            2: "centre outside its node (slot {})",
+            3: "radius outside its node's band (slot {})",
+            4: "id table out of step (slot {})",
+            5: "own/subtree box does not hold its sphere (slot {})",
+            6: "subtree box misses a child (node {})",
+            7: "child with wrong parent or level (node {})",
+            8: "object count mismatch (saw {})",
+            9: "live node count mismatch (saw {})",
+        }
+        if code:
+            raise AssertionError(what[int(code)].format(int(where)))
+
+    def levels(self) -> np.ndarray:
+        """(next_id,) int16: the level each object's node sits on (edge = 2**(level - 128)), -1 for
+        removed ids; for colouring objects by radius band."""
+        lev = np.full(self._next_id, -1, dtype=np.int16)
+        live = self._ids[: self._next_id, 1] >= 0
+        lev[live] = self._nlev[self._ids[: self._next_id, 1][live]]
+        return lev
+
+    def node_of(self, id) -> tuple[np.ndarray, float]:
+        """The corner (3,) float64 and edge of the node holding ``id``."""
+        i = self._slot(id)
+        n = self._ids[i, 1]
+        return self._ncorner[n].copy(), float(K.EDGE[self._nlev[n]])
+
+    def debug_boxes(self, point=None) -> tuple[np.ndarray, np.ndarray]:
+        """Every live node as ``boxes`` (M, 4) float64 [x0, y0, z0, edge], and ``visited`` (M,) bool:
+        the nodes a query at ``point`` enters (all False without a point)."""
+        top = int(self._meta[K.NODE_TOP])
+        live = np.flatnonzero(self._nint[:top, K.PARENT] != -2)
+        boxes = np.empty((live.size, 4))
+        boxes[:, :3] = self._ncorner[live]
+        boxes[:, 3] = K.EDGE[self._nlev[live]]
+        flags = np.zeros(top, dtype=bool)
+        if point is not None:
+            px, py, pz = as_point(point)
+            K.visited_nodes(px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._meta, flags)
+        return boxes, flags[live]
