@@ -444,6 +444,9 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
         legs.append(_remote_leg(scene, lo, hi))
     pts = np.concatenate(legs)
     pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 8.0)
+    r = _remote(scene)
+    if r is not None:
+        pts = _dedupe(_avoid(pts, r["centre"], _standoff(r, size)), 1e-6 * size)
     v = float(speed) if speed is not None else size / 10.0
     if not (v > 0 and math.isfinite(v)):
         raise UserError(f"path speed must be a positive number, got {speed!r}")
@@ -461,16 +464,21 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
 
 
 def _bounds(scene) -> tuple[np.ndarray, np.ndarray]:
-    """The world box: ``world`` (the box's side, centred on 0) when the scene has it, else the
-    1st-99th percentile box of the centres."""
+    """The world box: the diagonal's ends when the scene names them; else a cube of side ``world``
+    around the middle of the centres' bounding box; else that bounding box."""
+    ends = _extra(scene, "diagonal")
+    if isinstance(ends, dict) and "start" in ends and "end" in ends:
+        a = np.asarray(ends["start"], dtype=np.float64).reshape(3)
+        b = np.asarray(ends["end"], dtype=np.float64).reshape(3)
+        return np.minimum(a, b), np.maximum(a, b)
+    c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+    mid = (c.min(axis=0) + c.max(axis=0)) / 2 if len(c) else np.zeros(3)
     w = getattr(scene, "world", None)
-    c = np.asarray(scene.centres, dtype=np.float64)
     if w is not None and np.isfinite(w) and w > 0:
-        half = float(w) / 2.0
-        return np.full(3, -half), np.full(3, half)
+        return mid - float(w) / 2, mid + float(w) / 2
     if len(c) == 0:
-        return np.full(3, -1.0), np.full(3, 1.0)
-    return np.percentile(c, 1, axis=0), np.percentile(c, 99, axis=0)
+        return mid - 1.0, mid + 1.0
+    return c.min(axis=0), c.max(axis=0)
 
 
 def _extra(scene, *names):
@@ -515,45 +523,99 @@ def _cluster_weights(scene, k: int) -> np.ndarray:
 
 
 def _diagonal_leg(scene, lo, hi) -> np.ndarray:
-    ends = _extra(scene, "diagonal", "diagonal_endpoints")
-    if ends is not None:
-        ends = np.asarray(ends, dtype=np.float64).reshape(2, 3)
-        a, b = ends[0], ends[1]
+    ends = _extra(scene, "diagonal")
+    if isinstance(ends, dict) and "start" in ends and "end" in ends:
+        a = np.asarray(ends["start"], dtype=np.float64).reshape(3)
+        b = np.asarray(ends["end"], dtype=np.float64).reshape(3)
     else:
         a, b = lo, hi
     # enter a little inside the ends, so the flight stays within the world
     return np.array([a + 0.05 * (b - a), b - 0.05 * (b - a)])
 
 
-def _remote_centre(scene) -> np.ndarray | None:
-    r = _extra(scene, "remote_centre", "remote_center", "remote")
-    if r is None:
+def _remote(scene) -> dict | None:
+    """The scene's remote cluster, ``{"centre": (3,), "spread": float, "keep_out": float|None}``."""
+    r = _extra(scene, "remote")
+    if not isinstance(r, dict) or r.get("centre") is None:
         return None
-    if isinstance(r, dict):
-        r = r.get("centre", r.get("center"))
-    return None if r is None else np.asarray(r, dtype=np.float64).reshape(3)
+    return {
+        "centre": np.asarray(r["centre"], dtype=np.float64).reshape(3),
+        "spread": float(r.get("spread") or 0.0),
+        "keep_out": None if r.get("keep_out") is None else float(r["keep_out"]),
+    }
+
+
+def _remote_centre(scene) -> np.ndarray | None:
+    r = _remote(scene)
+    return None if r is None else r["centre"]
+
+
+def _standoff(r: dict, size: float) -> float:
+    """How close a generated path comes to the remote cluster's centre, world units."""
+    standoff = max(4.0 * r["spread"], 0.05 * size)
+    if r["keep_out"] is not None and r["keep_out"] * 1.05 <= 0.5 * size:
+        standoff = max(standoff, 1.05 * r["keep_out"])
+    return standoff
+
+
+def _avoid(pts: np.ndarray, centre: np.ndarray, radius: float, depth: int = 6) -> np.ndarray:
+    """Waypoints that go round the sphere (centre, radius) instead of through it: points inside are
+    pushed out to its surface, segments that cut it are split and their midpoints pushed out."""
+
+    def push(p):
+        d = p - centre
+        n = float(np.linalg.norm(d))
+        if n >= radius:
+            return p
+        if n < 1e-12 * radius:
+            d, n = np.array([0.0, 1.0, 0.0]), 1.0
+        return centre + d * (radius / n)
+
+    def cuts(a, b):
+        ab = b - a
+        L = float(ab @ ab)
+        s = 0.0 if L == 0 else min(1.0, max(0.0, float((centre - a) @ ab) / L))
+        return float(np.linalg.norm(a + s * ab - centre)) < 0.999 * radius
+
+    out = [push(pts[0])]
+
+    def walk(a, b, level):
+        if level < depth and cuts(a, b):
+            m = push((a + b) / 2)
+            walk(a, m, level + 1)
+            walk(m, b, level + 1)
+        else:
+            out.append(b)
+
+    for b in pts[1:]:
+        walk(out[-1], push(b), 0)
+    return np.array(out)
 
 
 def _remote_leg(scene, lo, hi) -> np.ndarray:
     size = float(np.max(hi - lo))
-    centre = _remote_centre(scene)
-    if centre is None:
+    mid = (lo + hi) / 2
+    r = _remote(scene)
+    if r is None:
         # no remote cluster: a pass along one edge of the world
-        a = np.array([lo[0], (lo[1] + hi[1]) / 2, hi[2]]) + 0.1 * (hi - lo) * [1, 0, -1]
-        b = np.array([hi[0], (lo[1] + hi[1]) / 2, hi[2]]) + 0.1 * (hi - lo) * [-1, 0, -1]
+        a = np.array([lo[0], mid[1], hi[2]]) + 0.1 * (hi - lo) * [1, 0, -1]
+        b = np.array([hi[0], mid[1], hi[2]]) + 0.1 * (hi - lo) * [-1, 0, -1]
         return np.array([a, b])
-    spread = _extra(scene, "remote_spread")
-    if spread is None:
-        spread = 0.02 * size
-    standoff = max(4.0 * float(spread), 0.05 * size)
-    # pass by on the side facing the world's centre, moving sideways past the cluster
-    inward = -centre / (np.linalg.norm(centre) or 1.0)
+    centre = r["centre"]
+    # Pass just outside the distance from which the scene says none of the cluster is visible
+    # (its keep_out), so the run checks that the cluster costs nothing while the camera is near it;
+    # without a keep_out, or when it reaches past half the world, pass at 4 spreads / 5% of the world.
+    standoff = _standoff(r, size)
+    # approach from the world's middle and pass the cluster sideways
+    inward = mid - centre
+    inward = inward / (np.linalg.norm(inward) or 1.0)
     side = np.cross(inward, [0.0, 1.0, 0.0])
     if np.linalg.norm(side) < 1e-9:
         side = np.array([1.0, 0.0, 0.0])
     side /= np.linalg.norm(side)
     near = centre + inward * standoff
-    return np.array([near - side * 2 * standoff, near, near + side * 2 * standoff])
+    # the chord stays at >= standoff from the centre: its closest point is ``near`` itself
+    return np.array([near - side * standoff, near, near + side * standoff])
 
 
 def _dedupe(pts: np.ndarray, eps: float) -> np.ndarray:
