@@ -1,0 +1,478 @@
+"""numba kernels of the spatial hash grid (:class:`viewer.index.hashgrid.HashGrid`), and the hash map from
+integer cell coordinates to cell records that ``hgrid`` and ``buckettree`` share.
+
+Hash map (open addressing, linear probing, load <= 1/2, deletion by backward shift, no tombstones):
+
+- ``tab`` (T, 5) int32, T a power of two: key k0, k1, k2, k3 and the cell record (-1: empty slot).
+- ``ck`` (C, 5) int32 cell records: key k0..k3 and a payload (the hash grid: first entry of the cell's
+  list; hgrid: first object slot; buckettree: root node). Payload -2 marks a free record.
+- ``cfree`` (C,) int32: stack of free records; ``cmeta`` (3,) int64: CELL_TOP (records ever used),
+  CELL_FREEN (stack depth), CELLS_LIVE.
+
+Hash grid arrays (E entry slots, B big-list slots, I ids):
+
+- ``ed`` (E, 4) float64: x, y, z, r copied into every entry, so walking a cell reads one contiguous run
+  (the build lays each cell's list out consecutively).
+- ``ei`` (E, 2) int32: object id, next entry (-1 ends the list; free entries chain through it too).
+- ``bd`` (B, 4) float64 / ``bi`` (B,) int64: the big list (spheres spanning more than ``max_span`` cells on
+  an axis), dense, swap-removed.
+- ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot.
+- ``meta`` (8,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewer._jit import njit
+
+CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
+ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE = 0, 1, 2, 3, 4
+
+_LIM = 1073741824.0  # cell coordinates are clamped to +-2^30 so they fit int32 (monotone, so still exact)
+_P1 = -7046029254386353131
+_P2 = -4417276706812531889
+_P3 = 1609587929392839161
+_P4 = 2870177450012600261
+_P5 = -49064778989728563
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+@njit
+def margin(c, r):
+    """How far the float predicate may accept a point beyond |p - c| <= r on one axis (rounding of
+    p - c and of the squares, and squares that underflow to 0), plus the rounding of c +- r itself."""
+    return (abs(c) + r) * 4e-15 + 1e-150
+
+
+@njit
+def cell_of(v, inv):
+    """Cell coordinate floor(v * inv), clamped to +-2^30. Monotone in v, which is all exactness needs."""
+    f = np.floor(v * inv)
+    if f < -_LIM:
+        f = -_LIM
+    elif f > _LIM:
+        f = _LIM
+    return np.int64(f)
+
+
+@njit
+def hash4(k0, k1, k2, k3):
+    h = np.int64(k0) * _P1 + np.int64(k1) * _P2 + np.int64(k2) * _P3 + np.int64(k3) * _P4
+    h ^= h >> 31
+    h *= _P5
+    h ^= h >> 29
+    return h
+
+
+@njit
+def cell_find(tab, k0, k1, k2, k3):
+    """The record of cell (k0, k1, k2, k3), or -1."""
+    mask = tab.shape[0] - 1
+    i = hash4(k0, k1, k2, k3) & mask
+    while True:
+        v = tab[i, 4]
+        if v < 0:
+            return -1
+        if tab[i, 1] == k1 and tab[i, 2] == k2 and tab[i, 3] == k3 and tab[i, 0] == k0:
+            return v
+        i = (i + 1) & mask
+
+
+@njit
+def _tab_put(tab, k0, k1, k2, k3, c):
+    mask = tab.shape[0] - 1
+    i = hash4(k0, k1, k2, k3) & mask
+    while tab[i, 4] >= 0:
+        i = (i + 1) & mask
+    tab[i, 0] = k0
+    tab[i, 1] = k1
+    tab[i, 2] = k2
+    tab[i, 3] = k3
+    tab[i, 4] = c
+
+
+@njit
+def cell_add(tab, ck, cfree, cmeta, k0, k1, k2, k3, payload):
+    """A new record for a cell not in the map (the caller checked ``cell_room``)."""
+    if cmeta[CELL_FREEN] > 0:
+        cmeta[CELL_FREEN] -= 1
+        c = cfree[cmeta[CELL_FREEN]]
+    else:
+        c = cmeta[CELL_TOP]
+        cmeta[CELL_TOP] += 1
+    ck[c, 0] = k0
+    ck[c, 1] = k1
+    ck[c, 2] = k2
+    ck[c, 3] = k3
+    ck[c, 4] = payload
+    _tab_put(tab, k0, k1, k2, k3, c)
+    cmeta[CELLS_LIVE] += 1
+    return c
+
+
+@njit
+def cell_drop(tab, ck, cfree, cmeta, c):
+    """Remove record ``c`` from the map (backward-shift deletion) and free it."""
+    mask = tab.shape[0] - 1
+    i = hash4(ck[c, 0], ck[c, 1], ck[c, 2], ck[c, 3]) & mask
+    while tab[i, 4] != c:
+        i = (i + 1) & mask
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if tab[j, 4] < 0:
+            break
+        home = hash4(tab[j, 0], tab[j, 1], tab[j, 2], tab[j, 3]) & mask
+        # move j back into the hole at i unless its home lies cyclically in (i, j]
+        if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
+            for a in range(5):
+                tab[i, a] = tab[j, a]
+            i = j
+    tab[i, 4] = -1
+    ck[c, 4] = -2
+    cfree[cmeta[CELL_FREEN]] = c
+    cmeta[CELL_FREEN] += 1
+    cmeta[CELLS_LIVE] -= 1
+
+
+@njit
+def cell_room(tab, ck, cmeta, k):
+    """Can ``k`` more cells be added without growing the map or the records?"""
+    if 2 * (cmeta[CELLS_LIVE] + k) > tab.shape[0]:
+        return False
+    return cmeta[CELL_FREEN] + ck.shape[0] - cmeta[CELL_TOP] >= k
+
+
+@njit
+def rehash(tab, ck, cmeta):
+    """Fill an empty (all -1) ``tab`` with every live record."""
+    for c in range(cmeta[CELL_TOP]):
+        if ck[c, 4] != -2:
+            _tab_put(tab, ck[c, 0], ck[c, 1], ck[c, 2], ck[c, 3], c)
+
+
+# --------------------------------------------------------------------------- hash grid
+
+
+@njit
+def _span(x, r, inv):
+    m = r + margin(x, r)
+    return cell_of(x - m, inv), cell_of(x + m, inv)
+
+
+@njit
+def _is_big(x, y, z, r, inv, max_span):
+    x0, x1 = _span(x, r, inv)
+    y0, y1 = _span(y, r, inv)
+    z0, z1 = _span(z, r, inv)
+    return x1 - x0 >= max_span or y1 - y0 >= max_span or z1 - z0 >= max_span
+
+
+@njit
+def _ent_alloc(ei, meta):
+    if meta[ENT_FREEN] > 0:
+        e = meta[ENT_FREE]
+        meta[ENT_FREE] = ei[e, 1]
+        meta[ENT_FREEN] -= 1
+        return e
+    e = meta[ENT_TOP]
+    meta[ENT_TOP] += 1
+    return e
+
+
+@njit
+def _ent_free(ei, meta, e):
+    ei[e, 0] = -1
+    ei[e, 1] = meta[ENT_FREE]
+    meta[ENT_FREE] = e
+    meta[ENT_FREEN] += 1
+
+
+@njit
+def room(tab, ck, cmeta, ed, bd, meta, need):
+    """Room for one more object: ``need`` entries and cells, and one big-list slot."""
+    if meta[ENT_FREEN] + ed.shape[0] - meta[ENT_TOP] < need:
+        return False
+    if meta[BIG_N] >= bd.shape[0]:
+        return False
+    return cell_room(tab, ck, cmeta, need)
+
+
+@njit
+def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    obj[i, 0] = x
+    obj[i, 1] = y
+    obj[i, 2] = z
+    obj[i, 3] = r
+    meta[NLIVE] += 1
+    if _is_big(x, y, z, r, inv, max_span):
+        j = meta[BIG_N]
+        bd[j, 0] = x
+        bd[j, 1] = y
+        bd[j, 2] = z
+        bd[j, 3] = r
+        bi[j] = i
+        ow[i] = j
+        meta[BIG_N] = j + 1
+        return
+    ow[i] = -1
+    x0, x1 = _span(x, r, inv)
+    y0, y1 = _span(y, r, inv)
+    z0, z1 = _span(z, r, inv)
+    for cx in range(x0, x1 + 1):
+        for cy in range(y0, y1 + 1):
+            for cz in range(z0, z1 + 1):
+                _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta)
+
+
+@njit
+def _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta):
+    c = cell_find(tab, 0, cx, cy, cz)
+    if c < 0:
+        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
+    e = _ent_alloc(ei, meta)
+    ed[e, 0] = x
+    ed[e, 1] = y
+    ed[e, 2] = z
+    ed[e, 3] = r
+    ei[e, 0] = i
+    ei[e, 1] = ck[c, 4]
+    ck[c, 4] = e
+
+
+@njit
+def _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta):
+    c = cell_find(tab, 0, cx, cy, cz)
+    prev = -1
+    e = ck[c, 4]
+    while ei[e, 0] != i:
+        prev = e
+        e = ei[e, 1]
+    if prev < 0:
+        ck[c, 4] = ei[e, 1]
+    else:
+        ei[prev, 1] = ei[e, 1]
+    _ent_free(ei, meta, e)
+    if ck[c, 4] < 0:
+        cell_drop(tab, ck, cfree, cmeta, c)
+
+
+@njit
+def _update(i, x, y, z, r, cx, cy, cz, tab, ck, ed, ei):
+    e = ck[cell_find(tab, 0, cx, cy, cz), 4]
+    while ei[e, 0] != i:
+        e = ei[e, 1]
+    ed[e, 0] = x
+    ed[e, 1] = y
+    ed[e, 2] = z
+    ed[e, 3] = r
+
+
+@njit
+def _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    w = ow[i]
+    meta[NLIVE] -= 1
+    ow[i] = -2
+    if w >= 0:
+        last = meta[BIG_N] - 1
+        if w != last:
+            for a in range(4):
+                bd[w, a] = bd[last, a]
+            bi[w] = bi[last]
+            ow[bi[w]] = w
+        meta[BIG_N] = last
+        return
+    x, y, z, r = obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]
+    x0, x1 = _span(x, r, inv)
+    y0, y1 = _span(y, r, inv)
+    z0, z1 = _span(z, r, inv)
+    for cx in range(x0, x1 + 1):
+        for cy in range(y0, y1 + 1):
+            for cz in range(z0, z1 + 1):
+                _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta)
+
+
+@njit
+def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    w = ow[i]
+    big = _is_big(x, y, z, r, inv, max_span)
+    if w >= 0 and big:  # stays in the big list: in place
+        bd[w, 0] = x
+        bd[w, 1] = y
+        bd[w, 2] = z
+        bd[w, 3] = r
+        obj[i, 0] = x
+        obj[i, 1] = y
+        obj[i, 2] = z
+        obj[i, 3] = r
+        return
+    if w >= 0 or big:
+        _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+        _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+        return
+    # cells -> cells: update the entries in both boxes, unlink the old-only, link the new-only
+    ox, oy, oz, orad = obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]
+    a0, a1 = _span(ox, orad, inv)
+    b0, b1 = _span(oy, orad, inv)
+    c0, c1 = _span(oz, orad, inv)
+    x0, x1 = _span(x, r, inv)
+    y0, y1 = _span(y, r, inv)
+    z0, z1 = _span(z, r, inv)
+    for cx in range(a0, a1 + 1):
+        for cy in range(b0, b1 + 1):
+            for cz in range(c0, c1 + 1):
+                if x0 <= cx <= x1 and y0 <= cy <= y1 and z0 <= cz <= z1:
+                    _update(i, x, y, z, r, cx, cy, cz, tab, ck, ed, ei)
+                else:
+                    _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta)
+    for cx in range(x0, x1 + 1):
+        for cy in range(y0, y1 + 1):
+            for cz in range(z0, z1 + 1):
+                if not (a0 <= cx <= a1 and b0 <= cy <= b1 and c0 <= cz <= c1):
+                    _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta)
+    obj[i, 0] = x
+    obj[i, 1] = y
+    obj[i, 2] = z
+    obj[i, 3] = r
+
+
+@njit
+def insert_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    """Add objects ``ids[k]`` for k from ``start``; returns where it stopped (len(ids) when done, less
+    when the arrays need to grow)."""
+    need = (max_span + 1) ** 3
+    for k in range(start, ids.shape[0]):
+        if not room(tab, ck, cmeta, ed, bd, meta, need):
+            return k
+        _add(ids[k], cen[k, 0], cen[k, 1], cen[k, 2], rad[k], inv, max_span,
+             tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+    return ids.shape[0]
+
+
+@njit
+def remove_one(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+
+
+@njit
+def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+    """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``; returns where it
+    stopped, as ``insert_many``."""
+    need = (max_span + 1) ** 3
+    for k in range(start, ids.shape[0]):
+        if not room(tab, ck, cmeta, ed, bd, meta, need):
+            return k
+        i = ids[k]
+        r = rad[k]
+        if r != r:
+            r = obj[i, 3]
+        _move(i, cen[k, 0], cen[k, 1], cen[k, 2], r, inv, max_span,
+              tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+    return ids.shape[0]
+
+
+@njit
+def big_mask(cen, rad, inv, max_span, out):
+    """``out[i]``: does sphere i span more than ``max_span`` cells on some axis?"""
+    for i in range(cen.shape[0]):
+        out[i] = _is_big(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span)
+
+
+@njit
+def build_count(start, cen, rad, big, inv, tab, ck, cfree, cmeta, cnt, need):
+    """Bulk build, pass 1: a record for every cell a small sphere's box touches, and in ``cnt`` how
+    many. Returns where it stopped (the cell arrays need to grow) or N."""
+    n = cen.shape[0]
+    for i in range(start, n):
+        if big[i]:
+            continue
+        if not cell_room(tab, ck, cmeta, need):
+            return i
+        x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
+        x0, x1 = _span(x, r, inv)
+        y0, y1 = _span(y, r, inv)
+        z0, z1 = _span(z, r, inv)
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                for cz in range(z0, z1 + 1):
+                    c = cell_find(tab, 0, cx, cy, cz)
+                    if c < 0:
+                        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
+                    cnt[c] += 1
+    return n
+
+
+@njit
+def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei):
+    """Bulk build, pass 2: entries of each cell laid out consecutively from ``off[c]`` (the exclusive
+    prefix sum of the counts), lists linked in that order."""
+    ncell = off.shape[0] - 1
+    for c in range(ncell):
+        ck[c, 4] = off[c]
+    for i in range(cen.shape[0]):
+        if big[i]:
+            continue
+        x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
+        x0, x1 = _span(x, r, inv)
+        y0, y1 = _span(y, r, inv)
+        z0, z1 = _span(z, r, inv)
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                for cz in range(z0, z1 + 1):
+                    c = cell_find(tab, 0, cx, cy, cz)
+                    e = off[c]
+                    off[c] = e + 1
+                    ed[e, 0] = x
+                    ed[e, 1] = y
+                    ed[e, 2] = z
+                    ed[e, 3] = r
+                    ei[e, 0] = i
+                    ei[e, 1] = e + 1
+    for c in range(ncell):
+        ei[off[c] - 1, 1] = -1  # off[c] is now the end of cell c's run
+
+
+@njit
+def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
+    """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are.
+    ``stats`` (4,) int64 gets candidates, visible, cells entered, 0."""
+    size = out.shape[0]
+    k = 0
+    cand = 0
+    nodes = 0
+    c = cell_find(tab, 0, cell_of(px, inv), cell_of(py, inv), cell_of(pz, inv))
+    if c >= 0:
+        nodes += 1
+        e = ck[c, 4]
+        while e >= 0:
+            cand += 1
+            dx = px - ed[e, 0]
+            dy = py - ed[e, 1]
+            dz = pz - ed[e, 2]
+            r = ed[e, 3]
+            if (dx * dx + dy * dy) + dz * dz <= r * r:
+                if k < size:
+                    out[k] = ei[e, 0]
+                k += 1
+            e = ei[e, 1]
+    nb = meta[BIG_N]
+    if nb > 0:
+        nodes += 1
+        cand += nb
+        for j in range(nb):
+            dx = px - bd[j, 0]
+            dy = py - bd[j, 1]
+            dz = pz - bd[j, 2]
+            r = bd[j, 3]
+            if (dx * dx + dy * dy) + dz * dz <= r * r:
+                if k < size:
+                    out[k] = bi[j]
+                k += 1
+    stats[0] = cand
+    stats[1] = k
+    stats[2] = nodes
+    stats[3] = 0
+    return k

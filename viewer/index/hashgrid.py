@@ -1,0 +1,363 @@
+"""Spatial hash grid, as a game engine writes it: grid coordinates -> hash map -> linked lists in one
+contiguous array (N. Frykholm, "A spatial hash grid"), adapted to spheres of varied view distance.
+
+The point of a query is not known ahead, the spheres' radii are; so each sphere is stored (as the
+article's "store the item in all neighbouring cells" variant) in every cell its bounding box touches,
+and a query reads exactly one cell: hash the point's cell, walk its list, test each sphere. A sphere
+whose box spans more than ``max_span`` cells on some axis would flood the grid, so it goes to one
+separate dense list that every query tests. The world is unbounded: only cells that hold something
+exist, in an open-addressing hash map over flat int32 arrays.
+
+Layout choices that make the idea as fast as it can be:
+
+- each entry carries a copy of its sphere (x, y, z, r), and the bulk build lays every cell's list out
+  consecutively, so a query streams through one contiguous run instead of chasing ids into a table;
+  later inserts link free entries in anywhere (the lists stay correct, only less local);
+- the big list is a dense (B, 4) array, swap-removed, scanned by one tight loop;
+- a move that keeps a sphere's box in the same cells rewrites its entries in place; otherwise only
+  the cells that differ are unlinked / linked.
+
+The cell size is the knob the article discusses: small cells mean few candidates per query but more
+entries per sphere (memory, build and move time) and more spheres in the big list; large cells the
+reverse. The default is ``cell_scale`` times a percentile of the diameters (see ``default_cell_size``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _hashgrid_kernels as K
+from ._contract import (
+    QueryOverflow,
+    QueryStats,
+    SphereIndex,
+    as_centres,
+    as_point,
+    as_radii,
+    as_radius,
+    check_id,
+    check_out,
+)
+
+__all__ = ["CellTable", "HashGrid", "default_cell_size"]
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(4, int(n - 1).bit_length())
+
+
+class CellTable:
+    """The hash map from integer cell keys (4 int32) to cell records, with its growth policy.
+
+    ``tab`` (T, 5) int32, ``ck`` (C, 5) int32, ``cfree`` (C,) int32, ``cmeta`` (3,) int64; see
+    :mod:`viewer.index._hashgrid_kernels`. Shared by ``hashgrid``, ``hgrid`` and ``buckettree``.
+    """
+
+    def __init__(self, cells: int = 16):
+        cap = max(16, int(cells))
+        self.ck = np.full((cap, 5), -2, dtype=np.int32)
+        self.cfree = np.zeros(cap, dtype=np.int32)
+        self.cmeta = np.zeros(3, dtype=np.int64)
+        self.tab = np.full((_pow2(2 * cap), 5), -1, dtype=np.int32)
+
+    @property
+    def live(self) -> int:
+        return int(self.cmeta[K.CELLS_LIVE])
+
+    def grow_for(self, k: int) -> None:
+        """Make room for ``k`` more cells (map load stays <= 1/2)."""
+        live, top = int(self.cmeta[K.CELLS_LIVE]), int(self.cmeta[K.CELL_TOP])
+        cap = self.ck.shape[0]
+        if int(self.cmeta[K.CELL_FREEN]) + cap - top < k:
+            new = max(2 * cap, top + k)
+            ck = np.full((new, 5), -2, dtype=np.int32)
+            ck[:cap] = self.ck
+            cfree = np.zeros(new, dtype=np.int32)
+            cfree[:cap] = self.cfree
+            self.ck, self.cfree = ck, cfree
+        if 2 * (live + k) > self.tab.shape[0]:
+            self.tab = np.full((_pow2(4 * (live + k)), 5), -1, dtype=np.int32)
+            K.rehash(self.tab, self.ck, self.cmeta)
+
+    def nbytes(self) -> int:
+        return self.ck.nbytes + self.cfree.nbytes + self.tab.nbytes + self.cmeta.nbytes
+
+
+def default_cell_size(radii: np.ndarray, percentile: float = 50.0, scale: float = 2.0) -> float:
+    """``scale`` x the ``percentile`` of the diameters ``2 * radii``; 1.0 when that is 0 (no data, or
+    only point spheres). World units."""
+    if radii.size == 0:
+        return 1.0
+    d = float(np.percentile(2.0 * radii, percentile)) * scale
+    return d if d > 0.0 and np.isfinite(d) else 1.0
+
+
+class HashGrid(SphereIndex):
+    """Spatial hash grid over sphere boxes, with a separate list for spheres too large for it.
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0
+    cell_size : float, optional
+        Cell edge, world units. Default: ``default_cell_size(radii, cell_percentile, cell_scale)``.
+    cell_percentile, cell_scale : float
+        The default cell edge is ``cell_scale`` x this percentile of the diameters (defaults 50, 2).
+    max_span : int
+        A sphere whose box spans more than this many cells on some axis goes to the big list
+        (default 4: at most 4^3 = 64 entries per sphere).
+    """
+
+    name = "hashgrid"
+    updates_in_place = True
+    _warmed = False
+
+    def __init__(self, centres, radii, cell_size=None, cell_percentile: float = 50.0,
+                 cell_scale: float = 2.0, max_span: int = 4, **options):
+        super().__init__()
+        if options:
+            raise ValueError(f"hashgrid: unknown options {sorted(options)}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        if isinstance(max_span, bool) or not isinstance(max_span, (int, np.integer)) or not 1 <= max_span <= 64:
+            raise ValueError(f"hashgrid: max_span must be an integer in 1..64, got {max_span!r}")
+        if cell_size is None:
+            if not 0.0 <= cell_percentile <= 100.0:
+                raise ValueError(f"hashgrid: cell_percentile must be in [0, 100], got {cell_percentile!r}")
+            if not (np.isfinite(cell_scale) and cell_scale > 0):
+                raise ValueError(f"hashgrid: cell_scale must be > 0, got {cell_scale!r}")
+            cell_size = default_cell_size(radii, cell_percentile, cell_scale)
+        else:
+            cell_size = as_radius(cell_size, "cell_size")
+            if cell_size <= 0.0:
+                raise ValueError("hashgrid: cell_size must be > 0")
+        HashGrid._warm()
+        self.cell_size = float(cell_size)
+        self.max_span = int(max_span)
+        self._inv = 1.0 / self.cell_size
+        self._need = (self.max_span + 1) ** 3
+        self._stats = np.zeros(4, dtype=np.int64)
+        self._build(centres, radii)
+
+    # ------------------------------------------------------------------------- build
+    def _build(self, centres: np.ndarray, radii: np.ndarray) -> None:
+        n = radii.size
+        icap = max(16, n)
+        self._obj = np.zeros((icap, 4))
+        self._obj[:n, :3] = centres
+        self._obj[:n, 3] = radii
+        self._ow = np.full(icap, -2, dtype=np.int64)
+        self._next_id = n
+        big = np.zeros(n, dtype=np.bool_)
+        K.big_mask(centres, radii, self._inv, self.max_span, big)
+        bidx = np.flatnonzero(big)
+        nb = bidx.size
+        bcap = max(16, 2 * nb)
+        self._bd = np.zeros((bcap, 4))
+        self._bd[:nb, :3] = centres[bidx]
+        self._bd[:nb, 3] = radii[bidx]
+        self._bi = np.full(bcap, -1, dtype=np.int64)
+        self._bi[:nb] = bidx
+        self._ow[:n] = -1
+        self._ow[bidx] = np.arange(nb)
+        self._meta = np.zeros(8, dtype=np.int64)
+        self._meta[K.BIG_N] = nb
+        self._meta[K.NLIVE] = n
+
+        self._ct = ct = CellTable(max(16, n))
+        cnt = np.zeros(ct.ck.shape[0], dtype=np.int64)
+        s = 0
+        while True:
+            s = K.build_count(s, centres, radii, big, self._inv, ct.tab, ct.ck, ct.cfree, ct.cmeta, cnt, self._need)
+            if s == n:
+                break
+            ct.grow_for(self._need)
+            if ct.ck.shape[0] > cnt.size:
+                g = np.zeros(ct.ck.shape[0], dtype=np.int64)
+                g[: cnt.size] = cnt
+                cnt = g
+        ncell = int(ct.cmeta[K.CELL_TOP])
+        off = np.zeros(ncell + 1, dtype=np.int64)
+        np.cumsum(cnt[:ncell], out=off[1:])
+        total = int(off[-1])
+        ecap = max(64, total + total // 4)
+        self._ed = np.zeros((ecap, 4))
+        self._ei = np.full((ecap, 2), -1, dtype=np.int32)
+        K.build_fill(centres, radii, big, self._inv, ct.tab, ct.ck, off, self._ed, self._ei)
+        self._meta[K.ENT_TOP] = total
+
+    # ------------------------------------------------------------------------- growth
+    def _grow(self) -> None:
+        need = self._need
+        m = self._meta
+        if int(m[K.ENT_FREEN]) + self._ed.shape[0] - int(m[K.ENT_TOP]) < need:
+            cap = self._ed.shape[0]
+            new = max(2 * cap, cap + need)
+            ed = np.zeros((new, 4))
+            ed[:cap] = self._ed
+            ei = np.full((new, 2), -1, dtype=np.int32)
+            ei[:cap] = self._ei
+            self._ed, self._ei = ed, ei
+        if m[K.BIG_N] >= self._bd.shape[0]:
+            cap = self._bd.shape[0]
+            bd = np.zeros((2 * cap, 4))
+            bd[:cap] = self._bd
+            bi = np.full(2 * cap, -1, dtype=np.int64)
+            bi[:cap] = self._bi
+            self._bd, self._bi = bd, bi
+        self._ct.grow_for(need)
+
+    def _grow_ids(self, upto: int) -> None:
+        cap = self._ow.size
+        if upto <= cap:
+            return
+        new = max(2 * cap, upto)
+        obj = np.zeros((new, 4))
+        obj[:cap] = self._obj
+        ow = np.full(new, -2, dtype=np.int64)
+        ow[:cap] = self._ow
+        self._obj, self._ow = obj, ow
+
+    def _arrays(self):
+        ct = self._ct
+        return (self._inv, self.max_span, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ed, self._ei,
+                self._bd, self._bi, self._obj, self._ow, self._meta)
+
+    # ------------------------------------------------------------------------- contract
+    def __len__(self) -> int:
+        return int(self._meta[K.NLIVE])
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        ct = self._ct
+        k = K.query(px, py, pz, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi,
+                    self._meta, out, self._stats)
+        if k > out.shape[0]:
+            raise QueryOverflow(k, out.shape[0])
+        return k
+
+    @property
+    def stats(self) -> QueryStats:
+        s = self._stats
+        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
+
+    @stats.setter
+    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
+        pass
+
+    def _live(self, id) -> int:
+        i = check_id(id)
+        if i < 0 or i >= self._next_id:
+            raise KeyError(f"unknown id {i}")
+        if self._ow[i] == -2:
+            raise KeyError(f"id {i} was removed")
+        return i
+
+    def _run(self, kernel, ids, cen, rad) -> None:
+        done = 0
+        while done < ids.size:
+            done = kernel(done, ids, cen, rad, *self._arrays())
+            if done < ids.size:
+                self._grow()
+
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        i = self._next_id
+        self._grow_ids(i + 1)
+        self._run(K.insert_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        self._next_id = i + 1
+        return i
+
+    def remove(self, id) -> None:
+        i = self._live(id)
+        a = self._arrays()
+        K.remove_one(i, a[0], *a[2:])
+
+    def move(self, id, centre, radius=None) -> None:
+        i = self._live(id)
+        x, y, z = as_point(centre, "centre")
+        r = np.nan if radius is None else as_radius(radius)
+        self._run(K.move_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
+        None (keep each radius). Validated whole before anything changes."""
+        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._ow == -2)
+        self._run(K.move_many, ids, centres, rad)
+
+    def nbytes(self) -> int:
+        arrays = (self._obj, self._ow, self._ed, self._ei, self._bd, self._bi, self._meta)
+        return sum(a.nbytes for a in arrays) + self._ct.nbytes()
+
+    # ------------------------------------------------------------------------- inspection
+    @property
+    def big_count(self) -> int:
+        """How many spheres are in the big list (tested by every query)."""
+        return int(self._meta[K.BIG_N])
+
+    def big_ids(self) -> np.ndarray:
+        """Ids (B,) int64 of the spheres in the big list."""
+        return self._bi[: self.big_count].copy()
+
+    @property
+    def cell_count(self) -> int:
+        """Cells that hold at least one entry."""
+        return self._ct.live
+
+    @property
+    def entry_count(self) -> int:
+        """Entries (sphere copies) in cells."""
+        m = self._meta
+        return int(m[K.ENT_TOP] - m[K.ENT_FREEN])
+
+    @classmethod
+    def _warm(cls) -> None:
+        if cls._warmed:
+            return
+        cls._warmed = True
+        _exercise(cls)
+
+
+def _check_many(ids, centres, radii, next_id: int, dead: np.ndarray):
+    """Validate a ``move_many`` batch; returns (ids int64, centres (M, 3), radii (M,) with NaN = keep)."""
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+        raise KeyError("move_many: ids must be a 1-D array of integers")
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    centres = as_centres(centres, n=ids.size)
+    if ids.size:
+        if ids.min() < 0 or ids.max() >= next_id:
+            bad = ids[(ids < 0) | (ids >= next_id)][0]
+            raise KeyError(f"move_many: unknown id {int(bad)}")
+        isdead = dead[ids]
+        if isdead.any():
+            raise KeyError(f"move_many: id {int(ids[np.argmax(isdead)])} was removed")
+    if radii is None:
+        rad = np.full(ids.size, np.nan)
+    else:
+        rad = as_radii(radii)
+        if rad.size != ids.size:
+            raise ValueError(f"move_many: radii has {rad.size} values but ids has {ids.size}")
+    return ids, centres, rad
+
+
+def _exercise(cls) -> None:
+    """Compile (or load from the cache) every kernel of ``cls`` on a tiny index, so no JIT time lands
+    in a measurement."""
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-10, 10, (40, 3))
+    r = rng.uniform(0.5, 3, 40)
+    r[0] = 50.0
+    ix = cls(c, r)
+    out = np.empty(64, dtype=np.int64)
+    ix.query_into((0.0, 0.0, 0.0), out)
+    i = ix.insert((1.0, 2.0, 3.0), 1.0)
+    ix.insert((1.0, 2.0, 3.0), 100.0)
+    ix.move(i, (2.0, 2.0, 2.0))
+    ix.move(i, (2.0, 2.0, 2.0), 80.0)
+    ix.move_many(np.arange(3), c[:3] + 1.0)
+    ix.move_many(np.arange(3), c[:3], r[:3])
+    ix.remove(i)
+    ix.remove(1)
