@@ -1,0 +1,65 @@
+#version 330
+// Point-sprite impostors: one point per object, shaded as a sphere of radius `size` in the
+// fragment shader. About 4x cheaper than meshes on a software rasteriser.
+// Needs PROGRAM_POINT_SIZE; point sizes are clamped to the implementation's range.
+
+#if defined VERTEX_SHADER
+
+in vec3 in_offset;     // centre - eye, world units
+in float in_size;      // radius
+in vec4 in_colour;
+in float in_fade;
+
+uniform mat4 m_view;
+uniform mat4 m_proj;
+uniform float viewport_height;   // pixels
+uniform float max_point_size;
+
+out vec3 v_eye_pos;
+out vec4 v_colour;
+out float v_fade;
+
+void main() {
+    vec4 eye_pos = m_view * vec4(in_offset, 1.0);
+    v_eye_pos = eye_pos.xyz;
+    v_colour = in_colour;
+    v_fade = in_fade * in_colour.a;
+    gl_Position = m_proj * eye_pos;
+    float depth = max(-eye_pos.z, 1e-4);
+    // diameter in pixels: 2 * size * (proj[1][1] / depth) * (height / 2)
+    gl_PointSize = clamp(in_size * m_proj[1][1] * viewport_height / depth, 1.0, max_point_size);
+}
+
+#elif defined FRAGMENT_SHADER
+
+in vec3 v_eye_pos;
+in vec4 v_colour;
+in float v_fade;
+
+uniform vec3 light_dir;
+uniform vec3 fog_colour;
+uniform float fog_density;
+uniform float ambient;
+
+out vec4 f_colour;
+
+float bayer4(vec2 p) {
+    ivec2 q = ivec2(mod(p, 4.0));
+    int i = q.x + 4 * q.y;
+    const float m[16] = float[16](0.0, 8.0, 2.0, 10.0, 12.0, 4.0, 14.0, 6.0,
+                                  3.0, 11.0, 1.0, 9.0, 15.0, 7.0, 13.0, 5.0);
+    return (m[i] + 0.5) / 16.0;
+}
+
+void main() {
+    vec2 d = gl_PointCoord * 2.0 - 1.0;
+    float rr = dot(d, d);
+    if (rr > 1.0) discard;
+    if (v_fade < bayer4(gl_FragCoord.xy)) discard;
+    vec3 n = vec3(d.x, -d.y, sqrt(1.0 - rr));
+    float diffuse = max(dot(n, light_dir), 0.0);
+    vec3 c = v_colour.rgb * (ambient + (1.0 - ambient) * diffuse);
+    float fog = 1.0 - exp(-fog_density * length(v_eye_pos));
+    f_colour = vec4(mix(c, fog_colour, clamp(fog, 0.0, 1.0)), 1.0);
+}
+#endif

@@ -1,0 +1,56 @@
+"""Numba kernel of :mod:`viewer.frame`: gather the drawn objects' instance records."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import njit
+
+
+@njit
+def gather_instances(ids, n, centres, sizes, radii, colours, eye, qp, fade_frac, inst_f, inst_u):
+    """Fill rows ``0..n-1`` of the instance array for the objects ``ids[:n]``.
+
+    centres : (N, 3) float64; sizes : (N,) float32 half-extents; radii : (N,) float64 view distances
+    colours : (N,) uint32, RGBA bytes packed in memory order
+    eye : (3,) float64, the render camera (positions are written relative to it, so float32 keeps
+          full precision near the camera however far the world extends)
+    qp : (3,) float64, the query camera (the fade is its distance over the object's view distance)
+    fade_frac : fraction of the view distance, at its far end, over which an object fades in
+    inst_f, inst_u : (cap, 6) float32 and uint32 views of the same memory:
+          x, y, z (relative), size, colour (uint32 bits), fade in [0, 1]
+    """
+    for i in range(n):
+        j = ids[i]
+        cx = centres[j, 0]
+        cy = centres[j, 1]
+        cz = centres[j, 2]
+        inst_f[i, 0] = cx - eye[0]
+        inst_f[i, 1] = cy - eye[1]
+        inst_f[i, 2] = cz - eye[2]
+        inst_f[i, 3] = sizes[j]
+        inst_u[i, 4] = colours[j]
+        r = radii[j]
+        band = fade_frac * r
+        a = 1.0
+        if band > 0.0:
+            dx = cx - qp[0]
+            dy = cy - qp[1]
+            dz = cz - qp[2]
+            a = (r - math.sqrt(dx * dx + dy * dy + dz * dz)) / band
+            if a > 1.0:
+                a = 1.0
+            elif a < 0.0:
+                a = 0.0
+        inst_f[i, 5] = a
+    return n
+
+
+def warm() -> None:
+    """Compile the kernel (call before anything timed)."""
+    ids = np.zeros(1, dtype=np.int64)
+    inst = np.zeros((1, 6), dtype=np.float32)
+    gather_instances(ids, 1, np.zeros((1, 3)), np.ones(1, dtype=np.float32), np.ones(1),
+                     np.zeros(1, dtype=np.uint32), np.zeros(3), np.zeros(3), 0.15, inst, inst.view(np.uint32))

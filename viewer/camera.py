@@ -1,0 +1,253 @@
+"""A fly camera that is a pure controller: no GL, no window, no clock.
+
+The camera holds a pose (position, yaw, pitch) and a lens (fov, near, far, aspect). ``update(dt,
+input_state)`` moves it by an explicit time step, so the same inputs and the same ``dt`` replay the
+same flight bit for bit. Key bindings are data (:class:`KeyBindings` maps key *names* such as ``"w"``
+or ``"left_shift"`` to actions); only the window adapter (:mod:`viewer.app`) knows a toolkit's key
+constants and translates them to these names.
+
+Conventions: right-handed, +Y up, world units. ``yaw`` and ``pitch`` are degrees; yaw 0, pitch 0
+looks down -Z; yaw 90 looks down +X; pitch +90 looks straight up. Matrices are (4, 4) float32 in
+numpy's row-major maths convention (``clip = proj @ view @ [x, y, z, 1]``); transpose them for GL's
+column-major uniforms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_BINDINGS",
+    "FlyCamera",
+    "InputState",
+    "KeyBindings",
+    "Pose",
+    "forward_vector",
+    "look_at_angles",
+    "perspective",
+    "view_rotation",
+]
+
+#: Continuous actions the camera understands (held keys).
+ACTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "down", "fast")
+
+
+class Pose(NamedTuple):
+    """A camera pose: position ``x, y, z`` (world units), ``yaw``, ``pitch`` (degrees)."""
+
+    x: float
+    y: float
+    z: float
+    yaw: float
+    pitch: float
+
+    @property
+    def position(self) -> np.ndarray:
+        """(3,) float64, world units."""
+        return np.array((self.x, self.y, self.z), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class KeyBindings:
+    """Key name -> action. Names are lower-case toolkit-neutral strings (``"w"``, ``"space"``,
+    ``"left_ctrl"``, ``"left_shift"``, ...). Several keys may map to one action."""
+
+    keys: dict[str, str] = field(
+        default_factory=lambda: {
+            "w": "forward",
+            "s": "back",
+            "a": "left",
+            "d": "right",
+            "e": "up",
+            "space": "up",
+            "q": "down",
+            "left_ctrl": "down",
+            "right_ctrl": "down",
+            "left_shift": "fast",
+            "right_shift": "fast",
+        }
+    )
+
+    def actions(self, held_keys: Iterable[str]) -> frozenset[str]:
+        """The set of actions the held key names trigger (unknown keys are ignored)."""
+        return frozenset(self.keys[k] for k in held_keys if k in self.keys)
+
+
+DEFAULT_BINDINGS = KeyBindings()
+
+
+@dataclass
+class InputState:
+    """What the user did since the last update.
+
+    actions : held actions (a subset of :data:`ACTIONS`)
+    mouse_dx, mouse_dy : mouse motion in pixels since the last update while looking (right, down positive)
+    scroll : scroll steps since the last update (up positive)
+    """
+
+    actions: frozenset[str] = frozenset()
+    mouse_dx: float = 0.0
+    mouse_dy: float = 0.0
+    scroll: float = 0.0
+
+    @classmethod
+    def from_keys(cls, held_keys: Iterable[str], bindings: KeyBindings = DEFAULT_BINDINGS, **kw) -> "InputState":
+        """Build the state from held key names through ``bindings``."""
+        return cls(actions=bindings.actions(held_keys), **kw)
+
+
+def forward_vector(yaw: float, pitch: float) -> np.ndarray:
+    """Unit view direction (3,) float64 for ``yaw``, ``pitch`` in degrees."""
+    y, p = math.radians(yaw), math.radians(pitch)
+    cp = math.cos(p)
+    return np.array((cp * math.sin(y), math.sin(p), -cp * math.cos(y)))
+
+
+def look_at_angles(eye, target) -> tuple[float, float]:
+    """(yaw, pitch) in degrees that look from ``eye`` towards ``target`` (both (3,) world units)."""
+    d = np.asarray(target, dtype=np.float64) - np.asarray(eye, dtype=np.float64)
+    horiz = math.hypot(d[0], d[2])
+    return math.degrees(math.atan2(d[0], -d[2])), math.degrees(math.atan2(d[1], horiz))
+
+
+def view_rotation(yaw: float, pitch: float) -> np.ndarray:
+    """The view matrix without translation, (4, 4) float64: world directions -> eye space.
+
+    The renderer draws camera-relative positions (object centre minus eye, in float32), so this
+    rotation is the whole view transform it needs; add the translation for world positions.
+    """
+    f = forward_vector(yaw, pitch)
+    y = math.radians(yaw)
+    r = np.array((math.cos(y), 0.0, math.sin(y)))  # right stays horizontal: no roll
+    u = np.cross(r, f)
+    m = np.eye(4)
+    m[0, :3] = r
+    m[1, :3] = u
+    m[2, :3] = -f
+    return m
+
+
+def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
+    """OpenGL perspective projection (4, 4) float64; ``fov_y`` in degrees, depth to [-1, 1]."""
+    f = 1.0 / math.tan(math.radians(fov_y) / 2.0)
+    m = np.zeros((4, 4))
+    m[0, 0] = f / aspect
+    m[1, 1] = f
+    m[2, 2] = (far + near) / (near - far)
+    m[2, 3] = 2.0 * far * near / (near - far)
+    m[3, 2] = -1.0
+    return m
+
+
+@dataclass
+class FlyCamera:
+    """A free-flying camera.
+
+    position : (3,) float64, world units
+    yaw, pitch : degrees (pitch clamped to +-89)
+    fov : vertical field of view, degrees
+    near, far : clip distances, world units
+    aspect : width / height
+    speed : world units per second; ``fast_factor`` multiplies it while "fast" is held
+    sensitivity : degrees per pixel of mouse motion
+    scroll_factor : speed multiplier per scroll step
+    """
+
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    yaw: float = 0.0
+    pitch: float = 0.0
+    fov: float = 60.0
+    near: float = 0.1
+    far: float = 1000.0
+    aspect: float = 16.0 / 9.0
+    speed: float = 10.0
+    fast_factor: float = 5.0
+    sensitivity: float = 0.15
+    scroll_factor: float = 1.25
+    min_speed: float = 1e-3
+    max_speed: float = 1e7
+
+    def __post_init__(self) -> None:
+        self.position = np.array(self.position, dtype=np.float64).reshape(3)
+
+    # ----------------------------------------------------------------------------- pose
+    @property
+    def pose(self) -> Pose:
+        p = self.position
+        return Pose(float(p[0]), float(p[1]), float(p[2]), float(self.yaw), float(self.pitch))
+
+    def set_pose(self, pose) -> None:
+        """Jump to ``pose``: a :class:`Pose` or any 5 numbers ``(x, y, z, yaw, pitch)``."""
+        x, y, z, yaw, pitch = (float(v) for v in pose)
+        self.position = np.array((x, y, z), dtype=np.float64)
+        self.yaw = yaw
+        self.pitch = max(-89.0, min(89.0, pitch))
+
+    def look_at(self, target) -> None:
+        """Turn to look at ``target`` (3,) world units."""
+        self.yaw, pitch = look_at_angles(self.position, target)
+        self.pitch = max(-89.0, min(89.0, pitch))
+
+    @property
+    def forward(self) -> np.ndarray:
+        return forward_vector(self.yaw, self.pitch)
+
+    @property
+    def right(self) -> np.ndarray:
+        y = math.radians(self.yaw)
+        return np.array((math.cos(y), 0.0, math.sin(y)))
+
+    # ----------------------------------------------------------------------------- update
+    def update(self, dt: float, state: InputState) -> bool:
+        """Advance by ``dt`` seconds under ``state``; returns whether the pose changed.
+
+        Mouse motion turns the camera by ``sensitivity`` degrees per pixel whatever ``dt`` is (large
+        moves at low frame rates are kept, not dropped); scroll scales ``speed``.
+        """
+        before = self.pose
+        if state.scroll:
+            self.speed = min(self.max_speed, max(self.min_speed, self.speed * self.scroll_factor**state.scroll))
+        if state.mouse_dx or state.mouse_dy:
+            self.yaw = (self.yaw + state.mouse_dx * self.sensitivity + 180.0) % 360.0 - 180.0
+            self.pitch = max(-89.0, min(89.0, self.pitch - state.mouse_dy * self.sensitivity))
+        a = state.actions
+        move = np.zeros(3)
+        if "forward" in a:
+            move += self.forward
+        if "back" in a:
+            move -= self.forward
+        if "right" in a:
+            move += self.right
+        if "left" in a:
+            move -= self.right
+        if "up" in a:
+            move[1] += 1.0
+        if "down" in a:
+            move[1] -= 1.0
+        norm = float(np.linalg.norm(move))
+        if norm > 0.0 and dt > 0.0:
+            v = self.speed * (self.fast_factor if "fast" in a else 1.0)
+            self.position = self.position + move * (v * dt / norm)
+        return self.pose != before
+
+    # ----------------------------------------------------------------------------- matrices
+    def view_matrix(self) -> np.ndarray:
+        """World -> eye (4, 4) float32 (rotation and translation)."""
+        m = view_rotation(self.yaw, self.pitch)
+        m[:3, 3] = -(m[:3, :3] @ self.position)
+        return m.astype(np.float32)
+
+    def projection_matrix(self) -> np.ndarray:
+        """Eye -> clip (4, 4) float32."""
+        return perspective(self.fov, self.aspect, self.near, self.far).astype(np.float32)
+
+    def view_projection(self) -> np.ndarray:
+        """World -> clip (4, 4) float64, for frustum planes (kept in float64 so far-off worlds cull exactly)."""
+        m = view_rotation(self.yaw, self.pitch)
+        m[:3, 3] = -(m[:3, :3] @ self.position)
+        return perspective(self.fov, self.aspect, self.near, self.far) @ m

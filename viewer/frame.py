@@ -1,0 +1,389 @@
+"""The per-frame pipeline, without GL: camera pose -> index query -> frustum cull -> instance records.
+
+Each frame flows one way and every stage is timed with ``perf_counter`` around its work::
+
+    update  the camera moves (an explicit pose for replays, or input state and dt)
+    query   index.query_into(camera position, ids)  -> the objects whose view sphere holds the camera
+    cull    frustum planes, then bounding spheres against them -> the drawn ids
+    gather  instance records of the drawn ids into a preallocated (cap, 6) float32 array
+
+The GL stages (upload into one preallocated GPU buffer, one instanced draw) belong to
+:mod:`viewer.render`, which fills ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the same
+:class:`FrameStats`. Buffers only ever grow (doubling) when a query overflows them, never per frame.
+
+An instance record is 24 bytes (:data:`INSTANCE_DTYPE`): ``position`` (3 float32, relative to the render
+camera), ``size`` (float32 half-extent), ``colour`` (4 uint8 RGBA), ``fade`` (float32 in [0, 1]: 1 inside,
+falling to 0 over the last ``fade`` fraction of the object's view distance, so objects do not pop).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple, dataclass, fields
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+from . import _frame_kernels, frustum
+from ._frame_kernels import gather_instances
+from .camera import FlyCamera, InputState, Pose
+from .index import INDEXES, QueryOverflow, SphereIndex, make_index
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "INSTANCE_DTYPE",
+    "LEVEL_PALETTE",
+    "FramePipeline",
+    "FrameStats",
+    "camera_for_scene",
+    "pack_colours",
+    "warm",
+]
+
+#: One instance record as the GPU reads it (24 bytes, no padding).
+INSTANCE_DTYPE = np.dtype([("position", "<f4", (3,)), ("size", "<f4"), ("colour", "u1", (4,)), ("fade", "<f4")])
+assert INSTANCE_DTYPE.itemsize == 24
+
+#: RGBA colours of octree levels (radius bands), cycled for deeper levels.
+LEVEL_PALETTE = np.array(
+    [
+        (230, 25, 75, 255), (60, 180, 75, 255), (255, 225, 25, 255), (0, 130, 200, 255),
+        (245, 130, 48, 255), (145, 30, 180, 255), (70, 240, 240, 255), (240, 50, 230, 255),
+        (210, 245, 60, 255), (250, 190, 212, 255), (0, 128, 128, 255), (170, 110, 40, 255),
+    ],
+    dtype=np.uint8,
+)
+
+
+@dataclass(slots=True)
+class FrameStats:
+    """One frame's row for the recorder; field order is :data:`FRAME_COLUMNS`.
+
+    t, dt : seconds (simulated time: a replay with a fixed dt repeats exactly)
+    cam_x, cam_y, cam_z : render camera position, world units; yaw, pitch : degrees
+    index : name of the index in use; objects : objects in the scene
+    candidates, visible, nodes_visited, max_nodes_per_level : the index's ``stats`` of this query
+    drawn : visible objects left after the frustum cull (the instances drawn)
+    moved : objects moved this frame (0 in a static scene)
+    *_ms : wall time of each stage in milliseconds; frame_ms covers the whole frame
+    """
+
+    frame: int = 0
+    t: float = 0.0
+    dt: float = 0.0
+    cam_x: float = 0.0
+    cam_y: float = 0.0
+    cam_z: float = 0.0
+    yaw: float = 0.0
+    pitch: float = 0.0
+    index: str = ""
+    objects: int = 0
+    candidates: int = 0
+    visible: int = 0
+    drawn: int = 0
+    nodes_visited: int = 0
+    max_nodes_per_level: int = 0
+    moved: int = 0
+    update_ms: float = 0.0
+    query_ms: float = 0.0
+    cull_ms: float = 0.0
+    gather_ms: float = 0.0
+    upload_ms: float = 0.0
+    draw_ms: float = 0.0
+    frame_ms: float = 0.0
+
+    def as_row(self) -> tuple:
+        """The values in :data:`FRAME_COLUMNS` order."""
+        return astuple(self)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in FRAME_COLUMNS}
+
+    @property
+    def cpu_ms(self) -> float:
+        """index + cull + gather + upload, milliseconds (the stages the index makes cheap)."""
+        return self.query_ms + self.cull_ms + self.gather_ms + self.upload_ms
+
+
+#: Column names of a frame row, in order.
+FRAME_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FrameStats))
+
+
+def pack_colours(rgba: np.ndarray) -> np.ndarray:
+    """(N, 4) uint8 RGBA -> (N,) uint32 whose memory bytes are R, G, B, A (what the GPU reads)."""
+    a = np.ascontiguousarray(np.asarray(rgba, dtype=np.uint8).reshape(-1, 4))
+    return a.view(np.uint32).reshape(-1).copy()
+
+
+def warm() -> None:
+    """Compile the numba kernels of the pipeline (before anything timed)."""
+    frustum.warm()
+    _frame_kernels.warm()
+
+
+class FramePipeline:
+    """Runs the GL-free stages of each frame for one scene and owns their preallocated buffers.
+
+    Parameters
+    ----------
+    scene : anything with ``centres`` (N, 3) float64, ``radii`` (N,) float64 view distances,
+        ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`scenes.Scene`)
+    index : name of the index to start with (a key of :data:`viewer.index.INDEXES`)
+    indexes : the names :meth:`cycle_index` goes through (default: every available index)
+    fade : fraction of each view distance, at its far end, over which objects fade in
+    capacity : initial size of the id and instance buffers (they grow when a query overflows)
+    index_options : per-index keyword options, ``{name: {...}}``
+
+    Indexes are built on first use and kept, so switching back is instant. While :attr:`frozen`, the
+    query and the cull use the pose and frustum captured when freezing, and the instances are still
+    drawn relative to the moving camera: fly out and look at what the frozen camera sees.
+    """
+
+    def __init__(self, scene, index: str = "brute", *, indexes: list[str] | None = None, fade: float = 0.15,
+                 capacity: int = 1024, index_options: dict[str, dict] | None = None):
+        self.centres = np.ascontiguousarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+        n = self.centres.shape[0]
+        self.radii = np.ascontiguousarray(scene.radii, dtype=np.float64).reshape(n)
+        self.sizes = np.ascontiguousarray(scene.sizes, dtype=np.float32).reshape(n)
+        self.bounds = self.sizes.astype(np.float64) * math.sqrt(3.0)  # sphere around the cube of half-extent size
+        self.category_colours = pack_colours(scene.colours)
+        if self.category_colours.size != n:
+            raise ValueError(f"scene colours has {self.category_colours.size} rows, centres {n}")
+        self.name = str(getattr(scene, "name", "scene"))
+        self.fade = float(fade)
+        self.index_options = dict(index_options or {})
+        if indexes is None:
+            indexes = [k for k, cls in INDEXES.items() if cls.unavailable() is None]
+        if index not in indexes:
+            indexes = [index, *indexes]
+        self.index_names: list[str] = list(indexes)
+        self._built: dict[str, SphereIndex] = {}
+        self.build_s: dict[str, float] = {}
+        self.colour_mode = "category"
+        self.frozen = False
+        self._frozen_pose: Pose | None = None
+        self._frozen_planes: np.ndarray | None = None
+        self.frame = 0
+        self.t = 0.0
+        cap = max(16, int(capacity))
+        self.ids = np.empty(cap, dtype=np.int64)
+        self.drawn_ids = np.empty(cap, dtype=np.int64)
+        self._alloc_instances(cap)
+        self.n_drawn = 0
+        self.n_visible = 0
+        self.planes = np.zeros((6, 4))
+        self._eye = np.zeros(3)
+        self._qp = np.zeros(3)
+        self.colours = self.category_colours
+        self.index: SphereIndex
+        self.index_name = ""
+        self.use_index(index)
+
+    # ----------------------------------------------------------------------------- buffers
+    def _alloc_instances(self, cap: int) -> None:
+        self.instance_data = np.zeros((cap, 6), dtype=np.float32)
+        self._inst_u = self.instance_data.view(np.uint32)
+
+    @property
+    def capacity(self) -> int:
+        return self.ids.size
+
+    @property
+    def instances(self) -> np.ndarray:
+        """The records of the last frame: (n_drawn,) :data:`INSTANCE_DTYPE` (a view, no copy)."""
+        return self.instance_data[: self.n_drawn].view(INSTANCE_DTYPE).reshape(-1)
+
+    def instance_bytes(self) -> memoryview:
+        """The last frame's instance records as bytes (n_drawn * 24), for ``buffer.write``."""
+        return memoryview(self.instance_data[: self.n_drawn]).cast("B")
+
+    def _grow(self, needed: int) -> None:
+        cap = max(int(needed), 2 * self.ids.size)
+        self.ids = np.empty(cap, dtype=np.int64)
+        self.drawn_ids = np.empty(cap, dtype=np.int64)
+        self._alloc_instances(cap)
+
+    # ----------------------------------------------------------------------------- index
+    def use_index(self, name: str) -> SphereIndex:
+        """Switch to the index ``name``, building it on first use."""
+        if name not in self._built:
+            if name not in INDEXES:
+                raise KeyError(f"unknown index {name!r}; choose from {', '.join(INDEXES)}")
+            t0 = perf_counter()
+            self._built[name] = make_index(name, self.centres, self.radii, **self.index_options.get(name, {}))
+            self.build_s[name] = perf_counter() - t0
+            if name not in self.index_names:
+                self.index_names.append(name)
+        self.index = self._built[name]
+        self.index_name = name
+        self._refresh_colours()
+        return self.index
+
+    def cycle_index(self, step: int = 1) -> str:
+        """Switch to the next (``step`` 1) or previous (-1) index of :attr:`index_names`; returns its name."""
+        i = self.index_names.index(self.index_name) if self.index_name in self.index_names else 0
+        self.use_index(self.index_names[(i + step) % len(self.index_names)])
+        return self.index_name
+
+    def node_boxes(self):
+        """The index's nodes as wire boxes, or None when the index has none.
+
+        Returns ``(boxes (M, 4) float64 [x0, y0, z0, edge], visited (M,) bool)`` where visited marks
+        the nodes a query at the last query point enters.
+        """
+        fn = getattr(self.index, "debug_boxes", None)
+        if fn is None:
+            return None
+        try:
+            return fn(tuple(float(v) for v in self._qp))
+        except TypeError:  # an index whose boxes take no point
+            return fn()
+
+    # ----------------------------------------------------------------------------- colour
+    @property
+    def has_levels(self) -> bool:
+        return getattr(self.index, "levels", None) is not None
+
+    def set_colour_mode(self, mode: str) -> None:
+        """``"category"`` (the scene's colours) or ``"level"`` (the octree level holding each object;
+        indexes without levels keep the category colours)."""
+        if mode not in ("category", "level"):
+            raise ValueError(f"colour mode must be 'category' or 'level', got {mode!r}")
+        self.colour_mode = mode
+        self._refresh_colours()
+
+    def toggle_colour_mode(self) -> str:
+        self.set_colour_mode("level" if self.colour_mode == "category" else "category")
+        return self.colour_mode
+
+    def _refresh_colours(self) -> None:
+        if self.colour_mode == "level" and self.has_levels:
+            levels = np.asarray(self.index.levels(), dtype=np.int64)
+            pal = pack_colours(LEVEL_PALETTE)
+            self.colours = np.ascontiguousarray(pal[np.mod(levels, pal.size)])
+        else:
+            self.colours = self.category_colours
+
+    # ----------------------------------------------------------------------------- freeze
+    def set_frozen(self, frozen: bool, camera: FlyCamera | None = None) -> None:
+        """Freeze (capture ``camera``'s pose and frustum for query and cull) or unfreeze."""
+        if frozen:
+            if camera is None:
+                raise ValueError("freezing needs the camera whose view to keep")
+            self._frozen_pose = camera.pose
+            self._frozen_planes = frustum.frustum_planes(camera.view_projection())
+        else:
+            self._frozen_pose = None
+            self._frozen_planes = None
+        self.frozen = bool(frozen)
+
+    def toggle_frozen(self, camera: FlyCamera) -> bool:
+        self.set_frozen(not self.frozen, camera)
+        return self.frozen
+
+    @property
+    def query_pose(self) -> Pose | None:
+        """The pose query and cull use: the frozen one, or None (the camera's own)."""
+        return self._frozen_pose
+
+    # ----------------------------------------------------------------------------- the frame
+    def step(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None,
+             moved: int = 0) -> FrameStats:
+        """Run update, query, cull and gather for one frame; returns its :class:`FrameStats`.
+
+        camera : updated in place: set to ``pose`` ((x, y, z, yaw, pitch)) when given, else moved by
+            ``input_state`` over ``dt`` seconds (neither: it stays)
+        The records are then in :attr:`instances` / :meth:`instance_bytes`; the GL stages fill
+        ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the returned stats.
+        """
+        st = FrameStats()
+        t0 = perf_counter()
+        if pose is not None:
+            camera.set_pose(pose)
+        elif input_state is not None:
+            camera.update(dt, input_state)
+        t1 = perf_counter()
+
+        # query: the camera (or the frozen camera) is the point
+        if self._frozen_pose is not None:
+            q = self._frozen_pose
+            qp = self._qp
+            qp[0], qp[1], qp[2] = q.x, q.y, q.z
+        else:
+            qp = self._qp
+            qp[:] = camera.position
+        index = self.index
+        while True:
+            try:
+                k = index.query_into(qp, self.ids)
+                break
+            except QueryOverflow as exc:
+                self._grow(exc.needed)
+        t2 = perf_counter()
+
+        # cull
+        if self._frozen_planes is not None:
+            planes = self._frozen_planes
+        else:
+            planes = frustum.frustum_planes(camera.view_projection())
+        self.planes = planes
+        m = frustum.cull_spheres(planes, self.centres, self.bounds, self.ids, k, self.drawn_ids)
+        t3 = perf_counter()
+
+        # gather
+        eye = self._eye
+        eye[:] = camera.position
+        gather_instances(self.drawn_ids, m, self.centres, self.sizes, self.radii, self.colours, eye, qp,
+                         self.fade, self.instance_data, self._inst_u)
+        t4 = perf_counter()
+
+        self.n_visible = k
+        self.n_drawn = m
+        s = index.stats
+        p = camera.pose
+        st.frame = self.frame
+        st.t = self.t
+        st.dt = float(dt)
+        st.cam_x, st.cam_y, st.cam_z, st.yaw, st.pitch = p.x, p.y, p.z, p.yaw, p.pitch
+        st.index = self.index_name
+        st.objects = len(index)
+        st.candidates = int(s.candidates)
+        st.visible = int(k)
+        st.drawn = int(m)
+        st.nodes_visited = int(s.nodes_visited)
+        st.max_nodes_per_level = int(s.max_nodes_per_level)
+        st.moved = int(moved)
+        st.update_ms = (t1 - t0) * 1e3
+        st.query_ms = (t2 - t1) * 1e3
+        st.cull_ms = (t3 - t2) * 1e3
+        st.gather_ms = (t4 - t3) * 1e3
+        st.frame_ms = (t4 - t0) * 1e3  # the renderer extends this over upload and draw
+        self.frame += 1
+        self.t += float(dt)
+        return st
+
+    def drawn(self) -> np.ndarray:
+        """Ids (n_drawn,) int64 of the objects drawn in the last frame (a view)."""
+        return self.drawn_ids[: self.n_drawn]
+
+
+def camera_for_scene(scene, aspect: float = 16.0 / 9.0) -> FlyCamera:
+    """A camera that starts looking at the scene's first cluster (or the median object) from inside
+    the typical view distance, with clip planes and speed scaled to the scene.
+
+    far : the largest view distance (nothing beyond it can be visible); speed : world units per second
+    """
+    c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+    r = np.asarray(scene.radii, dtype=np.float64).reshape(-1)
+    if c.shape[0] == 0:
+        return FlyCamera(position=(0.0, 0.0, 10.0), aspect=aspect)
+    far = max(float(r.max()) * 1.05, 1.0)
+    heads = np.asarray(getattr(scene, "cluster_centres", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
+    target = heads[0] if heads.shape[0] else np.median(c, axis=0)
+    extent = float((c.max(0) - c.min(0)).max()) or 1.0
+    d = max(min(0.5 * float(np.median(r)), extent / 2.0), 1e-3)
+    cam = FlyCamera(position=target + np.array((0.0, 0.25 * d, d)), aspect=aspect, far=far,
+                    near=max(far * 1e-5, 1e-3), speed=max(float(np.median(r)) / 2.0, extent / 200.0))
+    cam.look_at(target)
+    return cam

@@ -1,0 +1,161 @@
+"""Render frames offscreen through EGL, no display needed: the entry point of recordings and tests.
+
+Typical use (one row per frame; replays are exact because poses and ``dt`` are given)::
+
+    from viewer.headless import HeadlessViewer
+    from viewer.paths import generated_path
+    samples = generated_path(scene).sample(dt=1 / 60)          # PoseSamples: poses at a fixed dt
+    with HeadlessViewer(scene, size=(1280, 720), index="octree") as hv:
+        rows = hv.run(samples, on_frame=recorder.append, screenshot="last.png")
+
+or in one call: ``render_frames(scene, poses, dt=1 / 60, index="octree")``.
+
+Each row is a :class:`viewer.frame.FrameStats` (fields :data:`viewer.frame.FRAME_COLUMNS`). Kernels and
+shaders are warmed before the first recorded frame, and the frame counter and clock start at 0 then.
+
+This module imports GL lazily (in :class:`HeadlessViewer`), so importing it is cheap. EGL and a GLX window
+must not share a process on Mesa: do not open a window in a process that used this.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .camera import FlyCamera
+from .frame import FrameStats
+
+__all__ = ["HeadlessViewer", "as_poses", "render_frames"]
+
+
+def as_poses(poses) -> tuple[list[tuple[float, float, float, float, float]], float | None]:
+    """Normalise ``poses`` to a list of ``(x, y, z, yaw, pitch)`` and the dt they carry (or None).
+
+    Accepts :class:`viewer.paths.PoseSamples` (anything with ``pose(k)``, ``len`` and ``dt``), an
+    (F, 5) array, or an iterable of 5-sequences such as :class:`viewer.camera.Pose`.
+    """
+    if hasattr(poses, "pose") and hasattr(poses, "__len__"):
+        return [poses.pose(k) for k in range(len(poses))], float(getattr(poses, "dt", 0.0)) or None
+    if isinstance(poses, np.ndarray):
+        a = np.asarray(poses, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != 5:
+            raise ValueError(f"a pose array must have shape (F, 5), got {a.shape}")
+        return [tuple(float(v) for v in row) for row in a], None
+    out = []
+    for p in poses:
+        x, y, z, yaw, pitch = (float(v) for v in p)
+        out.append((x, y, z, yaw, pitch))
+    return out, None
+
+
+class HeadlessViewer:
+    """An offscreen viewer of one scene on an EGL context.
+
+    Parameters
+    ----------
+    scene : a :class:`scenes.Scene` (or anything with its array fields)
+    size : (width, height) pixels
+    index : index to start with (a key of :data:`viewer.index.INDEXES`); indexes : the set to switch among
+    draw : "sprites" (point impostors) or "mesh" (instanced cubes)
+    colour : "category" or "level"; hud, boxes : draw the HUD / the index's node boxes
+    fade : fraction of the view distance over which objects fade in; fog : density x 1/far (0 = none)
+    camera : lens and speed to use (default: fitted to the scene); poses given to :meth:`run` move it
+    """
+
+    def __init__(self, scene, *, size: tuple[int, int] = (1280, 720), index: str = "brute",
+                 indexes: list[str] | None = None, draw: str = "sprites", colour: str = "category",
+                 hud: bool = False, boxes: bool = False, fade: float = 0.15, fog: float = 1.5,
+                 camera: FlyCamera | None = None):
+        from . import frame as _frame
+        from .render import ViewerSession, create_headless_context, offscreen_target
+
+        _frame.warm()
+        self.ctx = create_headless_context()
+        self.size = (int(size[0]), int(size[1]))
+        self.fbo = offscreen_target(self.ctx, self.size)
+        self.session = ViewerSession(self.ctx, self.fbo, scene, index=index, indexes=indexes, draw=draw,
+                                     colour=colour, fade=fade, fog=fog, hud=hud, boxes=boxes, camera=camera)
+
+    # ----------------------------------------------------------------------------- shortcuts
+    @property
+    def camera(self) -> FlyCamera:
+        return self.session.camera
+
+    @property
+    def pipeline(self):
+        return self.session.pipeline
+
+    def use_index(self, name: str) -> None:
+        """Switch the index (built on first use, then kept)."""
+        self.session.use_index(name)
+
+    def set_frozen(self, frozen: bool) -> None:
+        """Freeze culling at the current camera (or unfreeze)."""
+        self.session.set_frozen(frozen)
+
+    # ----------------------------------------------------------------------------- frames
+    def render(self, pose=None, dt: float = 0.0) -> FrameStats:
+        """Render one frame at ``pose`` ((x, y, z, yaw, pitch); None keeps the camera) and return its stats."""
+        return self.session.frame(dt, pose=pose)
+
+    def warm(self, pose=None, frames: int = 2) -> None:
+        """Render ``frames`` unrecorded frames (JIT, shader and buffer warm-up), then restart the clock at 0."""
+        p = self.pipeline
+        for _ in range(frames):
+            self.session.frame(0.0, pose=pose)
+        p.frame = 0
+        p.t = 0.0
+        self.session.last = None
+
+    def run(self, poses, dt: float | None = None, *, on_frame: Callable[[FrameStats], object] | None = None,
+            screenshot=None, warmup: int = 2) -> list[FrameStats]:
+        """Render one frame per pose with a fixed ``dt`` and return one :class:`FrameStats` per frame.
+
+        poses : :class:`viewer.paths.PoseSamples`, an (F, 5) array, or an iterable of
+            (x, y, z, yaw, pitch) (e.g. :class:`viewer.camera.Pose`)
+        dt : seconds per frame (default: the samples' own dt, else 1/60); it fills the ``t`` / ``dt`` columns
+        on_frame : called with each frame's stats as it is produced (e.g. ``recorder.append``)
+        screenshot : a path: save the last frame there as PNG
+        warmup : unrecorded frames at the first pose before frame 0 (JIT and shader warm-up)
+        """
+        plist, own_dt = as_poses(poses)
+        step = float(dt if dt is not None else (own_dt or 1.0 / 60.0))
+        rows: list[FrameStats] = []
+        if not plist:
+            return rows
+        if warmup:
+            self.warm(plist[0], warmup)
+        for pose in plist:
+            st = self.session.frame(step, pose=pose)
+            rows.append(st)
+            if on_frame is not None:
+                on_frame(st)
+        if screenshot:
+            self.screenshot(screenshot)
+        return rows
+
+    def image(self) -> np.ndarray:
+        """The last frame, (H, W, 3) uint8, row 0 at the top."""
+        return self.session.image()
+
+    def screenshot(self, path) -> str:
+        """Save the last frame as a PNG (atomically)."""
+        return self.session.screenshot(path)
+
+    def close(self) -> None:
+        self.ctx.release()
+
+    def __enter__(self) -> "HeadlessViewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def render_frames(scene, poses, *, dt: float | None = None, screenshot=None,
+                  on_frame: Callable[[FrameStats], object] | None = None, **options) -> list[FrameStats]:
+    """Render ``poses`` of ``scene`` offscreen and return the per-frame stats; ``options`` go to
+    :class:`HeadlessViewer` (size, index, draw, colour, hud, boxes, fade, fog, camera)."""
+    with HeadlessViewer(scene, **options) as hv:
+        return hv.run(poses, dt, on_frame=on_frame, screenshot=screenshot)

@@ -1,0 +1,23 @@
+"""Everything that touches OpenGL (moderngl), and nothing else does: contexts, shader loading, the
+instanced draw, node boxes, HUD text, screenshots, and :class:`ViewerSession`, which adds the GL stages
+(upload, draw) to the GL-free :class:`viewer.frame.FramePipeline`."""
+
+from .context import create_headless_context, gl_info, offscreen_target, read_rgb, save_png
+from .renderer import DRAW_MODES, SceneRenderer
+from .session import ViewerSession
+from .shaders import ShaderLibrary, stage_sources
+from .text import TextLayer
+
+__all__ = [
+    "DRAW_MODES",
+    "SceneRenderer",
+    "ShaderLibrary",
+    "TextLayer",
+    "ViewerSession",
+    "create_headless_context",
+    "gl_info",
+    "offscreen_target",
+    "read_rgb",
+    "save_png",
+    "stage_sources",
+]

@@ -1,0 +1,181 @@
+"""Draws a frame's instance records: one preallocated instance buffer, written with ``buffer.write``
+each frame (never a new buffer or an orphan per frame; it is replaced only when a frame needs more room,
+at double the size), and one instanced draw of either a low-poly mesh or point-sprite impostors.
+Also the index's nodes as wire boxes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import moderngl
+
+from .shaders import ShaderLibrary
+
+__all__ = ["DRAW_MODES", "INSTANCE_FORMAT", "SceneRenderer", "cube_mesh", "cube_edges"]
+
+#: How the instance records (:data:`viewer.frame.INSTANCE_DTYPE`, 24 bytes) map to shader inputs.
+INSTANCE_FORMAT = ("3f f 4f1 f/i", "in_offset", "in_size", "in_colour", "in_fade")
+SPRITE_FORMAT = "3f f 4f1 f"
+
+DRAW_MODES = ("sprites", "mesh")
+
+
+def cube_mesh() -> np.ndarray:
+    """A cube of half-extent 1 as 12 triangles with flat normals: (36, 6) float32 (position, normal)."""
+    out = []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            n = np.zeros(3)
+            n[axis] = sign
+            u = np.zeros(3)
+            v = np.zeros(3)
+            u[(axis + 1) % 3] = 1.0
+            v[(axis + 2) % 3] = 1.0
+            if sign < 0:
+                u, v = v, u  # keep counter-clockwise winding seen from outside
+            c = n
+            quad = [c - u - v, c + u - v, c + u + v, c - u - v, c + u + v, c - u + v]
+            out += [np.concatenate([p, n]) for p in quad]
+    return np.array(out, dtype=np.float32)
+
+
+def cube_edges() -> np.ndarray:
+    """The 12 edges of the unit cube [0, 1]^3 as line vertices: (24, 3) float32."""
+    corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.float32)
+    edges = []
+    for i in range(8):
+        for j in range(i + 1, 8):
+            if np.abs(corners[i] - corners[j]).sum() == 1:
+                edges += [corners[i], corners[j]]
+    return np.array(edges, dtype=np.float32)
+
+
+def _mat(m: np.ndarray) -> bytes:
+    """A row-major maths matrix as GL's column-major float32 bytes."""
+    return np.ascontiguousarray(np.asarray(m, dtype=np.float32).T).tobytes()
+
+
+class SceneRenderer:
+    """The objects and node boxes of one context.
+
+    capacity : instances the GPU buffer holds at first (24 bytes each)
+    mode : "sprites" (point impostors) or "mesh" (instanced cubes)
+    """
+
+    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, *, capacity: int = 4096, mode: str = "sprites",
+                 fog_colour=(0.62, 0.70, 0.80), fog_density: float = 0.0, ambient: float = 0.35,
+                 light_dir=(0.35, 0.8, 0.5)):
+        if mode not in DRAW_MODES:
+            raise ValueError(f"draw mode must be one of {DRAW_MODES}, got {mode!r}")
+        self.ctx = ctx
+        self.shaders = shaders
+        self.mode = mode
+        self.fog_colour = tuple(float(c) for c in fog_colour)
+        self.fog_density = float(fog_density)
+        self.ambient = float(ambient)
+        ld = np.asarray(light_dir, dtype=np.float64)
+        self.light_dir = ld / np.linalg.norm(ld)  # in eye space: lit from above-right-front of the viewer
+        self.prog_mesh = shaders.program("objects_mesh")
+        self.prog_sprite = shaders.program("objects_sprite")
+        self.prog_boxes = shaders.program("boxes")
+        self.cube = ctx.buffer(cube_mesh().tobytes())
+        self.edges = ctx.buffer(cube_edges().tobytes())
+        lo, hi = ctx.info.get("GL_POINT_SIZE_RANGE", (1.0, 255.0))
+        self.max_point_size = float(hi)
+        self.capacity = 0
+        self.buffer: moderngl.Buffer | None = None
+        self.reallocations = 0
+        self._alloc(max(16, int(capacity)))
+        self.box_capacity = 0
+        self.box_buffer: moderngl.Buffer | None = None
+        self.n_boxes = 0
+        self._box_data = np.zeros((0, 5), dtype=np.float32)
+
+    # ----------------------------------------------------------------------------- instances
+    def _alloc(self, capacity: int) -> None:
+        if self.buffer is not None:
+            self.buffer.release()
+            self.vao_mesh.release()
+            self.vao_sprite.release()
+            self.reallocations += 1
+        self.capacity = capacity
+        self.buffer = self.ctx.buffer(reserve=capacity * 24, dynamic=True)
+        self.vao_mesh = self.ctx.vertex_array(
+            self.prog_mesh, [(self.cube, "3f 3f", "in_position", "in_normal"), (self.buffer, *INSTANCE_FORMAT)]
+        )
+        # sprites read the same records once per point (per vertex, not per instance)
+        self.vao_sprite = self.ctx.vertex_array(self.prog_sprite, [(self.buffer, SPRITE_FORMAT, *INSTANCE_FORMAT[1:])])
+
+    def upload(self, data, n: int) -> None:
+        """Write ``n`` instance records (``data``: n * 24 bytes) at the start of the buffer."""
+        if n > self.capacity:
+            self._alloc(max(n, 2 * self.capacity))
+        if n:
+            self.buffer.write(data)
+
+    def _common(self, prog, view_rot: np.ndarray, proj: np.ndarray) -> None:
+        prog["m_view"].write(_mat(view_rot))
+        prog["m_proj"].write(_mat(proj))
+        prog["light_dir"].value = tuple(self.light_dir)
+        prog["fog_colour"].value = self.fog_colour
+        prog["fog_density"].value = self.fog_density
+        prog["ambient"].value = self.ambient
+
+    def draw(self, n: int, view_rot: np.ndarray, proj: np.ndarray, viewport_height: int) -> None:
+        """One instanced draw of the first ``n`` records into the bound framebuffer.
+
+        view_rot : (4, 4) view rotation (positions are camera-relative); proj : (4, 4) projection
+        """
+        if n <= 0:
+            return
+        ctx = self.ctx
+        ctx.enable(moderngl.DEPTH_TEST)
+        if self.mode == "mesh":
+            ctx.enable(moderngl.CULL_FACE)
+            self._common(self.prog_mesh, view_rot, proj)
+            self.vao_mesh.render(moderngl.TRIANGLES, vertices=36, instances=n)
+            ctx.disable(moderngl.CULL_FACE)
+        else:
+            ctx.enable(moderngl.PROGRAM_POINT_SIZE)
+            p = self.prog_sprite
+            self._common(p, view_rot, proj)
+            p["viewport_height"].value = float(viewport_height)
+            p["max_point_size"].value = self.max_point_size
+            self.vao_sprite.render(moderngl.POINTS, vertices=n)
+            ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+
+    # ----------------------------------------------------------------------------- node boxes
+    def upload_boxes(self, boxes: np.ndarray, visited: np.ndarray, eye: np.ndarray) -> None:
+        """Node boxes (M, 4) [x0, y0, z0, edge] world units, visited (M,) bool; drawn relative to ``eye``."""
+        m = len(boxes)
+        if m > self._box_data.shape[0]:
+            self._box_data = np.zeros((max(m, 2 * self._box_data.shape[0], 256), 5), dtype=np.float32)
+        d = self._box_data
+        if m:
+            d[:m, :3] = np.asarray(boxes[:, :3], dtype=np.float64) - eye
+            d[:m, 3] = boxes[:, 3]
+            d[:m, 4] = visited
+        if m > self.box_capacity:
+            if self.box_buffer is not None:
+                self.box_buffer.release()
+                self.vao_boxes.release()
+            self.box_capacity = d.shape[0]
+            self.box_buffer = self.ctx.buffer(reserve=d.nbytes, dynamic=True)
+            self.vao_boxes = self.ctx.vertex_array(
+                self.prog_boxes,
+                [(self.edges, "3f", "in_position"), (self.box_buffer, "4f f/i", "in_box", "in_visited")],
+            )
+        if m:
+            self.box_buffer.write(memoryview(d[:m]).cast("B"))
+        self.n_boxes = m
+
+    def draw_boxes(self, view_rot: np.ndarray, proj: np.ndarray) -> None:
+        if self.n_boxes == 0:
+            return
+        p = self.prog_boxes
+        p["m_view"].write(_mat(view_rot))
+        p["m_proj"].write(_mat(proj))
+        p["colour_idle"].value = (0.25, 0.28, 0.35, 1.0)
+        p["colour_visited"].value = (1.0, 0.95, 0.2, 1.0)
+        self.ctx.enable(moderngl.DEPTH_TEST)
+        self.vao_boxes.render(moderngl.LINES, vertices=24, instances=self.n_boxes)

@@ -1,0 +1,68 @@
+"""A cached loader for the single-file GLSL programs in :mod:`shaders`.
+
+Each file holds every stage, split by ``#if defined VERTEX_SHADER`` / ``#elif defined FRAGMENT_SHADER``
+(and optionally ``GEOMETRY_SHADER``); a stage is compiled by inserting its ``#define`` (and any
+variant ``defines``) after the file's ``#version`` line.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import moderngl
+
+from shaders import shader_names, shader_path
+
+__all__ = ["ShaderLibrary", "stage_sources"]
+
+_STAGES = {
+    "vertex_shader": "VERTEX_SHADER",
+    "fragment_shader": "FRAGMENT_SHADER",
+    "geometry_shader": "GEOMETRY_SHADER",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _read(name: str) -> str:
+    path = shader_path(name)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no shader {name!r}: {path} does not exist; have {', '.join(shader_names())}") from None
+
+
+def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[str, str]:
+    """The per-stage sources of program ``name``: ``{"vertex_shader": ..., "fragment_shader": ...}``
+    (and ``geometry_shader`` when the file has one)."""
+    text = _read(name)
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("#version"):
+        raise ValueError(f"{shader_path(name)}: the first line must be a #version directive")
+    version, body = lines[0], "\n".join(lines[1:])
+    extra = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
+    out = {}
+    for kw, macro in _STAGES.items():
+        if kw == "geometry_shader" and f"defined {macro}" not in body:
+            continue
+        # keep line numbers in compiler errors: the #line resets to the file's second line
+        out[kw] = f"{version}\n#define {macro} 1\n{extra}#line 2\n{body}\n"
+    return out
+
+
+class ShaderLibrary:
+    """Programs of one context, compiled once per (name, defines) and kept."""
+
+    def __init__(self, ctx: moderngl.Context):
+        self.ctx = ctx
+        self._cache: dict[tuple, moderngl.Program] = {}
+
+    def program(self, name: str, defines: dict[str, object] | None = None) -> moderngl.Program:
+        key = (name, tuple(sorted((defines or {}).items())))
+        prog = self._cache.get(key)
+        if prog is None:
+            try:
+                prog = self.ctx.program(**stage_sources(name, defines))
+            except moderngl.Error as exc:
+                raise RuntimeError(f"shader {shader_path(name)} failed to compile or link:\n{exc}") from None
+            self._cache[key] = prog
+        return prog
