@@ -1,0 +1,42 @@
+"""Scenes: N objects, each with a centre, a view radius, a drawn size and a colour.
+
+Generated from a recipe (TOML, or arguments to :func:`generate_scene`) by one of the
+:data:`GENERATORS`, with a view-radius model from :data:`RADIUS_MODELS`; or read from a ``.npz`` data
+file (:mod:`scenes.format`). Deterministic: the same recipe and seed give bit-identical arrays on any
+machine. Pure: imports only the standard library and numpy (no GL).
+
+>>> from scenes import generate_scene
+>>> s = generate_scene("clustered", 1000, seed=1, clusters=8)
+>>> s.centres.shape, s.radii.dtype, s.colours.dtype
+((1000, 3), dtype('float64'), dtype('uint8'))
+"""
+
+from .build import MAX_N, RECIPE_FIELDS, RESERVED_FIELDS, check_recipe, generate_recipe, generate_scene
+from .errors import SceneError
+from .files import bundled_recipes, load_scene, read_recipe, resolve_scene_path
+from .format import FORMAT_VERSION, read_npz, save_scene
+from .generators import GENERATORS
+from .look import PALETTES
+from .radii import RADIUS_MODELS
+from .scene import Scene
+
+__all__ = [
+    "FORMAT_VERSION",
+    "GENERATORS",
+    "MAX_N",
+    "PALETTES",
+    "RADIUS_MODELS",
+    "RECIPE_FIELDS",
+    "RESERVED_FIELDS",
+    "Scene",
+    "SceneError",
+    "bundled_recipes",
+    "check_recipe",
+    "generate_recipe",
+    "generate_scene",
+    "load_scene",
+    "read_npz",
+    "read_recipe",
+    "resolve_scene_path",
+    "save_scene",
+]

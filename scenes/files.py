@@ -1,0 +1,97 @@
+"""Opening scenes: ``load_scene(path)`` takes a TOML recipe (generated on the spot) or a ``.npz`` data
+file; bundled recipes can be named by their stem (``clustered-100k``)."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+from typing import Callable
+
+from .build import generate_recipe
+from .errors import SceneError
+from .format import read_npz
+from .scene import Scene
+
+__all__ = ["BUNDLED_DIR", "bundled_recipes", "resolve_scene_path", "read_recipe", "load_scene"]
+
+BUNDLED_DIR = Path(__file__).resolve().parent
+SUFFIXES = (".toml", ".npz")
+
+
+def bundled_recipes() -> dict[str, Path]:
+    """The recipes shipped in the ``scenes`` package: stem -> path, sorted by name."""
+    return {p.stem: p for p in sorted(BUNDLED_DIR.glob("*.toml"))}
+
+
+def resolve_scene_path(path) -> Path:
+    """``path`` itself if it exists; else a bundled recipe of that name (``clustered-100k`` or
+    ``clustered-100k.toml``). :class:`SceneError` if neither exists or the suffix is not known."""
+    p = Path(path)
+    if not p.exists():
+        stem = p.name[: -len(".toml")] if p.name.endswith(".toml") else p.name
+        bundled = bundled_recipes()
+        if p.parent == Path(".") and stem in bundled:
+            return bundled[stem]
+        hint = f" (bundled recipes: {', '.join(bundled)})" if p.parent == Path(".") else ""
+        raise SceneError(f"no such file{hint}", source=str(path))
+    if p.is_dir():
+        raise SceneError("is a directory, not a scene file", source=str(path))
+    if p.suffix not in SUFFIXES:
+        raise SceneError(
+            f"unknown kind of scene file {p.suffix or '(no suffix)'!r}: a recipe ends in .toml, scene data in .npz",
+            source=str(path),
+        )
+    return p
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_recipe(path) -> dict:
+    """Parse a TOML recipe file (not yet checked): the raw table, with ``name`` defaulting to the
+    file's stem."""
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SceneError(f"not UTF-8 text: {exc}", source=str(path)) from None
+    except OSError as exc:
+        raise SceneError(f"cannot be read: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        recipe = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SceneError(f"not valid TOML: {exc}", source=str(path)) from None
+    recipe.setdefault("name", p.stem)
+    return recipe
+
+
+def load_scene(path, progress: Callable[[int, int], None] | None = None) -> Scene:
+    """Open a scene: a ``.toml`` recipe (generated now) or a ``.npz`` data file.
+
+    Returns a :class:`Scene` with ``source`` (the file) and ``sha256`` (of its bytes) set. Any
+    problem with the file raises :class:`SceneError` whose message names the file and the field.
+    ``progress(done, n)`` is called while a recipe is generated.
+    """
+    p = resolve_scene_path(path)
+    try:
+        digest = _sha256(p)
+    except OSError as exc:
+        raise SceneError(f"cannot be read: {exc.strerror or exc}", source=str(path)) from None
+    try:
+        if p.suffix == ".toml":
+            scene = generate_recipe(read_recipe(p), progress)
+        else:
+            scene = read_npz(p)
+    except SceneError as exc:
+        raise (exc if exc.source else exc.at(path)) from None
+    except MemoryError:
+        raise SceneError("not enough memory to hold this scene", source=str(path)) from None
+    scene.source = str(p)
+    scene.sha256 = digest
+    return scene

@@ -1,0 +1,337 @@
+"""Scene generators: where the objects are.
+
+``GENERATORS`` maps a name to a :class:`Generator`. Each has a *layout* step (cluster centres, the
+remote cluster's place, ...: drawn once, from its own random stream, so the layout does not depend on
+N) and a *sample* step that places ``m`` objects at a time (called chunk by chunk, so memory stays
+proportional to the chunk, not to N). Positions use only :mod:`scenes._portable` arithmetic: a seed
+gives bit-identical centres on every machine.
+
+Every centre lies inside the world box ``[lo, hi]`` (points drawn outside are drawn again).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from . import _portable as P
+from ._schema import Param
+from .errors import SceneError
+
+__all__ = ["GENERATORS", "Generator", "Layout"]
+
+
+@dataclass
+class Layout:
+    """What a generator fixes before placing objects.
+
+    cluster_centres : (K, 3) float64, world units
+    cluster_spread : (K,) float64, world units (standard deviation per axis; 0 for exact sites)
+    extras : generator-specific facts, JSON-able (lists, floats, strings)
+    state : anything else ``sample`` needs
+    """
+
+    cluster_centres: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    cluster_spread: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    extras: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+
+
+Setup = Callable[[np.random.Generator, int, np.ndarray, np.ndarray, dict, dict], Layout]
+Sample = Callable[[np.random.Generator, Layout, int, np.ndarray, np.ndarray, np.ndarray, dict], tuple]
+
+
+@dataclass(frozen=True)
+class Generator:
+    """A named generator.
+
+    setup(rng, n, lo, hi, params, radius_spec) -> Layout
+    sample(rng, layout, m, radii, lo, hi, params) -> (centres (m, 3) float64, category (m,) int32)
+    check(params, world, prefix) raises SceneError for parameter combinations that cannot work.
+    default_radius(world) -> spec : the radius model when the recipe gives none (None: the global
+        default, heavy-tailed).
+    """
+
+    name: str
+    doc: str
+    params: Mapping[str, Param]
+    setup: Setup
+    sample: Sample
+    check: Callable[[dict, float, str], None] = lambda p, world, prefix: None
+    default_radius: Callable[[float], dict] | None = None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _outside(pts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(((pts < lo) | (pts > hi)).any(axis=1))
+
+
+def _keep_inside(pts: np.ndarray, lo, hi, redraw: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Draw again (``redraw(rows) -> (k, 3)``) every row outside the box until none is; a row still
+    outside after 64 rounds (only for a profile mostly outside the box) is clamped onto it."""
+    bad = _outside(pts, lo, hi)
+    for _ in range(64):
+        if bad.size == 0:
+            return pts
+        fresh = redraw(bad)
+        pts[bad] = fresh
+        bad = bad[_outside(fresh, lo, hi)]
+    np.clip(pts, lo, hi, out=pts)
+    return pts
+
+
+def _uniform_box(rng: np.random.Generator, m: int, lo, hi) -> np.ndarray:
+    u = rng.random((m, 3))
+    u *= hi - lo
+    u += lo
+    return u
+
+
+def _log_uniform(rng, k: int, a: float, b: float) -> np.ndarray:
+    if a == b:
+        return np.full(k, a)
+    la, lb = P.log2(np.array([a, b]))
+    return P.exp2(la + rng.random(k) * (lb - la))
+
+
+def _gauss(rng, k: int) -> np.ndarray:
+    return P.standard_normal(rng, 3 * k).reshape(k, 3)
+
+
+def _vec(v, default) -> np.ndarray:
+    return np.asarray(default if v is None else v, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- uniform
+
+
+def _uniform_setup(rng, n, lo, hi, p, radius):
+    return Layout()
+
+
+def _uniform_sample(rng, lay, m, radii, lo, hi, p):
+    return _uniform_box(rng, m, lo, hi), np.full(m, -1, dtype=np.int32)
+
+
+# --------------------------------------------------------------------------- clustered
+
+
+def _clustered_check(p, world, prefix):
+    if p["spread_min"] > p["spread_max"]:
+        raise SceneError(f"must be <= spread_max ({p['spread_max']:g})", f"{prefix}.spread_min")
+    if p["spread_max"] > world / 4:
+        raise SceneError(f"must be <= world / 4 ({world / 4:g}), got {p['spread_max']:g}", f"{prefix}.spread_max")
+
+
+def _clustered_setup(rng, n, lo, hi, p, radius):
+    k = p["clusters"]
+    spread = _log_uniform(rng, k, p["spread_min"], p["spread_max"])
+    margin = np.minimum(2.0 * spread, (hi - lo).min() / 4)[:, None]
+    centres = lo + margin + rng.random((k, 3)) * ((hi - lo) - 2 * margin)
+    weights = _log_uniform(rng, k, 1.0, p["weight_ratio"])
+    share = (1.0 - p["background"]) * weights / math.fsum(weights.tolist())  # fsum: exact, machine-independent
+    cum = np.cumsum(share)
+    return Layout(centres, spread, {"background": p["background"]}, {"cum": cum})
+
+
+def _clustered_sample(rng, lay, m, radii, lo, hi, p):
+    cum = lay.state["cum"]
+    which = np.searchsorted(cum, rng.random(m), side="right").astype(np.int32)
+    k = cum.size
+    bg = which >= k
+    which[bg] = -1
+    pts = np.empty((m, 3))
+    nbg = int(np.count_nonzero(bg))
+    pts[bg] = _uniform_box(rng, nbg, lo, hi)
+    cl = np.flatnonzero(~bg)
+    w = which[cl]
+    pts[cl] = lay.cluster_centres[w] + lay.cluster_spread[w, None] * _gauss(rng, cl.size)
+
+    def redraw(rows):
+        w = which[rows]  # background rows never leave the box
+        return lay.cluster_centres[w] + lay.cluster_spread[w, None] * _gauss(rng, rows.size)
+
+    return _keep_inside(pts, lo, hi, redraw), which
+
+
+# --------------------------------------------------------------------------- diagonal
+
+
+def _diagonal_setup(rng, n, lo, hi, p, radius):
+    return Layout(extras={"diagonal": {"start": lo.tolist(), "end": hi.tolist(), "jitter": p["jitter"]}})
+
+
+def _diagonal_sample(rng, lay, m, radii, lo, hi, p):
+    t = rng.random(m)
+    base = lo + t[:, None] * (hi - lo)
+    j = p["jitter"]
+    pts = base + j * _gauss(rng, m)
+    return _keep_inside(pts, lo, hi, lambda rows: base[rows] + j * _gauss(rng, rows.size)), np.full(
+        m, -1, dtype=np.int32
+    )
+
+
+def _diagonal_check(p, world, prefix):
+    if p["jitter"] > world / 4:
+        raise SceneError(f"must be <= world / 4 ({world / 4:g}), got {p['jitter']:g}", f"{prefix}.jitter")
+
+
+# --------------------------------------------------------------------------- remote-cluster
+
+
+def _remote_check(p, world, prefix):
+    if p["spread"] > world / 8:
+        raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p['spread']:g}", f"{prefix}.spread")
+
+
+def _remote_setup(rng, n, lo, hi, p, radius):
+    from .radii import radius_upper
+
+    centre = _vec(p["position"], lo + 0.9 * (hi - lo))
+    if (centre < lo).any() or (centre > hi).any():
+        raise SceneError(
+            f"must lie inside the world box {lo.tolist()}..{hi.tolist()}, got {centre.tolist()}",
+            "params.position",
+        )
+    spread = float(p["spread"])
+    keep_out = 4.0 * spread + radius_upper(radius)
+    extras = {
+        "remote": {
+            "centre": centre.tolist(),
+            "spread": spread,
+            "share": p["share"],
+            # a camera farther than this from the centre sees none of the cluster's objects
+            # (unless one strays beyond 4 spreads: probability ~1e-4 per object per axis)
+            "keep_out": keep_out,
+        }
+    }
+    return Layout(centre[None, :], np.array([spread]), extras, {})
+
+
+def _remote_sample(rng, lay, m, radii, lo, hi, p):
+    remote = rng.random(m) < p["share"]
+    cat = np.where(remote, 0, -1).astype(np.int32)
+    pts = _uniform_box(rng, m, lo, hi)
+    rows = np.flatnonzero(remote)
+    c, s = lay.cluster_centres[0], lay.cluster_spread[0]
+    pts[rows] = c + s * _gauss(rng, rows.size)
+    return _keep_inside(pts, lo, hi, lambda r: c + s * _gauss(rng, r.size)), cat
+
+
+# --------------------------------------------------------------------------- octaves
+
+
+def _octaves_setup(rng, n, lo, hi, p, radius):
+    focus = _vec(p["focus"], (lo + hi) / 2)
+    if (focus < lo).any() or (focus > hi).any():
+        raise SceneError(f"must lie inside the world box, got {focus.tolist()}", "params.focus")
+    return Layout(extras={"focus": focus.tolist(), "reach": p["reach"], "profile": p["profile"]}, state={"focus": focus})
+
+
+def _octaves_sample(rng, lay, m, radii, lo, hi, p):
+    d = P.unit_vectors(rng, m)
+    dist = radii * p["reach"]
+    if p["profile"] == "ball":
+        dist = dist * P.exp2(P.log2(np.maximum(rng.random(m), 1e-300)) / 3.0)  # radius * cbrt(u)
+    pts = lay.state["focus"] + d * dist[:, None]
+    np.clip(pts, lo, hi, out=pts)
+    return pts, np.full(m, -1, dtype=np.int32)
+
+
+# --------------------------------------------------------------------------- coincident
+
+
+def _coincident_setup(rng, n, lo, hi, p, radius):
+    k = p["sites"]
+    return Layout(_uniform_box(rng, k, lo, hi), np.zeros(k), {"sites": k}, {})
+
+
+def _coincident_sample(rng, lay, m, radii, lo, hi, p):
+    which = rng.integers(0, lay.cluster_centres.shape[0], m, dtype=np.int64)
+    return lay.cluster_centres[which], which.astype(np.int32)
+
+
+# --------------------------------------------------------------------------- table
+
+GENERATORS: dict[str, Generator] = {
+    "uniform": Generator(
+        "uniform",
+        "centres uniform in the world box",
+        {},
+        _uniform_setup,
+        _uniform_sample,
+    ),
+    "clustered": Generator(
+        "clustered",
+        "many Gaussian clusters of varied weight and spread plus a uniform background share; "
+        "inside a cluster a query meets hundreds of candidates",
+        {
+            "clusters": Param("int", 64, lo=1, hi=1_000_000, doc="number of clusters"),
+            "background": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of objects uniform over the box"),
+            "spread_min": Param("float", 10.0, lo=0.0, lo_open=True, doc="smallest cluster spread (std dev), world units"),
+            "spread_max": Param("float", 100.0, lo=0.0, lo_open=True, doc="largest cluster spread, world units"),
+            "weight_ratio": Param(
+                "float", 20.0, lo=1.0, doc="heaviest / lightest cluster weight (weights log-uniform in between)"
+            ),
+        },
+        _clustered_setup,
+        _clustered_sample,
+        _clustered_check,
+    ),
+    "diagonal": Generator(
+        "diagonal",
+        "centres along the world box's main diagonal (lo corner to hi corner) with Gaussian jitter: "
+        "defeats dense grids (few cells hold everything) and per-axis pruning (every axis spans the world)",
+        {"jitter": Param("float", 10.0, lo=0.0, doc="standard deviation per axis, world units")},
+        _diagonal_setup,
+        _diagonal_sample,
+        _diagonal_check,
+    ),
+    "remote-cluster": Generator(
+        "remote-cluster",
+        "a sparse uniform world plus one very dense cluster (category 0) far from where cameras go; "
+        "extras['remote'] says where cameras must keep out. The octree's query cost claims to be "
+        "independent of such a cluster: this scene checks the claim",
+        {
+            "share": Param("float", 0.5, lo=0.0, hi=1.0, doc="share of objects in the remote cluster"),
+            "spread": Param("float", 50.0, lo=0.0, lo_open=True, doc="the cluster's std dev per axis, world units"),
+            "position": Param("vec3", None, doc="the cluster's centre (default: 90% of the way to the hi corner)"),
+        },
+        _remote_setup,
+        _remote_sample,
+        _remote_check,
+    ),
+    "octaves": Generator(
+        "octaves",
+        "objects of every size around one focus point, each within `reach` times its own radius of it, "
+        "radii spanning many octaves (default log-uniform world*1e-6 .. world/4). Stresses the query "
+        "bound O(max(n, log S - log s)) (S root size, s smallest sphere within twice its radius of the "
+        "camera: here s is tiny, so the depth term dominates) and the at-most-2^d-nodes-per-level bound "
+        "(the default focus, the box centre, lies on a node boundary at every level). With profile "
+        "'shell' and reach slightly above 1 every sphere just misses the focus: many candidates, no hits",
+        {
+            "focus": Param("vec3", None, doc="the point every object surrounds (default: the box centre)"),
+            "reach": Param("float", 2.0, lo=0.0, lo_open=True, doc="distance to the focus, in units of the object's own radius"),
+            "profile": Param(
+                "str", "ball", choices=("ball", "shell"), doc="'ball': anywhere within reach; 'shell': exactly at reach"
+            ),
+        },
+        _octaves_setup,
+        _octaves_sample,
+        default_radius=lambda world: {"model": "log-uniform", "min": world * 1e-6, "max": world / 4},
+    ),
+    "coincident": Generator(
+        "coincident",
+        "objects stacked on a few exact sites (category = site): stresses structures whose leaves "
+        "split by position (a full leaf of identical points cannot be split), against the octree's "
+        "bound that an object's depth depends only on its radius, O(log S - log r), not on density",
+        {"sites": Param("int", 100, lo=1, hi=100_000_000, doc="number of distinct positions")},
+        _coincident_setup,
+        _coincident_sample,
+    ),
+}
