@@ -1,0 +1,240 @@
+"""Hierarchical hash grid: the "series of arrays" variant the adaptive view-distance octree's author
+mentions (J. Matthews, "A Fast Algorithm for Adaptive View Distance"), one grid per radius band.
+
+Level k holds the spheres of radius in (base 2^(k-1), base 2^k] (level 0: r <= base), each stored
+once, in the cell of its centre, on a grid whose edge is ``cell_factor * 2 * base * 2^k``: with the
+default ``cell_factor = 1`` a cell is as wide as its band's largest sphere, so a sphere holding p has
+its centre in one of at most 2 cells per axis around p, 2^3 = 8 cells per level. Grids are hashed
+(unbounded world, memory only for occupied cells) and share one hash map keyed (level, x, y, z).
+
+- query: for each non-empty level, probe the cells of the box p +- (largest radius on that level),
+  skip a cell whose own largest radius rules it out, test its objects: logarithmically many levels in
+  the radius range, at most 8 cells each (``stats.max_nodes_per_level``);
+- insert / remove / move: O(1): each cell's objects are a doubly linked list threaded through one
+  slot array (laid out cell by cell at build time, so a query streams contiguous rows); a move inside
+  the same cell and band only rewrites the row.
+
+Unlike the octree there is no hierarchy between levels: a far-away dense cluster costs a probe per level
+but no descent, and a level's window is as wide as its largest sphere even where only small ones live.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _hgrid_kernels as K
+from ._contract import (
+    QueryOverflow,
+    QueryStats,
+    SphereIndex,
+    as_centres,
+    as_point,
+    as_radii,
+    as_radius,
+    check_id,
+    check_out,
+)
+from .hashgrid import CellTable, _check_many, _exercise
+
+__all__ = ["HGrid", "default_base"]
+
+
+def default_base(radii: np.ndarray, percentile: float = 1.0) -> float:
+    """The largest power of two <= the ``percentile`` of the positive radii (1.0 when none): level 0's
+    band then starts at the small end of the data. World units."""
+    pos = radii[radii > 0]
+    if pos.size == 0:
+        return 1.0
+    v = float(np.percentile(pos, percentile))
+    return 2.0 ** math.floor(math.log2(v))
+
+
+class HGrid(SphereIndex):
+    """Hierarchical hash grid: one hashed grid per power-of-two radius band.
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0
+    base : float, optional
+        Top of level 0's radius band, world units (default: ``default_base(radii)``).
+    cell_factor : float
+        Cell edge over the band's largest diameter (default 1: at most 8 cells per level; 2 halves the
+        cells probed on average for 8x the objects per cell).
+    """
+
+    name = "hgrid"
+    updates_in_place = True
+    _warmed = False
+
+    def __init__(self, centres, radii, base=None, cell_factor: float = 1.0, **options):
+        super().__init__()
+        if options:
+            raise ValueError(f"hgrid: unknown options {sorted(options)}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        base = default_base(radii) if base is None else as_radius(base, "base")
+        if base <= 0.0:
+            raise ValueError("hgrid: base must be > 0")
+        cell_factor = as_radius(cell_factor, "cell_factor")
+        if cell_factor < 1.0:
+            raise ValueError(f"hgrid: cell_factor must be >= 1 (a cell at least a band's diameter), got {cell_factor}")
+        HGrid._warm()
+        self.base = float(base)
+        self.cell_factor = float(cell_factor)
+        edges = np.minimum(2.0 * self.cell_factor * self.base * 2.0 ** np.arange(K.MAXL), 1e300)
+        self._linv = 1.0 / edges
+        self._stats = np.zeros(4, dtype=np.int64)
+        self._build(centres, radii)
+
+    # ------------------------------------------------------------------------- build
+    def _build(self, centres: np.ndarray, radii: np.ndarray) -> None:
+        n = radii.size
+        self._lc = np.zeros(K.MAXL, dtype=np.int64)
+        self._lr = np.zeros(K.MAXL)
+        self._ct = ct = CellTable(max(16, n // 4))
+        self._crm = np.zeros(ct.ck.shape[0])
+        cnt = np.zeros(ct.ck.shape[0], dtype=np.int64)
+        cobj = np.empty(n, dtype=np.int32)
+        s = 0
+        while True:
+            s = K.build_count(s, centres, radii, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta,
+                              self._crm, cnt, cobj, self._lc, self._lr)
+            if s == n:
+                break
+            self._grow_cells()
+            if cnt.size < ct.ck.shape[0]:
+                g = np.zeros(ct.ck.shape[0], dtype=np.int64)
+                g[: cnt.size] = cnt
+                cnt = g
+        ncell = int(ct.cmeta[0])
+        off = np.zeros(ncell + 1, dtype=np.int64)
+        np.cumsum(cnt[:ncell], out=off[1:])
+        scap = max(16, n + n // 8)
+        self._sd = np.zeros((scap, 4))
+        self._sl = np.full((scap, 3), -1, dtype=np.int32)
+        self._sid = np.full(scap, -1, dtype=np.int64)
+        self._id2s = np.full(max(16, n), -1, dtype=np.int64)
+        K.build_fill(centres, radii, cobj, off, ct.ck, self._sd, self._sl, self._sid, self._id2s)
+        self._meta = np.zeros(4, dtype=np.int64)
+        self._meta[K.SLOT_TOP] = n
+        self._meta[K.NLIVE] = n
+        self._next_id = n
+
+    def _grow_cells(self) -> None:
+        ct = self._ct
+        ct.grow_for(1)
+        if self._crm.size < ct.ck.shape[0]:
+            g = np.zeros(ct.ck.shape[0])
+            g[: self._crm.size] = self._crm
+            self._crm = g
+
+    def _grow(self) -> None:
+        m = self._meta
+        if m[K.SLOT_FREEN] == 0 and m[K.SLOT_TOP] >= self._sd.shape[0]:
+            cap = self._sd.shape[0]
+            sd = np.zeros((2 * cap, 4))
+            sd[:cap] = self._sd
+            sl = np.full((2 * cap, 3), -1, dtype=np.int32)
+            sl[:cap] = self._sl
+            sid = np.full(2 * cap, -1, dtype=np.int64)
+            sid[:cap] = self._sid
+            self._sd, self._sl, self._sid = sd, sl, sid
+        self._grow_cells()
+
+    # ------------------------------------------------------------------------- contract
+    def __len__(self) -> int:
+        return int(self._meta[K.NLIVE])
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        ct = self._ct
+        k = K.query(px, py, pz, ct.tab, ct.ck, self._crm, self._sd, self._sl, self._sid, self._lc, self._lr,
+                    self._linv, out, self._stats)
+        if k > out.shape[0]:
+            raise QueryOverflow(k, out.shape[0])
+        return k
+
+    @property
+    def stats(self) -> QueryStats:
+        s = self._stats
+        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
+
+    @stats.setter
+    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
+        pass
+
+    def _live(self, id) -> int:
+        i = check_id(id)
+        if i < 0 or i >= self._next_id:
+            raise KeyError(f"unknown id {i}")
+        if self._id2s[i] < 0:
+            raise KeyError(f"id {i} was removed")
+        return i
+
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        i = self._next_id
+        if i >= self._id2s.size:
+            g = np.full(2 * self._id2s.size, -1, dtype=np.int64)
+            g[: self._id2s.size] = self._id2s
+            self._id2s = g
+        ids, cen, rad = np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r])
+        ct = self._ct
+        while not K.insert_many(0, ids, cen, rad, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta,
+                                self._crm, self._sd, self._sl, self._sid, self._id2s, self._lc, self._lr,
+                                self._meta):
+            self._grow()
+        self._next_id = i + 1
+        return i
+
+    def remove(self, id) -> None:
+        i = self._live(id)
+        ct = self._ct
+        K.remove_one(i, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._sl, self._sid, self._id2s, self._lc, self._lr,
+                     self._meta)
+
+    def move(self, id, centre, radius=None) -> None:
+        i = self._live(id)
+        x, y, z = as_point(centre, "centre")
+        r = np.nan if radius is None else as_radius(radius)
+        self._move(np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
+        None (keep each radius). Validated whole before anything changes."""
+        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._id2s < 0)
+        self._move(ids, centres, rad)
+
+    def _move(self, ids, cen, rad) -> None:
+        done = 0
+        while done < ids.size:
+            ct = self._ct
+            done = K.move_many(done, ids, cen, rad, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta,
+                               self._crm, self._sd, self._sl, self._id2s, self._lc, self._lr)
+            if done < ids.size:
+                self._grow_cells()
+
+    def nbytes(self) -> int:
+        arrays = (self._sd, self._sl, self._sid, self._id2s, self._crm, self._lc, self._lr, self._linv, self._meta)
+        return sum(a.nbytes for a in arrays) + self._ct.nbytes()
+
+    # ------------------------------------------------------------------------- inspection
+    def level_counts(self) -> np.ndarray:
+        """Objects per level, (64,) int64; level k holds radii in (base 2^(k-1), base 2^k]."""
+        return self._lc.copy()
+
+    @property
+    def cell_count(self) -> int:
+        return self._ct.live
+
+    @classmethod
+    def _warm(cls) -> None:
+        if cls._warmed:
+            return
+        cls._warmed = True
+        _exercise(cls)
