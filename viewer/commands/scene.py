@@ -1,0 +1,252 @@
+"""``viewer scene``: generate scene files from recipes and describe scenes.
+
+- ``viewer scene generate RECIPE -o FILE.npz``: generate the scene a recipe describes and write it.
+- ``viewer scene info SCENE``: N, world box, bounds, radius percentiles, per-cluster counts.
+- ``viewer scene list``: the bundled recipes.
+
+A SCENE is a ``.toml`` recipe, a ``.npz`` scene file, or the name of a bundled recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+PERCENTILES = (1, 10, 50, 90, 99, 99.9)
+MAX_ROWS = 20  # clusters listed by `info` before summarising the rest
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "scene",
+        help="generate scene files from recipes, describe scenes",
+        description=(
+            "Scenes come from recipes (TOML: a generator, its parameters, N, seed, world size, radius "
+            "model, look) or from .npz data files. Every command that takes a scene accepts either, "
+            "or the name of a bundled recipe (see 'viewer scene list'). Recipe fields are documented "
+            "in the header of every bundled recipe and in README.md ('Scene files')."
+        ),
+    )
+    sub = p.add_subparsers(dest="scene_command", metavar="ACTION")
+
+    g = sub.add_parser(
+        "generate",
+        help="generate a recipe's scene and write it as .npz",
+        description=(
+            "Generate the scene a recipe describes and write it to a .npz file (atomically: nothing "
+            "is left behind on failure). Same recipe and seed give bit-identical arrays on any machine."
+        ),
+    )
+    g.add_argument("recipe", metavar="RECIPE", help="a .toml recipe, a bundled recipe's name, or a .npz (rewritten)")
+    g.add_argument("-o", "--output", metavar="FILE", help="output .npz file (default: RECIPE's stem + .npz, here)")
+    g.add_argument("--n", type=_count, metavar="N", help="override the recipe's number of objects (e.g. 1e7)")
+    g.add_argument("--seed", type=_seed, metavar="SEED", help="override the recipe's seed")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    g.set_defaults(func=cmd_generate)
+
+    i = sub.add_parser(
+        "info",
+        help="describe a scene: N, bounds, radius percentiles, per-cluster counts",
+        description="Describe a scene (a .toml recipe is generated first, nothing is written).",
+    )
+    i.add_argument("scene", metavar="SCENE", help="a .toml recipe, a .npz scene file or a bundled recipe's name")
+    i.add_argument("--json", action="store_true", help="print the description as JSON")
+    i.set_defaults(func=cmd_info)
+
+    ls = sub.add_parser("list", help="list the bundled recipes", description="List the recipes bundled in scenes/.")
+    ls.set_defaults(func=cmd_list)
+
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _count(text: str) -> int:
+    from scenes import MAX_N
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (np.isfinite(v) and v.is_integer() and 1 <= v <= MAX_N):
+        raise argparse.ArgumentTypeError(f"must be a whole number 1..{MAX_N}, got {text!r}")
+    return int(v)
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return v
+
+
+class _Progress:
+    """Progress of a long generation on stderr: one updating line on a terminal, a few lines otherwise."""
+
+    MIN_N = 1_000_000
+
+    def __init__(self, label: str, enabled: bool = True):
+        self.label = label
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.t0 = time.perf_counter()
+        self.last = -1
+
+    def __call__(self, done: int, n: int) -> None:
+        if not self.enabled or n < self.MIN_N:
+            return
+        pct = int(100 * done / n)
+        step = 1 if self.tty else 25
+        if pct // step == self.last // step and done < n:
+            return
+        self.last = pct
+        msg = f"{self.label}: {done:,}/{n:,} objects ({pct}%, {time.perf_counter() - self.t0:.1f} s)"
+        if self.tty:
+            print("\r" + msg, end="\n" if done >= n else "", file=sys.stderr, flush=True)
+        else:
+            print(msg, file=sys.stderr, flush=True)
+
+
+def _load_for_generate(args, progress):
+    from scenes import SceneError, generate_recipe, load_scene, read_recipe, resolve_scene_path
+
+    path = resolve_scene_path(args.recipe)
+    if args.n is None and args.seed is None:
+        return load_scene(path, progress=progress)
+    if path.suffix != ".toml":
+        raise SceneError("--n and --seed apply only to a .toml recipe", source=str(path))
+    recipe = read_recipe(path)
+    if args.n is not None:
+        recipe["n"] = args.n
+    if args.seed is not None:
+        recipe["seed"] = args.seed
+    try:
+        scene = generate_recipe(recipe, progress)
+    except SceneError as exc:
+        raise exc.at(path) from None
+    scene.source = str(path)
+    return scene
+
+
+def cmd_generate(args) -> int:
+    from scenes import SceneError, save_scene
+
+    out = Path(args.output) if args.output else Path(Path(args.recipe).stem + ".npz")
+    if out.suffix != ".npz":
+        raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise SceneError(f"directory {str(out.parent)!r} does not exist", field="-o/--output")
+    t0 = time.perf_counter()
+    scene = _load_for_generate(args, _Progress(f"generating {Path(args.recipe).stem}", not args.quiet))
+    save_scene(scene, out)
+    dt = time.perf_counter() - t0
+    r = scene.radii
+    gen = scene.generator or "data"
+    size = out.stat().st_size / 1e6
+    print(
+        f"wrote {out}: {scene.name}, {scene.n:,} objects ({gen}, seed {scene.seed}), "
+        f"radii {r.min():.3g}..{r.max():.4g} (median {np.median(r):.3g}), {size:.1f} MB, {dt:.2f} s"
+    )
+    return 0
+
+
+def describe(scene) -> dict:
+    """A JSON-able description of ``scene`` (what ``viewer scene info`` prints)."""
+    c, r = scene.centres, scene.radii
+    lo, hi = scene.bounds
+    cat = scene.category
+    k = scene.cluster_centres.shape[0]
+    counts = np.bincount(cat[cat >= 0].astype(np.int64), minlength=k) if scene.n else np.zeros(k, dtype=np.int64)
+    clusters = []
+    for i in np.argsort(-counts, kind="stable"):
+        row = {"id": int(i), "count": int(counts[i]), "share": float(counts[i]) / max(1, scene.n)}
+        if i < k:
+            row["centre"] = scene.cluster_centres[i].tolist()
+            row["spread"] = float(scene.cluster_spread[i])
+        clusters.append(row)
+    return {
+        "name": scene.name,
+        "source": scene.source,
+        "sha256": scene.sha256,
+        "generator": scene.generator,
+        "seed": scene.seed,
+        "params": (scene.recipe or {}).get("params"),
+        "radius_model": (scene.recipe or {}).get("radius"),
+        "n": scene.n,
+        "world": scene.world,
+        "origin": np.asarray(scene.origin).tolist(),
+        "box": [lo.tolist(), hi.tolist()],
+        "bounds": [c.min(axis=0).tolist(), c.max(axis=0).tolist()],
+        "radii": {
+            "min": float(r.min()),
+            **{f"p{p:g}": float(v) for p, v in zip(PERCENTILES, np.percentile(r, PERCENTILES))},
+            "max": float(r.max()),
+            "mean": float(r.mean()),
+        },
+        "sizes": {"min": float(scene.sizes.min()), "max": float(scene.sizes.max())},
+        "background": int(np.count_nonzero(cat < 0)),
+        "clusters": clusters,
+        "extras": scene.extras,
+    }
+
+
+def _fmt_vec(v) -> str:
+    return "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+
+
+def cmd_info(args) -> int:
+    from scenes import load_scene
+
+    scene = load_scene(args.scene, progress=_Progress(f"generating {Path(args.scene).stem}"))
+    d = describe(scene)
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    out = []
+    src = f"  ({d['source']}, sha256 {d['sha256'][:12]})" if d["source"] else ""
+    out.append(f"scene      {d['name']}{src}")
+    if d["generator"]:
+        params = ", ".join(f"{k}={v}" for k, v in (d["params"] or {}).items() if v is not None)
+        out.append(f"generator  {d['generator']}, seed {d['seed']}" + (f" ({params})" if params else ""))
+        rm = dict(d["radius_model"] or {})
+        model = rm.pop("model", "?")
+        out.append(f"radius     {model} ({', '.join(f'{k}={v:g}' for k, v in rm.items())})")
+    else:
+        out.append(f"generator  none (scene data), seed {d['seed']}")
+    out.append(f"objects    {d['n']:,}")
+    out.append(f"world      {d['world']:g}, centred at {_fmt_vec(d['origin'])}: box {_fmt_vec(d['box'][0])} .. {_fmt_vec(d['box'][1])}")
+    out.append(f"bounds     {_fmt_vec(d['bounds'][0])} .. {_fmt_vec(d['bounds'][1])}")
+    rr = d["radii"]
+    out.append("radii      " + "  ".join(f"{k} {v:.4g}" for k, v in rr.items()))
+    out.append(f"sizes      {d['sizes']['min']:.4g} .. {d['sizes']['max']:.4g}")
+    n = max(1, d["n"])
+    cl = d["clusters"]
+    out.append(f"clusters   {len(cl)}; background (no cluster) {d['background']:,} ({100 * d['background'] / n:.1f}%)")
+    if cl:
+        out.append(f"  {'id':>6} {'count':>10} {'share':>7}  {'spread':>9}  centre")
+        for row in cl[:MAX_ROWS]:
+            spread = f"{row['spread']:9.4g}" if "spread" in row else f"{'':9}"
+            centre = _fmt_vec(row["centre"]) if "centre" in row else ""
+            out.append(f"  {row['id']:>6} {row['count']:>10,} {100 * row['share']:6.2f}%  {spread}  {centre}")
+        if len(cl) > MAX_ROWS:
+            rest = [row["count"] for row in cl[MAX_ROWS:]]
+            out.append(f"  ... {len(rest)} more clusters, {min(rest):,}..{max(rest):,} objects each, {sum(rest):,} in all")
+    for key, val in (d["extras"] or {}).items():
+        out.append(f"extras     {key}: {json.dumps(val)}")
+    print("\n".join(out))
+    return 0
+
+
+def cmd_list(args) -> int:
+    from scenes import bundled_recipes, read_recipe
+
+    for name, path in bundled_recipes().items():
+        r = read_recipe(path)
+        print(f"{name:24} {r.get('generator', '?'):15} n={r.get('n', '?'):<10,} {r.get('description', '')}")
+    return 0
