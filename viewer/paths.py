@@ -465,7 +465,7 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
 
 def _bounds(scene) -> tuple[np.ndarray, np.ndarray]:
     """The world box: the diagonal's ends when the scene names them; else a cube of side ``world``
-    around the middle of the centres' bounding box; else that bounding box."""
+    around ``origin`` (or the middle of the centres' bounding box); else that bounding box."""
     ends = _extra(scene, "diagonal")
     if isinstance(ends, dict) and "start" in ends and "end" in ends:
         a = np.asarray(ends["start"], dtype=np.float64).reshape(3)
@@ -473,6 +473,9 @@ def _bounds(scene) -> tuple[np.ndarray, np.ndarray]:
         return np.minimum(a, b), np.maximum(a, b)
     c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
     mid = (c.min(axis=0) + c.max(axis=0)) / 2 if len(c) else np.zeros(3)
+    origin = getattr(scene, "origin", None)
+    if origin is not None:
+        mid = np.asarray(origin, dtype=np.float64).reshape(3)
     w = getattr(scene, "world", None)
     if w is not None and np.isfinite(w) and w > 0:
         return mid - float(w) / 2, mid + float(w) / 2

@@ -1,0 +1,37 @@
+"""``viewer compare RUN.csv ...``: median / p95 / max per stage and per run, ratios against the first."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "tabulate recordings: median / p95 / max per stage and run, with ratios against the first run"
+
+DESCRIPTION = """\
+For every stage time (ms) and count column, print the median, 95th percentile and maximum over the
+frames of each run, and the ratio of each to the first run's (x median, x p95, x max; '-' where the
+first run's value is 0). Percentiles interpolate linearly between frames (numpy's default).
+"""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("compare", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", metavar="RUN.csv", help="recordings; the first is the reference")
+    p.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
+                   help="table format (default: %(default)s)")
+    p.add_argument("--stages-only", action="store_true", help="leave out the count columns")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    import sys
+
+    from ..compare import compare_runs, format_table
+    from ..recording.reader import read_runs
+    from ..recording.schema import STAGES
+
+    runs = read_runs(args.runs)
+    rows = compare_runs(runs, STAGES) if args.stages_only else compare_runs(runs)
+    sys.stdout.write(format_table(rows, args.format))
+    return 0

@@ -1,0 +1,150 @@
+"""Headless replay of a camera path, recorded: what ``viewer record`` runs.
+
+Every frame is rendered (offscreen, EGL) at a pose sampled from the path with a fixed ``dt``, so two
+runs of the same path see exactly the same poses and visible sets. Several indexes run interleaved
+on one GL context: frame k is rendered by every index before frame k + 1 by any (the order rotates
+each frame), each index with its own pipeline, buffers and camera, so a noisy machine slows them all
+alike. One CSV and one metadata file per index.
+
+GL is imported lazily (through :mod:`viewer.headless` / :mod:`viewer.render`), only when a replay runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import UserError
+from ..index import INDEXES
+from .meta import build_meta, gl_info
+from .progress import Progress
+from .writer import Recorder
+
+__all__ = ["check_indexes", "prepare_out_dir", "replay"]
+
+
+def check_indexes(names: Sequence[str]) -> list[str]:
+    """Known, available, distinct index names (order kept); a :class:`UserError` otherwise."""
+    out: list[str] = []
+    for n in names:
+        if n not in INDEXES:
+            raise UserError(f"--index: unknown index {n!r}; choose from {', '.join(INDEXES)}")
+        why = INDEXES[n].unavailable()
+        if why:
+            raise UserError(f"--index: {n!r} is not available here: {why}")
+        if n not in out:
+            out.append(n)
+    if not out:
+        raise UserError("--index: give at least one index")
+    return out
+
+
+def prepare_out_dir(out_dir: str | os.PathLike, names: Sequence[str]) -> Path:
+    """Create ``out_dir`` if needed and check it can be written; returns it."""
+    d = Path(out_dir)
+    if d.exists() and not d.is_dir():
+        raise UserError(f"{d}: exists and is not a directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise UserError(f"{d}: the output directory is not writable")
+    return d
+
+
+def replay(
+    scene,
+    samples,
+    indexes: Sequence[str],
+    out_dir: str | os.PathLike,
+    *,
+    size: tuple[int, int] = (1280, 720),
+    draw: str = "sprites",
+    path_meta: dict | None = None,
+    warmup: int = 3,
+    progress: bool = True,
+    on_frame: Callable | None = None,
+    flush_rows: int = 256,
+) -> dict[str, Path]:
+    """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
+    ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
+
+    on_frame(index, k, session, stats) : called after each frame (tests read ``session.pipeline``)
+    warmup : unrecorded frames at the first pose per index (JIT, shaders, buffers), before frame 0
+    """
+    names = check_indexes(indexes)
+    d = prepare_out_dir(out_dir, names)
+    if len(samples) == 0:
+        raise UserError("the camera path gives no frames")
+
+    from ..headless import HeadlessViewer
+    from ..render import ViewerSession
+
+    try:
+        hv = HeadlessViewer(scene, size=size, index=names[0], indexes=[names[0]], draw=draw, hud=False)
+    except RuntimeError as exc:  # no EGL: the message says what to install
+        raise UserError(str(exc)) from None
+    recorders: dict[str, Recorder] = {}
+    try:
+        sessions = {names[0]: hv.session}
+        for name in names[1:]:
+            sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, index=name, indexes=[name], draw=draw,
+                                           hud=False, boxes=False, camera=None)
+        first = samples.pose(0)
+        for s in sessions.values():
+            for _ in range(warmup):
+                s.frame(0.0, pose=first)
+            s.pipeline.frame = 0
+            s.pipeline.t = 0.0
+            s.last = None
+
+        gl = gl_info(hv.ctx)
+        for name, s in sessions.items():
+            meta = build_meta(
+                scene=scene,
+                index=name,
+                index_options=s.pipeline.index_options.get(name, {}),
+                window_size=hv.size,
+                gl=gl,
+                headless=True,
+                vsync=False,  # offscreen framebuffer: no swap, nothing to sync to
+                path=path_meta,
+                dt=samples.dt,
+                draw=draw,
+                interleaved=names,
+                build_s=s.pipeline.build_s.get(name),
+                camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
+            )
+            recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
+
+        total = len(samples) * len(names)
+        bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
+        done = 0
+        m = len(names)
+        for k in range(len(samples)):
+            pose = samples.pose(k)
+            t = float(samples.t[k])
+            for j in range(m):
+                name = names[(k + j) % m]  # rotate who goes first
+                s = sessions[name]
+                st = s.frame(samples.dt, pose=pose)
+                st.t = t
+                recorders[name].append(st)
+                if on_frame is not None:
+                    on_frame(name, k, s, st)
+                done += 1
+            bar.update(done)
+        bar.close()
+        for r in recorders.values():
+            r.close()
+    finally:
+        for r in recorders.values():
+            r.close(ended="error")  # no-op when already closed
+        hv.close()
+    if progress:
+        for name, r in recorders.items():
+            print(f"wrote {r.path} ({r.rows_written} frames)", file=sys.stderr)
+    return {name: r.path for name, r in recorders.items()}
