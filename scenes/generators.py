@@ -103,6 +103,19 @@ def _gauss(rng, k: int) -> np.ndarray:
     return P.standard_normal(rng, 3 * k).reshape(k, 3)
 
 
+def _gauss_ball(rng, k: int, limit: float) -> np.ndarray:
+    """(k, 3) standard normal vectors, those longer than ``limit`` drawn again (a truncated profile)."""
+    g = _gauss(rng, k)
+    for _ in range(64):
+        bad = np.flatnonzero((g * g).sum(axis=1) > limit * limit)
+        if bad.size == 0:
+            break
+        g[bad] = _gauss(rng, bad.size)
+    else:  # pragma: no cover - probability ~0.001**64
+        g /= np.maximum(1.0, np.sqrt((g * g).sum(axis=1)) / limit)[:, None]
+    return g
+
+
 def _vec(v, default) -> np.ndarray:
     return np.asarray(default if v is None else v, dtype=np.float64)
 
@@ -184,6 +197,9 @@ def _diagonal_check(p, world, prefix):
 # --------------------------------------------------------------------------- remote-cluster
 
 
+_REMOTE_LIMIT = 4.0  # the remote cluster's Gaussian is cut at this many spreads from its centre
+
+
 def _remote_check(p, world, prefix):
     if p["spread"] > world / 8:
         raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p['spread']:g}", f"{prefix}.spread")
@@ -199,14 +215,14 @@ def _remote_setup(rng, n, lo, hi, p, radius):
             "params.position",
         )
     spread = float(p["spread"])
-    keep_out = 4.0 * spread + radius_upper(radius)
+    keep_out = _REMOTE_LIMIT * spread + radius_upper(radius)
     extras = {
         "remote": {
             "centre": centre.tolist(),
             "spread": spread,
             "share": p["share"],
-            # a camera farther than this from the centre sees none of the cluster's objects
-            # (unless one strays beyond 4 spreads: probability ~1e-4 per object per axis)
+            # a camera farther than this from the centre sees none of the cluster's objects (their
+            # profile is truncated at _REMOTE_LIMIT spreads, their radii at the model's maximum)
             "keep_out": keep_out,
         }
     }
@@ -219,8 +235,8 @@ def _remote_sample(rng, lay, m, radii, lo, hi, p):
     pts = _uniform_box(rng, m, lo, hi)
     rows = np.flatnonzero(remote)
     c, s = lay.cluster_centres[0], lay.cluster_spread[0]
-    pts[rows] = c + s * _gauss(rng, rows.size)
-    return _keep_inside(pts, lo, hi, lambda r: c + s * _gauss(rng, r.size)), cat
+    pts[rows] = c + s * _gauss_ball(rng, rows.size, _REMOTE_LIMIT)
+    return _keep_inside(pts, lo, hi, lambda r: c + s * _gauss_ball(rng, r.size, _REMOTE_LIMIT)), cat
 
 
 # --------------------------------------------------------------------------- octaves
@@ -294,7 +310,8 @@ GENERATORS: dict[str, Generator] = {
     ),
     "remote-cluster": Generator(
         "remote-cluster",
-        "a sparse uniform world plus one very dense cluster (category 0) far from where cameras go; "
+        "a sparse uniform world plus one very dense cluster (category 0; Gaussian cut at 4 spreads) far "
+        "from where cameras go; "
         "extras['remote'] says where cameras must keep out. The octree's query cost claims to be "
         "independent of such a cluster: this scene checks the claim",
         {
