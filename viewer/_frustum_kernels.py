@@ -33,6 +33,24 @@ def cull_spheres_kernel(planes, centres, bounds, ids, k, out):
     return m
 
 
+@njit
+def planes_kernel(m, planes):
+    """Gribb-Hartmann: rows r3 +- r0, r3 +- r1, r3 +- r2 of ``m`` (4, 4) into ``planes`` (6, 4),
+    normalised; returns False when a normal is zero."""
+    for i in range(3):
+        for s in range(2):
+            sign = 1.0 if s == 0 else -1.0
+            p = 2 * i + s
+            for c in range(4):
+                planes[p, c] = m[3, c] + sign * m[i, c]
+            n = (planes[p, 0] * planes[p, 0] + planes[p, 1] * planes[p, 1] + planes[p, 2] * planes[p, 2]) ** 0.5
+            if not n > 0.0:
+                return False
+            for c in range(4):
+                planes[p, c] /= n
+    return True
+
+
 def warm() -> None:
     """Compile the kernels (call before anything timed)."""
     planes = np.zeros((6, 4))
@@ -40,3 +58,4 @@ def warm() -> None:
     b = np.zeros(1)
     ids = np.zeros(1, dtype=np.int64)
     cull_spheres_kernel(planes, c, b, ids, 1, np.empty(1, dtype=np.int64))
+    planes_kernel(np.eye(4), planes)

@@ -115,33 +115,40 @@ def look_at_angles(eye, target) -> tuple[float, float]:
     return math.degrees(math.atan2(d[0], -d[2])), math.degrees(math.atan2(d[1], horiz))
 
 
+def _basis(yaw: float, pitch: float) -> tuple[tuple[float, float, float], ...]:
+    """(right, up, forward) unit vectors for ``yaw``, ``pitch`` degrees; right stays horizontal."""
+    y, p = math.radians(yaw), math.radians(pitch)
+    sy, cy, sp, cp = math.sin(y), math.cos(y), math.sin(p), math.cos(p)
+    fx, fy, fz = cp * sy, sp, -cp * cy
+    rx, rz = cy, sy
+    # up = right x forward
+    return (rx, 0.0, rz), (-rz * fy, rz * fx - rx * fz, rx * fy), (fx, fy, fz)
+
+
 def view_rotation(yaw: float, pitch: float) -> np.ndarray:
     """The view matrix without translation, (4, 4) float64: world directions -> eye space.
 
-    The renderer draws camera-relative positions (object centre minus eye, in float32), so this
-    rotation is the whole view transform it needs; add the translation for world positions.
+    Rows are right, up and -forward (no roll). The renderer draws camera-relative positions (object
+    centre minus eye, in float32), so this rotation is the whole view transform it needs.
     """
-    f = forward_vector(yaw, pitch)
-    y = math.radians(yaw)
-    r = np.array((math.cos(y), 0.0, math.sin(y)))  # right stays horizontal: no roll
-    u = np.cross(r, f)
-    m = np.eye(4)
-    m[0, :3] = r
-    m[1, :3] = u
-    m[2, :3] = -f
-    return m
+    r, u, f = _basis(yaw, pitch)
+    return np.array(
+        ((*r, 0.0), (*u, 0.0), (-f[0], -f[1], -f[2], 0.0), (0.0, 0.0, 0.0, 1.0)), dtype=np.float64
+    )
 
 
 def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
     """OpenGL perspective projection (4, 4) float64; ``fov_y`` in degrees, depth to [-1, 1]."""
     f = 1.0 / math.tan(math.radians(fov_y) / 2.0)
-    m = np.zeros((4, 4))
-    m[0, 0] = f / aspect
-    m[1, 1] = f
-    m[2, 2] = (far + near) / (near - far)
-    m[2, 3] = 2.0 * far * near / (near - far)
-    m[3, 2] = -1.0
-    return m
+    return np.array(
+        (
+            (f / aspect, 0.0, 0.0, 0.0),
+            (0.0, f, 0.0, 0.0),
+            (0.0, 0.0, (far + near) / (near - far), 2.0 * far * near / (near - far)),
+            (0.0, 0.0, -1.0, 0.0),
+        ),
+        dtype=np.float64,
+    )
 
 
 @dataclass
@@ -238,9 +245,20 @@ class FlyCamera:
     # ----------------------------------------------------------------------------- matrices
     def view_matrix(self) -> np.ndarray:
         """World -> eye (4, 4) float32 (rotation and translation)."""
-        m = view_rotation(self.yaw, self.pitch)
-        m[:3, 3] = -(m[:3, :3] @ self.position)
-        return m.astype(np.float32)
+        return self._view64().astype(np.float32)
+
+    def _view64(self) -> np.ndarray:
+        r, u, f = _basis(self.yaw, self.pitch)
+        x, y, z = self.position.tolist()
+        return np.array(
+            (
+                (*r, -(r[0] * x + r[1] * y + r[2] * z)),
+                (*u, -(u[0] * x + u[1] * y + u[2] * z)),
+                (-f[0], -f[1], -f[2], f[0] * x + f[1] * y + f[2] * z),
+                (0.0, 0.0, 0.0, 1.0),
+            ),
+            dtype=np.float64,
+        )
 
     def projection_matrix(self) -> np.ndarray:
         """Eye -> clip (4, 4) float32."""
@@ -248,6 +266,4 @@ class FlyCamera:
 
     def view_projection(self) -> np.ndarray:
         """World -> clip (4, 4) float64, for frustum planes (kept in float64 so far-off worlds cull exactly)."""
-        m = view_rotation(self.yaw, self.pitch)
-        m[:3, 3] = -(m[:3, :3] @ self.position)
-        return perspective(self.fov, self.aspect, self.near, self.far) @ m
+        return perspective(self.fov, self.aspect, self.near, self.far) @ self._view64()

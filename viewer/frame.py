@@ -194,9 +194,9 @@ class FramePipeline:
         """The records of the last frame: (n_drawn,) :data:`INSTANCE_DTYPE` (a view, no copy)."""
         return self.instance_data[: self.n_drawn].view(INSTANCE_DTYPE).reshape(-1)
 
-    def instance_bytes(self) -> memoryview:
-        """The last frame's instance records as bytes (n_drawn * 24), for ``buffer.write``."""
-        return memoryview(self.instance_data[: self.n_drawn]).cast("B")
+    def instance_bytes(self) -> np.ndarray:
+        """The last frame's instance records as (n_drawn * 24,) uint8 (a view, no copy), for ``buffer.write``."""
+        return self.instance_data[: self.n_drawn].reshape(-1).view(np.uint8)
 
     def _grow(self, needed: int) -> None:
         cap = max(int(needed), 2 * self.ids.size)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._frustum_kernels import cull_spheres_kernel, warm
+from ._frustum_kernels import cull_spheres_kernel, planes_kernel as _planes_kernel, warm
 
 __all__ = ["PLANE_NAMES", "cull_spheres", "cull_spheres_numpy", "frustum_planes", "warm"]
 
@@ -28,12 +28,10 @@ def frustum_planes(view_proj) -> np.ndarray:
     m = np.asarray(view_proj, dtype=np.float64)
     if m.shape != (4, 4):
         raise ValueError(f"view_proj must be (4, 4), got {m.shape}")
-    r0, r1, r2, r3 = m
-    planes = np.array([r3 + r0, r3 - r0, r3 + r1, r3 - r1, r3 + r2, r3 - r2])
-    norms = np.linalg.norm(planes[:, :3], axis=1)
-    if not (norms > 0).all():
+    planes = np.empty((6, 4))
+    if not _planes_kernel(np.ascontiguousarray(m), planes):
         raise ValueError("view_proj is degenerate: a frustum plane has no normal")
-    return np.ascontiguousarray(planes / norms[:, None])
+    return planes
 
 
 def cull_spheres(planes: np.ndarray, centres: np.ndarray, bounds: np.ndarray, ids: np.ndarray, k: int,

@@ -166,7 +166,7 @@ class SceneRenderer:
                 [(self.edges, "3f", "in_position"), (self.box_buffer, "4f f/i", "in_box", "in_visited")],
             )
         if m:
-            self.box_buffer.write(memoryview(d[:m]).cast("B"))
+            self.box_buffer.write(d[:m])
         self.n_boxes = m
 
     def draw_boxes(self, view_rot: np.ndarray, proj: np.ndarray) -> None:

@@ -91,7 +91,7 @@ class TextLayer:
         n = self.layout(lines)
         if n == 0:
             return
-        self.buffer.write(memoryview(self._chars[:n]).cast("B"))
+        self.buffer.write(self._chars[:n])
         p = self.prog
         p["viewport"].value = (float(viewport[0]), float(viewport[1]))
         p["cell"].value = (float(self.cell[0]), float(self.cell[1]))

@@ -1,0 +1,199 @@
+"""``viewer view SCENE``: fly through a scene in a window, or render frames headless."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+
+from ..errors import UserError
+
+HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
+
+DESCRIPTION = """\
+Open SCENE (a recipe .toml, scene data .npz, or a bundled recipe name such as clustered-100k) and fly
+through it. Every frame the camera position is the query: the index returns the objects whose view
+distance holds the camera, a frustum cull keeps those in sight, and their instance records stream into
+one GPU buffer for one instanced draw.
+
+Keys: WASD move, Q/E or Ctrl/Space down/up, Shift faster, mouse look while a button is held (or M to
+toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and look at what the frozen
+camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
+octree level, V sprites/mesh, H HUD, P/F12 screenshot, Esc quit.
+
+With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
+generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
+the last frame.
+"""
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = text.lower().split("x")
+        w, h = int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 1280x720, got {text!r}") from None
+    if not (16 <= w <= 16384 and 16 <= h <= 16384):
+        raise argparse.ArgumentTypeError(f"size must be between 16 and 16384 pixels per side, got {text!r}")
+    return w, h
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def _fraction(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0.0 <= v <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scene", metavar="SCENE", help="a scene recipe (.toml), scene data (.npz) or a bundled recipe name")
+    p.add_argument("--index", metavar="NAME",
+                   help="the index to start with (default: octree when available, else brute); I cycles at run time")
+    p.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH",
+                   help="window / framebuffer size in pixels (default 1280x720)")
+    p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
+                   help="point-sprite impostors (cheaper) or instanced cubes (default: %(default)s)")
+    p.add_argument("--colour", choices=("category", "level"), default="category",
+                   help="colour by the scene's category or by the octree level holding each object")
+    p.add_argument("--fade", type=_fraction, default=0.15, metavar="FRACTION",
+                   help="objects fade in over this last fraction of their view distance (default 0.15; 0: pop)")
+    p.add_argument("--boxes", action="store_true", help="start with the index's node boxes shown")
+    p.add_argument("--no-hud", dest="hud", action="store_false", default=None, help="start with the HUD hidden")
+    p.add_argument("--hud", dest="hud", action="store_true", help="draw the HUD (default on in a window, off headless)")
+    p.add_argument("--screenshot", metavar="PNG",
+                   help="headless: save the last frame here; window: where the screenshot key saves")
+    g = p.add_argument_group("headless")
+    g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
+    g.add_argument("--frames", type=_positive_int, metavar="N",
+                   help="frames to render headless: the whole path in N frames (default 120; with --dt: the "
+                        "first N frames at that step)")
+    g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
+    g.add_argument("--dt", type=_positive_float, metavar="SECONDS",
+                   help="seconds of path per frame (alone: the whole path at this step, e.g. 0.016667 to fly it in real time)")
+    w = p.add_argument_group("window (for scripted runs)")
+    w.add_argument("--fixed-dt", type=_positive_float, metavar="SECONDS",
+                   help="advance the camera by this fixed step per frame instead of the wall clock")
+    w.add_argument("--max-frames", type=_positive_int, metavar="N", help="close the window after N frames")
+    p.set_defaults(func=run)
+    return p
+
+
+def _no_display() -> bool:
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run(args) -> int:
+    from ..index import INDEXES
+
+    index = args.index or ("octree" if "octree" in INDEXES else "brute")
+    if index not in INDEXES:
+        raise UserError(f"--index {index}: unknown index; choose from {', '.join(INDEXES)}")
+    why = INDEXES[index].unavailable()
+    if why:
+        raise UserError(f"--index {index}: not available here: {why}")
+    if not args.headless and _no_display():
+        raise UserError(
+            "no display to open a window on ($DISPLAY is not set). Render offscreen instead:\n"
+            f"  viewer view {args.scene} --headless --frames 120 --screenshot out.png\n"
+            "or run the window on a virtual display:\n"
+            f"  xvfb-run -s '-screen 0 {args.size[0]}x{args.size[1]}x24' viewer view {args.scene}"
+        )
+    cam_path = None
+    if args.path:
+        from ..paths import load_path
+
+        cam_path = load_path(args.path)
+    if args.screenshot:
+        d = os.path.dirname(os.path.abspath(args.screenshot))
+        if not os.path.isdir(d):
+            raise UserError(f"--screenshot {args.screenshot}: directory {d} does not exist")
+
+    from scenes import load_scene
+
+    print(f"loading {args.scene} ...", file=sys.stderr)
+    scene = load_scene(args.scene)
+    if args.headless:
+        return _headless(args, scene, index, cam_path)
+    return _window(args, scene, index)
+
+
+def _headless(args, scene, index: str, cam_path) -> int:
+    from ..headless import HeadlessViewer
+    from ..paths import generated_path
+
+    if cam_path is None:
+        cam_path = generated_path(scene)
+    if args.frames is None and args.dt is None:
+        samples = cam_path.sample(frames=120)
+    else:
+        samples = cam_path.sample(frames=args.frames, dt=args.dt)
+    try:
+        hv = HeadlessViewer(scene, size=args.size, index=index, draw=args.draw, colour=args.colour,
+                            hud=bool(args.hud), boxes=args.boxes, fade=args.fade)
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from None
+    with hv:
+        print(f"{scene.name}: {len(scene.centres)} objects; index {index}; {len(samples)} frames of "
+              f"{cam_path.name} (dt {samples.dt:.4g} s) at {args.size[0]}x{args.size[1]}, {args.draw}", file=sys.stderr)
+        rows = hv.run(samples, screenshot=args.screenshot)
+    print(summarise(rows))
+    if args.screenshot:
+        print(f"wrote {args.screenshot}")
+    return 0
+
+
+def summarise(rows) -> str:
+    """Median stage times and counts of ``rows`` (FrameStats), and the share of the frame spent in
+    index + cull + gather + upload."""
+    if not rows:
+        return "no frames"
+    med = lambda k: statistics.median(getattr(r, k) for r in rows)  # noqa: E731
+    cpu = statistics.median((r.query_ms + r.cull_ms + r.gather_ms + r.upload_ms) / r.frame_ms for r in rows if r.frame_ms > 0)
+    return (
+        f"frames {len(rows)}  median frame {med('frame_ms'):.2f} ms ({1000.0 / med('frame_ms'):.1f} fps)\n"
+        f"median ms: query {med('query_ms'):.3f}  cull {med('cull_ms'):.3f}  gather {med('gather_ms'):.3f}  "
+        f"upload {med('upload_ms'):.3f}  draw {med('draw_ms'):.2f}\n"
+        f"index+cull+gather+upload share of the frame (median): {100.0 * cpu:.1f}%\n"
+        f"median counts: visible {med('visible'):g}  drawn {med('drawn'):g}  candidates {med('candidates'):g}  "
+        f"nodes {med('nodes_visited'):g}; max drawn {max(r.drawn for r in rows)}"
+    )
+
+
+def _window(args, scene, index: str) -> int:
+    try:
+        from ..app import WindowOptions, run_window, summary
+    except ImportError as exc:
+        raise UserError(f"cannot open a window: {exc}") from None
+    opts = WindowOptions(scene=scene, index=index, draw=args.draw, colour=args.colour, fade=args.fade,
+                         hud=True if args.hud is None else args.hud, boxes=args.boxes, screenshot=args.screenshot,
+                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0)
+    win = run_window(opts, size=args.size)
+    print(summary(win), file=sys.stderr)
+    return 0
