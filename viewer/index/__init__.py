@@ -7,16 +7,25 @@
 
 from ._contract import QueryOverflow, QueryStats, SphereIndex
 from .brute import BruteForce, brute_query
+from .buckettree import BucketTree
+from .hashgrid import HashGrid
+from .hgrid import HGrid
 from .octree import Octree
 
 INDEXES: dict[str, type[SphereIndex]] = {
     "brute": BruteForce,
+    "buckettree": BucketTree,
+    "hashgrid": HashGrid,
+    "hgrid": HGrid,
     "octree": Octree,
 }
 
 __all__ = [
     "INDEXES",
     "BruteForce",
+    "BucketTree",
+    "HashGrid",
+    "HGrid",
     "Octree",
     "QueryOverflow",
     "QueryStats",
