@@ -317,3 +317,15 @@ def test_portable_normals_are_standard_normal():
     assert np.mean(np.abs(z) < 1.0) == pytest.approx(0.6827, abs=0.005)
     v = P.unit_vectors(np.random.default_rng(2), 1000)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0)
+
+
+def test_scenes_import_no_gl():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scenes, viewer.commands.scene; scenes.generate_scene('clustered', 100, clusters=3); "
+        "print(','.join(m for m in ('moderngl', 'moderngl_window', 'pyglet', 'glcontext') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
