@@ -138,12 +138,20 @@ def _version(p: Path, meta: dict, header: list[str]) -> int:
 
 
 def read_runs(paths) -> list[Run]:
-    """:func:`read_run` over ``paths``; labels made unique by appending the file name where needed."""
+    """:func:`read_run` over ``paths``; equal labels are told apart by the file name, then its folder,
+    then a counter (``run1/octree.csv`` and ``run2/octree.csv`` read ``octree · ... [run1/octree.csv]``)."""
     runs = [read_run(p) for p in paths]
-    seen: dict[str, int] = {}
-    for r in runs:
-        seen[r.label] = seen.get(r.label, 0) + 1
-    for r in runs:
-        if seen[r.label] > 1:
-            r.label = f"{r.label} [{r.path.name}]"
+    base = [r.label for r in runs]
+    for depth in (1, 2, 0):
+        labels = [r.label for r in runs]
+        dup = {lb for lb in labels if labels.count(lb) > 1}
+        if not dup:
+            break
+        for i, r in enumerate(runs):
+            if r.label in dup:
+                if depth:
+                    tail = "/".join(r.path.parts[-depth:])
+                    r.label = f"{base[i]} [{tail}]"
+                else:
+                    r.label = f"{r.label} #{i + 1}"
     return runs

@@ -1,0 +1,170 @@
+"""``viewer plot`` and ``viewer compare``: images of the expected size from real recordings, numbers that
+match a hand computation, and clean failures on bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from viewer.cli import main
+from viewer.compare import compare_runs, format_table
+from viewer.errors import UserError
+from viewer.recording import COLUMNS, SCHEMA_VERSION, Recorder, build_meta, meta_path_for, read_run, read_runs
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory):
+    """Two recordings of the GL-free frame pipeline flying a generated path (brute and octree if present)."""
+    from scenes import generate_scene
+    from viewer.camera import FlyCamera
+    from viewer.frame import FramePipeline, warm
+    from viewer.index import INDEXES
+    from viewer.paths import generated_path
+
+    d = tmp_path_factory.mktemp("runs")
+    scene = generate_scene("clustered", 4000, seed=2, clusters=6)
+    samples = generated_path(scene).sample(frames=120)
+    warm()
+    out = []
+    for name in [n for n in ("brute", "octree") if n in INDEXES]:
+        pipe = FramePipeline(scene, name, indexes=[name])
+        cam = FlyCamera(far=float(scene.radii.max()))
+        with Recorder(d / f"{name}.csv", build_meta(scene=scene, index=name, headless=True,
+                                                   path={"name": "flythrough"})) as rec:
+            for k in range(len(samples)):
+                rec.append(pipe.step(cam, samples.dt, pose=samples.pose(k)))
+        out.append(d / f"{name}.csv")
+    return out
+
+
+def _png_size(path):
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return im.size, im.format
+
+
+@pytest.mark.parametrize("size", [(1600, 1500), (900, 700)])
+def test_plot_writes_a_png_of_the_requested_size(real_runs, tmp_path, size):
+    out = tmp_path / "fig.png"
+    rc = main(["plot", *map(str, real_runs), "-o", str(out), "--width", str(size[0]), "--height", str(size[1])])
+    assert rc == 0
+    assert _png_size(out) == (size, "PNG")
+    assert [f.name for f in tmp_path.iterdir()] == ["fig.png"]  # no temporary file left
+
+
+def test_plot_of_one_run_and_of_an_svg(real_runs, tmp_path):
+    from viewer.plot import plot_files
+
+    plot_files(real_runs[:1], tmp_path / "one.png", width=800, height=800)
+    assert _png_size(tmp_path / "one.png") == ((800, 800), "PNG")
+    plot_files(real_runs, tmp_path / "fig.svg")
+    assert (tmp_path / "fig.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_plot_bad_output_and_inputs(real_runs, tmp_path, capsys):
+    assert main(["plot", str(real_runs[0]), "-o", str(tmp_path / "no" / "fig.png")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["plot", str(real_runs[0]), "-o", str(tmp_path / "fig.xyz")]) == 2
+    assert "cannot write .xyz" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "missing.csv"), "-o", str(tmp_path / "fig.png")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    empty = tmp_path / "empty.csv"
+    Recorder(empty).close()
+    assert main(["plot", str(empty), "-o", str(tmp_path / "fig.png")]) == 2
+    assert "has no rows" in capsys.readouterr().err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["empty.csv", "empty.meta.json"]
+
+
+def test_other_schema_version_is_refused_by_plot_and_compare(real_runs, tmp_path, capsys):
+    import shutil
+
+    p = tmp_path / "old.csv"
+    shutil.copy(real_runs[0], p)
+    meta = json.loads(meta_path_for(real_runs[0]).read_text())
+    meta["schema"]["version"] = SCHEMA_VERSION + 1
+    meta_path_for(p).write_text(json.dumps(meta))
+    assert main(["plot", str(p), "-o", str(tmp_path / "fig.png")]) == 2
+    err = capsys.readouterr().err
+    assert "old.csv" in err and f"schema version {SCHEMA_VERSION + 1}" in err and "Traceback" not in err
+    assert main(["compare", str(p)]) == 2
+    assert not (tmp_path / "fig.png").exists()
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+def _small_csv(path, query_ms, frame_ms, visible, index="brute", label=None):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for k, (q, fr, v) in enumerate(zip(query_ms, frame_ms, visible)):
+            row = {c: 0 for c in COLUMNS}
+            row.update(frame=k, index=index, query_ms=q, frame_ms=fr, visible=v)
+            w.writerow([row[c] for c in COLUMNS])
+    if label:
+        meta_path_for(path).write_text(json.dumps({"schema": {"name": "viewer-frames", "version": SCHEMA_VERSION},
+                                                   "label": label}))
+    return path
+
+
+def test_compare_matches_a_hand_computation(tmp_path):
+    a = _small_csv(tmp_path / "a.csv", [1, 2, 3, 4, 5], [10, 20, 30, 40, 100], [0, 1, 2, 3, 4], label="A")
+    b = _small_csv(tmp_path / "b.csv", [2, 4, 6, 8, 10], [5, 5, 5, 5, 5], [0, 0, 0, 0, 0], label="B")
+    rows = {(r.column, r.run): r for r in compare_runs(read_runs([a, b]))}
+    # query_ms of A: median 3; p95 = 4 + 0.8 * (5 - 4) = 4.8 (linear interpolation); max 5
+    qa = rows[("query_ms", "A")]
+    assert qa.values == {"median": 3.0, "p95": pytest.approx(4.8), "max": 5.0}
+    assert qa.ratios == {"median": 1.0, "p95": 1.0, "max": 1.0}
+    qb = rows[("query_ms", "B")]
+    assert qb.values == {"median": 6.0, "p95": pytest.approx(9.6), "max": 10.0}
+    assert qb.ratios == {"median": 2.0, "p95": pytest.approx(2.0), "max": 2.0}
+    # frame_ms of A: sorted 10 20 30 40 100 -> median 30, p95 = 40 + 0.8 * 60 = 88, max 100
+    fa, fb = rows[("frame_ms", "A")], rows[("frame_ms", "B")]
+    assert fa.values == {"median": 30.0, "p95": pytest.approx(88.0), "max": 100.0}
+    assert fb.ratios == {"median": pytest.approx(5 / 30), "p95": pytest.approx(5 / 88), "max": 0.05}
+    # visible of A: median 2, p95 = 3.8, max 4; B is all zeros; a zero reference gives no ratio
+    assert rows[("visible", "A")].values == {"median": 2.0, "p95": pytest.approx(3.8), "max": 4.0}
+    assert rows[("visible", "B")].ratios == {"median": 0.0, "p95": 0.0, "max": 0.0}
+    assert rows[("update_ms", "B")].ratios == {"median": None, "p95": None, "max": None}
+    assert rows[("query_ms", "A")].frames == 5
+
+
+def test_compare_cli_prints_the_table(tmp_path, capsys):
+    a = _small_csv(tmp_path / "a.csv", [1, 2, 3, 4, 5], [10, 20, 30, 40, 100], [0, 1, 2, 3, 4], label="A")
+    b = _small_csv(tmp_path / "b.csv", [2, 4, 6, 8, 10], [5, 5, 5, 5, 5], [0, 0, 0, 0, 0], label="B")
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and " B " in ln)
+    assert line.split()[-6:] == ["6.000", "9.600", "10.000", "2.00", "2.00", "2.00"]
+    assert main(["compare", str(a), str(b), "--format", "csv", "--stages-only"]) == 0
+    rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
+    assert {r["column"] for r in rows} == {"update_ms", "query_ms", "cull_ms", "gather_ms", "upload_ms", "draw_ms",
+                                           "frame_ms"}
+    fb = next(r for r in rows if r["column"] == "frame_ms" and r["run"] == "B")
+    assert float(fb["p95"]) == 5.0 and fb["xmax"] == "0.05"
+    assert main(["compare", str(a), "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("| column | run |")
+
+
+def test_compare_labels_runs_from_metadata_and_disambiguates(real_runs, tmp_path):
+    runs = read_runs([real_runs[0], real_runs[0]])
+    assert runs[0].label != runs[1].label
+    assert runs[0].label.startswith("brute · clustered")
+    table = format_table(compare_runs(read_runs(real_runs)))
+    assert "query_ms" in table and "frame_ms" in table
+
+
+def test_real_runs_have_one_row_per_frame(real_runs):
+    for p in real_runs:
+        r = read_run(p)
+        assert len(r) == 120 and np.array_equal(r["frame"], np.arange(120))
+        assert (r["drawn"] <= r["visible"]).all() and (r["visible"] <= r["candidates"]).all()
+
+
+def test_compare_of_nothing_is_a_user_error():
+    with pytest.raises(UserError):
+        compare_runs([])

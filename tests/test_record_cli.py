@@ -1,0 +1,174 @@
+"""``viewer record``: headless replay (EGL), determinism, one CSV per index, clean failures, SIGTERM."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viewer.cli import main
+from viewer.recording import COLUMNS, meta_path_for, read_run
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.gl
+
+POSE_AND_COUNTS = ("frame", "t", "dt", "cam_x", "cam_y", "cam_z", "yaw", "pitch", "objects", "candidates", "visible",
+                   "drawn", "nodes_visited", "max_nodes_per_level")
+
+
+@pytest.fixture(scope="module")
+def scene_file(tmp_path_factory):
+    from scenes import generate_scene, save_scene
+
+    d = tmp_path_factory.mktemp("scene")
+    return save_scene(generate_scene("clustered", 3000, seed=11, clusters=5), d / "tiny.npz")
+
+
+def _indexes():
+    from viewer.index import INDEXES
+
+    return [n for n in ("brute", "octree") if n in INDEXES]
+
+
+def _replay_once(scene, out):
+    """Replay 60 frames of the generated path; returns {index: [(visible ids digest, drawn ids digest)]}."""
+    from viewer.paths import generated_path
+    from viewer.recording.replay import replay
+
+    seen: dict[str, list] = {}
+
+    def on_frame(name, k, session, st):
+        p = session.pipeline
+        vis = np.sort(p.ids[: st.visible])
+        drawn = np.sort(p.drawn())
+        seen.setdefault(name, []).append((hashlib.sha1(vis.tobytes()).hexdigest(),
+                                          hashlib.sha1(drawn.tobytes()).hexdigest(), len(vis)))
+
+    samples = generated_path(scene, "clusters").sample(frames=60)
+    paths = replay(scene, samples, _indexes(), out, size=(160, 90), progress=False, on_frame=on_frame)
+    return seen, paths
+
+
+def test_two_replays_see_the_same_poses_and_visible_sets(scene_file, tmp_path):
+    from scenes import load_scene
+
+    scene = load_scene(scene_file)
+    a, pa = _replay_once(scene, tmp_path / "a")
+    b, pb = _replay_once(scene, tmp_path / "b")
+    assert a == b
+    names = _indexes()
+    assert sorted(pa) == sorted(names)
+    # something is actually seen along the way, and every index sees the same sets
+    assert any(n > 0 for _, _, n in a[names[0]])
+    for name in names[1:]:
+        assert [x[:2] for x in a[name]] == [x[:2] for x in a[names[0]]]
+    for name in names:
+        ra, rb = read_run(pa[name]), read_run(pb[name])
+        assert len(ra) == len(rb) == 60
+        for c in POSE_AND_COUNTS:
+            assert np.array_equal(ra[c], rb[c]), c
+        assert (ra["index"] == name).all()
+
+
+def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, capsys):
+    out = tmp_path / "runs"
+    names = _indexes()
+    rc = main(["record", str(scene_file), "--frames", "25", "--size", "128x72", "-o", str(out),
+               "--save-path", str(tmp_path / "path.toml"), *sum((["--index", n] for n in names), [])])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "100.0%" in err and "ETA" in err
+    assert sorted(p.name for p in out.iterdir()) == sorted([f"{n}.csv" for n in names] + [f"{n}.meta.json" for n in names])
+    for n in names:
+        run = read_run(out / f"{n}.csv")
+        assert len(run) == 25 and list(run.columns) == list(COLUMNS)
+        meta = json.loads(meta_path_for(out / f"{n}.csv").read_text())
+        assert meta["complete"] is True and meta["frames"] == 25
+        assert meta["index"]["name"] == n and meta["window"] == {"size": [128, 72], "headless": True, "vsync": False}
+        assert meta["scene"]["sha256"] == hashlib.sha256(Path(scene_file).read_bytes()).hexdigest()
+        assert meta["scene"]["n"] == 3000 and meta["scene"]["seed"] == 11
+        assert meta["gl"]["renderer"] and meta["gl"]["version"]
+        assert meta["path"]["generated"] == "flythrough" and meta["path"]["frames"] == 25
+        assert meta["interleaved"] == names
+    # the saved path replays to the same poses
+    rc = main(["record", str(scene_file), "--path", str(tmp_path / "path.toml"), "--frames", "25", "--size", "128x72",
+               "-o", str(tmp_path / "again"), "--index", names[0], "-q"])
+    assert rc == 0
+    a, b = read_run(out / f"{names[0]}.csv"), read_run(tmp_path / "again" / f"{names[0]}.csv")
+    for c in ("cam_x", "cam_y", "cam_z", "yaw", "pitch", "visible"):
+        assert np.array_equal(a[c], b[c]), c
+    meta = json.loads(meta_path_for(tmp_path / "again" / f"{names[0]}.csv").read_text())
+    assert meta["path"]["sha256"] == hashlib.sha256((tmp_path / "path.toml").read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "case, path_text, message",
+    [
+        ("missing", None, "no such camera path file"),
+        ("empty", "", "empty file"),
+        ("malformed", "[[keyframe]\n", "not valid TOML"),
+        ("one keyframe", "[[keyframe]]\nt = 0\nposition = [0, 0, 0]\nyaw = 0\npitch = 0\n", "at least 2 keyframes"),
+    ],
+)
+def test_bad_path_files_exit_2_and_write_nothing(scene_file, tmp_path, capsys, case, path_text, message):
+    p = tmp_path / "p.toml"
+    if path_text is not None:
+        p.write_text(path_text)
+    out = tmp_path / "out"
+    assert main(["record", str(scene_file), "--path", str(p), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(p) in err and "Traceback" not in err
+    assert err.count("\n") == 1  # one clear message
+    assert not out.exists()
+
+
+def test_unwritable_output_and_unknown_index_exit_2(scene_file, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["record", str(scene_file), "-o", str(blocker / "runs")]) == 2
+    assert "cannot create the output directory" in capsys.readouterr().err
+    assert main(["record", str(scene_file), "-o", str(blocker)]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["record", str(scene_file), "--index", "nosuch", "-o", str(tmp_path / "o")]) == 2
+    assert "unknown index 'nosuch'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(SystemExit) as exc:
+        main(["record", str(scene_file), "--size", "big", "-o", str(tmp_path / "o")])
+    assert exc.value.code == 2
+    assert sorted(os.listdir(tmp_path)) == ["file"]
+
+
+def test_sigterm_mid_recording_leaves_complete_rows(scene_file, tmp_path):
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "viewer", "record", str(scene_file), "--frames", "200000", "--size", "64x64",
+           "--index", _indexes()[0], "-o", str(out), "-q"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    csv_path = out / f"{_indexes()[0]}.csv"
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        if csv_path.exists() and csv_path.read_bytes().count(b"\n") > 300:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"record ended early: {proc.stderr.read().decode()}")
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("no rows were recorded")
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    raw = csv_path.read_bytes()
+    assert raw.endswith(b"\n")
+    run = read_run(csv_path)
+    assert len(run) >= 300 and np.array_equal(run["frame"], np.arange(len(run)))
+    assert all(line.count(b",") == len(COLUMNS) - 1 for line in raw.splitlines())
+    meta = json.loads(meta_path_for(csv_path).read_text())
+    assert meta["ended"] == "SIGTERM" and meta["complete"] is False and meta["frames"] == len(run)
