@@ -67,17 +67,23 @@ def standard_normal(rng: np.random.Generator, size: int) -> np.ndarray:
     while filled < size:
         need = size - filled
         pairs = (need + 1) // 2
-        u = rng.random((pairs * 4 // 3 + 8, 2))  # pi/4 of pairs are accepted
+        k = pairs * 4 // 3 + 8  # pi/4 of the pairs are accepted
+        u = rng.random(2 * k)
         u *= 2.0
         u -= 1.0
-        s = u[:, 0] * u[:, 0] + u[:, 1] * u[:, 1]
-        ok = (s < 1.0) & (s > 0.0)
-        u = u[ok]
+        x, y = u[0::2], u[1::2]
+        s = x * x
+        s += y * y
+        ok = np.flatnonzero((s < 1.0) & (s > 0.0))
         s = s[ok]
-        f = np.sqrt(-2.0 * _LN2 * log2(s) / s)
-        z = (u * f[:, None]).ravel()
-        take = min(need, z.size)
-        out[filled : filled + take] = z[:take]
+        f = log2(s)
+        f *= -2.0 * _LN2
+        f /= s
+        np.sqrt(f, out=f)
+        take = min(need, 2 * ok.size)
+        z = out[filled : filled + take]
+        z[0::2] = x[ok[: (take + 1) // 2]] * f[: (take + 1) // 2]
+        z[1::2] = y[ok[: take // 2]] * f[: take // 2]
         filled += take
     return out
 

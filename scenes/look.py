@@ -120,9 +120,9 @@ def make_colours(
     pal = _palette(look, categorical)
     bg = np.array(check_colour(look["background"], "look.background"), dtype=np.float64)
     if by == "radius" and n:
-        pos = radii[radii > 0]
-        lr = P.log2(pos) if pos.size else np.zeros(1)
-        lo, hi = float(lr.min()), float(lr.max())
+        top = float(radii.max())
+        low = float(np.min(radii, where=radii > 0, initial=top)) if top > 0 else 1.0
+        lo, hi = (float(v) for v in P.log2(np.array([low, max(top, low)])))  # log2 is monotonic
     elif by == "height" and n:
         lo, hi = float(centres[:, 2].min()), float(centres[:, 2].max())
     for a in range(0, n, chunk):
