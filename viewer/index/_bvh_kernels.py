@@ -1,0 +1,722 @@
+"""Numba kernels of the BVH (:mod:`viewer.index.bvh`): build, point query, refit, insert, remove, move.
+
+The tree is a struct of flat arrays, passed whole to every kernel:
+
+- ``obj`` : (S, 4) float64, one row per object slot: x, y, z, r (world units). Leaves own contiguous
+  slot ranges ``[start, start + cnt)`` with room for ``cap`` objects; slots outside every live range are
+  garbage (``oid == -1``) until the next rebuild compacts them.
+- ``oid`` : (S,) int64, slot -> object id (-1: empty). ``leafof`` : (S,) int32, slot -> leaf node.
+- ``idslot`` : (I,) int64, id -> slot (-1: removed), the :class:`~viewer.index._contract.IdTable` array.
+- ``nf`` : (M, 6) float64 node boxes (lo x, y, z, hi x, y, z); an empty node has lo = +inf, hi = -inf.
+- ``ni`` : (M, 6) int32 node topology, columns ``CHILD`` (first of two adjacent children, -1 for a
+  leaf), ``START``, ``CNT``, ``CAP`` (leaf slot range), ``PARENT``, ``DEPTH``. Children always have larger
+  indices than their parent, so a reverse sweep refits the whole tree bottom-up.
+- ``st`` : (4,) int64 counters ``[nnodes, nslots, garbage, maxdepth]``; ``fst`` : (1,) float64, the
+  summed volume of all node boxes (the expected number of nodes a uniformly random point in the root
+  box enters, times the root volume: the degradation measure).
+
+An object's box is its sphere's AABB padded outward by a few ulps of ``|c| + r``, so a point the exact
+predicate accepts can never fall outside it through rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewer._jit import njit
+
+CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
+NI_COLS = 6
+NNODES, NSLOTS, GARBAGE, MAXDEPTH = 0, 1, 2, 3
+
+PAD = 2.0**-50  # relative outward padding of object boxes: covers the predicate's rounding
+MEDIAN_DEPTH = 48  # below this depth the builder falls back to median splits (bounds the depth)
+SMALL_NODE = 48  # nodes this small split at the median: binning them costs more than it saves
+INF = np.inf
+
+
+@njit
+def _pad(c, r):
+    return (abs(c) + r) * PAD
+
+
+@njit
+def _vol(b0, b1, b2, b3, b4, b5):
+    if b3 < b0 or b4 < b1 or b5 < b2:
+        return 0.0
+    return (b3 - b0) * (b4 - b1) * (b5 - b2)
+
+
+@njit
+def _node_vol(nf, i):
+    return _vol(nf[i, 0], nf[i, 1], nf[i, 2], nf[i, 3], nf[i, 4], nf[i, 5])
+
+
+@njit
+def _set_empty(nf, i):
+    for a in range(3):
+        nf[i, a] = INF
+        nf[i, 3 + a] = -INF
+
+
+# ----------------------------------------------------------------------------------------- build
+
+
+@njit
+def _swap_rows(D, perm, i, j):
+    for q in range(D.shape[1]):
+        t = D[i, q]
+        D[i, q] = D[j, q]
+        D[j, q] = t
+    t2 = perm[i]
+    perm[i] = perm[j]
+    perm[j] = t2
+
+
+@njit
+def _select(D, perm, col, lo, hi, k):
+    """Quickselect on rows ``lo..hi`` (inclusive) of ``D`` by column ``col`` (rows and ``perm`` swapped
+    together): afterwards row k holds the k-th smallest, rows left of it are <=, right of it >=."""
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        a = D[lo, col]
+        b = D[mid, col]
+        c = D[hi, col]
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b = c
+        v = a if a > b else b  # median of three
+        i = lo
+        j = hi
+        while i <= j:
+            while D[i, col] < v:
+                i += 1
+            while D[j, col] > v:
+                j -= 1
+            if i <= j:
+                _swap_rows(D, perm, i, j)
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
+
+
+@njit
+def build(obj, leaf_size, nbins, rkey_eps):
+    """Top-down build over ``obj`` (n >= 1, 4) by binned splits minimising the volume heuristic.
+
+    For a point query the chance of entering a child is its volume (not its surface area, which is the
+    ray-tracing measure), so a split's cost is ``vol(L) * nL + vol(R) * nR``. Candidates: ``nbins`` bins
+    along x, y, z of the centres and along log radius, so heavy-tailed radii get their big boxes split
+    off into their own subtrees instead of inflating every box around them.
+
+    Returns ``perm`` (n,) int64 (slot order -> input row), ``nf`` (M, 6), ``ni`` (M, 6), ``nnodes``,
+    ``maxdepth``; leaves have ``cap == cnt`` (no slack) and slot ranges in ``perm`` order.
+    """
+    n = obj.shape[0]
+    # one row per object, rows reordered in place as the tree splits them (sequential access, no
+    # gathers through a permutation; narrow rows, as the swaps are the cost): x, y, z, r, log r
+    D = np.empty((n, 5))
+    for i in range(n):
+        for a in range(4):
+            D[i, a] = obj[i, a]
+        D[i, 4] = np.log(obj[i, 3] + rkey_eps)
+    perm = np.arange(n)
+    maxnodes = 2 * n + 1
+    nf = np.empty((maxnodes, 6))
+    ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
+    ni[0, CHILD] = -1
+    ni[0, START] = 0
+    ni[0, CNT] = n
+    ni[0, PARENT] = -1
+    ni[0, DEPTH] = 0
+    nnodes = 1
+    maxdepth = 0
+    stack = np.empty(maxnodes, dtype=np.int64)
+    sp = 0
+    stack[sp] = 0
+    sp += 1
+    cnt_b = np.zeros(nbins, dtype=np.int64)
+    box_b = np.empty((nbins, 6))
+    rcnt = np.zeros(nbins, dtype=np.int64)
+    rbox = np.empty((nbins, 6))
+    kmin = np.empty(4)
+    kmax = np.empty(4)
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        s = ni[node, START]
+        c = ni[node, CNT]
+        d = ni[node, DEPTH]
+        if d > maxdepth:
+            maxdepth = d
+        # node box and key ranges, in locals (no stores through arrays in the hot loop)
+        b0 = INF
+        b1 = INF
+        b2 = INF
+        b3 = -INF
+        b4 = -INF
+        b5 = -INF
+        k0 = INF
+        k1 = INF
+        k2 = INF
+        k3 = INF
+        m0 = -INF
+        m1 = -INF
+        m2 = -INF
+        m3 = -INF
+        for o in range(s, s + c):
+            x = D[o, 0]
+            y = D[o, 1]
+            z = D[o, 2]
+            r = D[o, 3]
+            lr = D[o, 4]
+            p = _pad(x, r)
+            b0 = min(b0, (x - r) - p)
+            b3 = max(b3, (x + r) + p)
+            p = _pad(y, r)
+            b1 = min(b1, (y - r) - p)
+            b4 = max(b4, (y + r) + p)
+            p = _pad(z, r)
+            b2 = min(b2, (z - r) - p)
+            b5 = max(b5, (z + r) + p)
+            k0 = min(k0, x)
+            m0 = max(m0, x)
+            k1 = min(k1, y)
+            m1 = max(m1, y)
+            k2 = min(k2, z)
+            m2 = max(m2, z)
+            k3 = min(k3, lr)
+            m3 = max(m3, lr)
+        nf[node, 0] = b0
+        nf[node, 1] = b1
+        nf[node, 2] = b2
+        nf[node, 3] = b3
+        nf[node, 4] = b4
+        nf[node, 5] = b5
+        kmin[0] = k0
+        kmin[1] = k1
+        kmin[2] = k2
+        kmin[3] = k3
+        kmax[0] = m0
+        kmax[1] = m1
+        kmax[2] = m2
+        kmax[3] = m3
+        if c <= leaf_size:
+            ni[node, CHILD] = -1
+            ni[node, CAP] = c
+            continue
+        # a small floor on every extent: flat boxes (points on a plane) still rank by area
+        ext = max(nf[node, 3] - nf[node, 0], nf[node, 4] - nf[node, 1], nf[node, 5] - nf[node, 2])
+        eps = 1e-3 * ext
+        best_cost = INF
+        best_axis = -1
+        best_bin = -1
+        if d < MEDIAN_DEPTH and c > SMALL_NODE:
+            for a in range(4):
+                span = kmax[a] - kmin[a]
+                if not span > 0.0:
+                    continue
+                scale = nbins / span
+                for b in range(nbins):
+                    cnt_b[b] = 0
+                    for q in range(3):
+                        box_b[b, q] = INF
+                        box_b[b, 3 + q] = -INF
+                col = a if a < 3 else 4
+                for o in range(s, s + c):
+                    b = int((D[o, col] - kmin[a]) * scale)
+                    if b >= nbins:
+                        b = nbins - 1
+                    cnt_b[b] += 1
+                    r = D[o, 3]
+                    for q in range(3):
+                        x = D[o, q]
+                        p = _pad(x, r)
+                        if (x - r) - p < box_b[b, q]:
+                            box_b[b, q] = (x - r) - p
+                        if (x + r) + p > box_b[b, 3 + q]:
+                            box_b[b, 3 + q] = (x + r) + p
+                # suffix sums: rcnt[b], rbox[b] over bins b..nbins-1
+                acc = 0
+                r0 = INF
+                r1 = INF
+                r2 = INF
+                r3 = -INF
+                r4 = -INF
+                r5 = -INF
+                for b in range(nbins - 1, -1, -1):
+                    acc += cnt_b[b]
+                    r0 = min(r0, box_b[b, 0])
+                    r1 = min(r1, box_b[b, 1])
+                    r2 = min(r2, box_b[b, 2])
+                    r3 = max(r3, box_b[b, 3])
+                    r4 = max(r4, box_b[b, 4])
+                    r5 = max(r5, box_b[b, 5])
+                    rcnt[b] = acc
+                    rbox[b, 0] = r0
+                    rbox[b, 1] = r1
+                    rbox[b, 2] = r2
+                    rbox[b, 3] = r3
+                    rbox[b, 4] = r4
+                    rbox[b, 5] = r5
+                lcnt = 0
+                l0 = INF
+                l1 = INF
+                l2 = INF
+                l3 = -INF
+                l4 = -INF
+                l5 = -INF
+                for b in range(1, nbins):
+                    lcnt += cnt_b[b - 1]
+                    l0 = min(l0, box_b[b - 1, 0])
+                    l1 = min(l1, box_b[b - 1, 1])
+                    l2 = min(l2, box_b[b - 1, 2])
+                    l3 = max(l3, box_b[b - 1, 3])
+                    l4 = max(l4, box_b[b - 1, 4])
+                    l5 = max(l5, box_b[b - 1, 5])
+                    nr = rcnt[b]
+                    if lcnt == 0 or nr == 0:
+                        continue
+                    vl = (l3 - l0 + eps) * (l4 - l1 + eps) * (l5 - l2 + eps)
+                    vr = (
+                        (rbox[b, 3] - rbox[b, 0] + eps)
+                        * (rbox[b, 4] - rbox[b, 1] + eps)
+                        * (rbox[b, 5] - rbox[b, 2] + eps)
+                    )
+                    cost = vl * lcnt + vr * nr
+                    if cost < best_cost:
+                        best_cost = cost
+                        best_axis = a
+                        best_bin = b
+        if best_axis >= 0:
+            a = best_axis
+            scale = nbins / (kmax[a] - kmin[a])
+            col = a if a < 3 else 4
+            i = s
+            j = s + c - 1
+            while i <= j:
+                b = int((D[i, col] - kmin[a]) * scale)
+                if b >= nbins:
+                    b = nbins - 1
+                if b < best_bin:
+                    i += 1
+                else:
+                    _swap_rows(D, perm, i, j)
+                    j -= 1
+            mid = i
+        else:
+            # every key equal, or too deep: median of the longest centre axis
+            a = 0
+            span = kmax[0] - kmin[0]
+            for q in range(1, 3):
+                if kmax[q] - kmin[q] > span:
+                    span = kmax[q] - kmin[q]
+                    a = q
+            mid = s + c // 2
+            _select(D, perm, a, s, s + c - 1, mid)
+        left = nnodes
+        nnodes += 2
+        ni[node, CHILD] = left
+        ni[node, CAP] = 0
+        for j in range(2):
+            ch = left + j
+            cs = s if j == 0 else mid
+            cc = mid - s if j == 0 else s + c - mid
+            ni[ch, CHILD] = -1
+            ni[ch, START] = cs
+            ni[ch, CNT] = cc
+            ni[ch, CAP] = 0
+            ni[ch, PARENT] = node
+            ni[ch, DEPTH] = d + 1
+            stack[sp] = ch
+            sp += 1
+    return perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
+
+
+@njit
+def assign_leaves(ni, nnodes, leafof):
+    """``leafof[slot] = leaf`` for every slot of every leaf."""
+    for i in range(nnodes):
+        if ni[i, CHILD] < 0:
+            s = ni[i, START]
+            for t in range(s, s + ni[i, CNT]):
+                leafof[t] = i
+
+
+@njit
+def total_volume(nf, nnodes):
+    v = 0.0
+    for i in range(nnodes):
+        v += _node_vol(nf, i)
+    return v
+
+
+# ----------------------------------------------------------------------------------------- query
+
+
+@njit
+def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
+    """Ids of the spheres holding (px, py, pz) into ``out``; returns
+    ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
+    them all. ``stack`` (>= maxdepth + 2,) int32 and ``levels`` (>= maxdepth + 1,) int64 are scratch."""
+    size = out.size
+    k = 0
+    cand = 0
+    visited = 0
+    deepest = 0
+    sp = 0
+    if (
+        nf[0, 0] <= px
+        and px <= nf[0, 3]
+        and nf[0, 1] <= py
+        and py <= nf[0, 4]
+        and nf[0, 2] <= pz
+        and pz <= nf[0, 5]
+    ):
+        stack[0] = 0
+        sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        visited += 1
+        d = ni[node, DEPTH]
+        if d > deepest:
+            for q in range(deepest + 1, d + 1):
+                levels[q] = 0
+            deepest = d
+        if visited == 1:
+            levels[0] = 0
+        levels[d] += 1
+        ch = ni[node, CHILD]
+        if ch < 0:
+            s = ni[node, START]
+            e = s + ni[node, CNT]
+            cand += e - s
+            for t in range(s, e):
+                dx = px - obj[t, 0]
+                dy = py - obj[t, 1]
+                dz = pz - obj[t, 2]
+                r = obj[t, 3]
+                if (dx * dx + dy * dy) + dz * dz <= r * r:
+                    if k < size:
+                        out[k] = oid[t]
+                    k += 1
+        else:
+            for c in range(ch, ch + 2):
+                if (
+                    nf[c, 0] <= px
+                    and px <= nf[c, 3]
+                    and nf[c, 1] <= py
+                    and py <= nf[c, 4]
+                    and nf[c, 2] <= pz
+                    and pz <= nf[c, 5]
+                ):
+                    stack[sp] = c
+                    sp += 1
+    most = 0
+    if visited:
+        for q in range(deepest + 1):
+            if levels[q] > most:
+                most = levels[q]
+    return k, cand, visited, most
+
+
+# ----------------------------------------------------------------------------------------- refit
+
+
+@njit
+def _recompute(node, obj, nf, ni, fst):
+    """Recompute ``node``'s box from its objects (leaf) or children; returns True if it changed and
+    adds the volume change to ``fst[0]``."""
+    b0 = INF
+    b1 = INF
+    b2 = INF
+    b3 = -INF
+    b4 = -INF
+    b5 = -INF
+    ch = ni[node, CHILD]
+    if ch < 0:
+        s = ni[node, START]
+        for t in range(s, s + ni[node, CNT]):
+            r = obj[t, 3]
+            x = obj[t, 0]
+            y = obj[t, 1]
+            z = obj[t, 2]
+            p = _pad(x, r)
+            b0 = min(b0, (x - r) - p)
+            b3 = max(b3, (x + r) + p)
+            p = _pad(y, r)
+            b1 = min(b1, (y - r) - p)
+            b4 = max(b4, (y + r) + p)
+            p = _pad(z, r)
+            b2 = min(b2, (z - r) - p)
+            b5 = max(b5, (z + r) + p)
+    else:
+        for c in range(ch, ch + 2):
+            b0 = min(b0, nf[c, 0])
+            b1 = min(b1, nf[c, 1])
+            b2 = min(b2, nf[c, 2])
+            b3 = max(b3, nf[c, 3])
+            b4 = max(b4, nf[c, 4])
+            b5 = max(b5, nf[c, 5])
+    if (
+        b0 == nf[node, 0]
+        and b1 == nf[node, 1]
+        and b2 == nf[node, 2]
+        and b3 == nf[node, 3]
+        and b4 == nf[node, 4]
+        and b5 == nf[node, 5]
+    ):
+        return False
+    fst[0] += _vol(b0, b1, b2, b3, b4, b5) - _node_vol(nf, node)
+    nf[node, 0] = b0
+    nf[node, 1] = b1
+    nf[node, 2] = b2
+    nf[node, 3] = b3
+    nf[node, 4] = b4
+    nf[node, 5] = b5
+    return True
+
+
+@njit
+def _refit_up(node, obj, nf, ni, fst):
+    while node >= 0:
+        if not _recompute(node, obj, nf, ni, fst):
+            return
+        node = ni[node, PARENT]
+
+
+@njit
+def refit_all(obj, nf, ni, st, fst):
+    """Refit every node bottom-up (children have larger indices) and recompute ``fst[0]``."""
+    for i in range(st[NNODES] - 1, -1, -1):
+        _recompute(i, obj, nf, ni, fst)
+    fst[0] = total_volume(nf, st[NNODES])
+
+
+# ----------------------------------------------------------------------------------------- updates
+
+
+@njit
+def _detach(slot, obj, oid, leafof, idslot, ni):
+    """Take the object out of its leaf (the leaf's last object fills the hole); returns the leaf."""
+    leaf = leafof[slot]
+    last = ni[leaf, START] + ni[leaf, CNT] - 1
+    if slot != last:
+        for q in range(4):
+            obj[slot, q] = obj[last, q]
+        oid[slot] = oid[last]
+        idslot[oid[slot]] = slot
+    oid[last] = -1
+    ni[leaf, CNT] -= 1
+    return leaf
+
+
+@njit
+def _growth(l0, l1, l2, l3, l4, l5, x, y, z, r):
+    """Volume of box l grown to hold the sphere's box, and the volume of l."""
+    p = _pad(x, r)
+    u0 = min(l0, (x - r) - p)
+    u3 = max(l3, (x + r) + p)
+    p = _pad(y, r)
+    u1 = min(l1, (y - r) - p)
+    u4 = max(l4, (y + r) + p)
+    p = _pad(z, r)
+    u2 = min(l2, (z - r) - p)
+    u5 = max(l5, (z + r) + p)
+    return _vol(u0, u1, u2, u3, u4, u5), _vol(l0, l1, l2, l3, l4, l5)
+
+
+@njit
+def _choose_leaf(x, y, z, r, nf, ni):
+    """Descend to the leaf whose box grows the least (by volume) to take the sphere."""
+    node = 0
+    while ni[node, CHILD] >= 0:
+        ch = ni[node, CHILD]
+        ua, va = _growth(nf[ch, 0], nf[ch, 1], nf[ch, 2], nf[ch, 3], nf[ch, 4], nf[ch, 5], x, y, z, r)
+        c2 = ch + 1
+        ub, vb = _growth(nf[c2, 0], nf[c2, 1], nf[c2, 2], nf[c2, 3], nf[c2, 4], nf[c2, 5], x, y, z, r)
+        ga = ua - va
+        gb = ub - vb
+        if ga < gb or (ga == gb and ua <= ub):
+            node = ch
+        else:
+            node = c2
+    return node
+
+
+@njit
+def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size):
+    """Put the object into ``leaf``: in a free slot of its range, else the range is moved to the end of
+    storage with room for ``leaf_size``, else the leaf splits in two at the median of its longest centre
+    axis. The caller has reserved 2 nodes and 2 * leaf_size slots."""
+    cnt = ni[leaf, CNT]
+    cap = ni[leaf, CAP]
+    if cnt < cap or cnt < leaf_size:
+        if cnt == cap:  # relocate the range to the end with room to spare
+            ns = st[NSLOTS]
+            s = ni[leaf, START]
+            for t in range(cnt):
+                for q in range(4):
+                    obj[ns + t, q] = obj[s + t, q]
+                oid[ns + t] = oid[s + t]
+                idslot[oid[ns + t]] = ns + t
+                leafof[ns + t] = leaf
+                oid[s + t] = -1
+            st[GARBAGE] += cap
+            st[NSLOTS] = ns + leaf_size
+            for t in range(cnt, leaf_size):
+                oid[ns + t] = -1
+            ni[leaf, START] = ns
+            ni[leaf, CAP] = leaf_size
+        t = ni[leaf, START] + cnt
+        obj[t, 0] = x
+        obj[t, 1] = y
+        obj[t, 2] = z
+        obj[t, 3] = r
+        oid[t] = id
+        idslot[id] = t
+        leafof[t] = leaf
+        ni[leaf, CNT] = cnt + 1
+        _refit_up(leaf, obj, nf, ni, fst)
+        return
+    # split: gather cnt + 1 objects, order them along the longest centre axis, halve
+    m = cnt + 1
+    tmp = np.empty((m, 4))
+    tid = np.empty(m, dtype=np.int64)
+    s = ni[leaf, START]
+    for t in range(cnt):
+        for q in range(4):
+            tmp[t, q] = obj[s + t, q]
+        tid[t] = oid[s + t]
+        oid[s + t] = -1
+    tmp[cnt, 0] = x
+    tmp[cnt, 1] = y
+    tmp[cnt, 2] = z
+    tmp[cnt, 3] = r
+    tid[cnt] = id
+    a = 0
+    span = -1.0
+    for q in range(3):
+        lo = INF
+        hi = -INF
+        for t in range(m):
+            lo = min(lo, tmp[t, q])
+            hi = max(hi, tmp[t, q])
+        if hi - lo > span:
+            span = hi - lo
+            a = q
+    order = np.argsort(tmp[:, a])
+    st[GARBAGE] += cap
+    left = st[NNODES]
+    st[NNODES] = left + 2
+    d = ni[leaf, DEPTH] + 1
+    if d > st[MAXDEPTH]:
+        st[MAXDEPTH] = d
+    half = m // 2
+    for j in range(2):
+        c = left + j
+        lo_t = 0 if j == 0 else half
+        hi_t = half if j == 0 else m
+        ns = st[NSLOTS]
+        st[NSLOTS] = ns + leaf_size
+        ni[c, CHILD] = -1
+        ni[c, START] = ns
+        ni[c, CNT] = hi_t - lo_t
+        ni[c, CAP] = leaf_size
+        ni[c, PARENT] = leaf
+        ni[c, DEPTH] = d
+        for t in range(leaf_size):
+            oid[ns + t] = -1
+        for t in range(lo_t, hi_t):
+            o = order[t]
+            u = ns + t - lo_t
+            for q in range(4):
+                obj[u, q] = tmp[o, q]
+            oid[u] = tid[o]
+            idslot[tid[o]] = u
+            leafof[u] = c
+        _set_empty(nf, c)
+        _recompute(c, obj, nf, ni, fst)
+    ni[leaf, CHILD] = left
+    ni[leaf, START] = 0
+    ni[leaf, CNT] = 0
+    ni[leaf, CAP] = 0
+    _refit_up(leaf, obj, nf, ni, fst)
+
+
+@njit
+def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size):
+    """Insert one sphere into the leaf that grows least (reserve 2 nodes, 2 * leaf_size slots first)."""
+    leaf = _choose_leaf(x, y, z, r, nf, ni)
+    _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size)
+
+
+@njit
+def remove(slot, obj, oid, leafof, idslot, nf, ni, fst):
+    """Remove the object in ``slot``; its leaf and the chain above are refitted."""
+    idslot[oid[slot]] = -1
+    leaf = _detach(slot, obj, oid, leafof, idslot, ni)
+    _refit_up(leaf, obj, nf, ni, fst)
+
+
+@njit
+def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, refit):
+    """Move one object. If its new box would grow its leaf's volume by more than ``growth`` times (leaf +
+    object) it is detached and reinserted where it fits; otherwise it is updated in its slot and, if
+    ``refit``, the leaf and the chain above are refitted (else the caller refits everything)."""
+    leaf = leafof[slot]
+    u, v = _growth(
+        nf[leaf, 0], nf[leaf, 1], nf[leaf, 2], nf[leaf, 3], nf[leaf, 4], nf[leaf, 5], x, y, z, r
+    )
+    if u > v:
+        ou, _ = _growth(INF, INF, INF, -INF, -INF, -INF, x, y, z, r)
+        if u > growth * (v + ou):
+            id = oid[slot]
+            _detach(slot, obj, oid, leafof, idslot, ni)
+            if refit:
+                _refit_up(leaf, obj, nf, ni, fst)
+            target = _choose_leaf(x, y, z, r, nf, ni)
+            _place(target, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size)
+            return
+    obj[slot, 0] = x
+    obj[slot, 1] = y
+    obj[slot, 2] = z
+    obj[slot, 3] = r
+    if refit:
+        _refit_up(leaf, obj, nf, ni, fst)
+
+
+@njit
+def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth):
+    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, True)
+
+
+@njit
+def move_batch(
+    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, sweep
+):
+    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep the radius).
+    Stops early when storage runs short and returns the index of the next move to do. With ``sweep``
+    the per-object chain refits are skipped and the caller refits the whole tree once at the end."""
+    m = ids.size
+    obj_cap = obj.shape[0]
+    node_cap = nf.shape[0]
+    for i in range(first, m):
+        if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
+            return i
+        slot = idslot[ids[i]]
+        r = rad[i]
+        if r < 0.0:
+            r = obj[slot, 3]
+        _move(
+            slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, fst,
+            leaf_size, growth, not sweep,
+        )
+    return m
