@@ -140,6 +140,12 @@ def test_unwritable_output_and_unknown_index_exit_2(scene_file, tmp_path, capsys
     assert main(["record", str(scene_file), "--index", "nosuch", "-o", str(tmp_path / "o")]) == 2
     assert "unknown index 'nosuch'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+    bad_scene = tmp_path / "bad.npz"
+    bad_scene.write_bytes(b"not a zip")
+    assert main(["record", str(bad_scene), "-o", str(tmp_path / "o")]) == 2
+    assert "bad.npz" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    bad_scene.unlink()
     with pytest.raises(SystemExit) as exc:
         main(["record", str(scene_file), "--size", "big", "-o", str(tmp_path / "o")])
     assert exc.value.code == 2

@@ -103,11 +103,21 @@ def run(args) -> int:
         sp = Path(args.save_path)
         if not sp.parent.is_dir():
             raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
-    out = prepare_out_dir(args.out, names)
+    out = prepare_out_dir(args.out, names, create=False)  # created once the scene has loaded
 
-    if not args.quiet:
-        print(f"loading {args.scene} ...", file=sys.stderr)
-    scene = load_scene(args.scene)
+    from ..recording.progress import Progress
+
+    bar = None
+
+    def loading(done: int, n: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = Progress(n, f"generate {Path(args.scene).name}", unit="objects", enabled=not args.quiet)
+        bar.update(done)
+
+    scene = load_scene(args.scene, progress=loading)
+    if bar is not None:
+        bar.close()
     if cam_path is None:
         cam_path = generated_path(scene, args.generated, speed=args.speed)
         path_meta = {"name": cam_path.name, "generated": args.generated, "speed": args.speed}

@@ -56,11 +56,12 @@ class Progress:
         frac = min(1.0, self.done / self.total)
         width = 30
         fill = int(frac * width)
-        rate = self.done / el if el > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+        rate = self.done / el if el > 0.05 else 0.0  # no rate from a moment's work
+        eta = (self.total - self.done) / rate if rate > 0 else (0.0 if self.done >= self.total else float("nan"))
         eta_s = _hms(eta) if eta == eta else "?"
+        rate_s = f"{rate:8.1f}/s" if rate > 0 else "       ?/s"
         return (f"{self.label} [{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}%  "
-                f"{self.done}/{self.total} {self.unit}  {rate:6.1f}/s  elapsed {_hms(el)}  ETA {eta_s}")
+                f"{self.done}/{self.total} {self.unit}  {rate_s}  elapsed {_hms(el)}  ETA {eta_s}")
 
     def close(self) -> None:
         if self.enabled and self.tty:

@@ -41,17 +41,26 @@ def check_indexes(names: Sequence[str]) -> list[str]:
     return out
 
 
-def prepare_out_dir(out_dir: str | os.PathLike, names: Sequence[str]) -> Path:
-    """Create ``out_dir`` if needed and check it can be written; returns it."""
+def prepare_out_dir(out_dir: str | os.PathLike, names: Sequence[str] = (), *, create: bool = True) -> Path:
+    """Check that ``out_dir`` can be written (it, or its nearest existing ancestor, is a writable
+    directory) and, when ``create``, create it; returns it. :class:`UserError` otherwise."""
     d = Path(out_dir)
     if d.exists() and not d.is_dir():
         raise UserError(f"{d}: exists and is not a directory")
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise UserError(f"{d}: the output directory is not writable")
+    anc = d
+    while not anc.exists():
+        if anc.parent == anc:
+            break
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise UserError(f"{d}: cannot create the output directory: {anc} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UserError(f"{d}: cannot create the output directory: {anc} is not writable")
+    if create:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
     return d
 
 
@@ -76,7 +85,7 @@ def replay(
     warmup : unrecorded frames at the first pose per index (JIT, shaders, buffers), before frame 0
     """
     names = check_indexes(indexes)
-    d = prepare_out_dir(out_dir, names)
+    d = prepare_out_dir(out_dir, names, create=False)
     if len(samples) == 0:
         raise UserError("the camera path gives no frames")
 
@@ -89,6 +98,7 @@ def replay(
         raise UserError(str(exc)) from None
     recorders: dict[str, Recorder] = {}
     try:
+        prepare_out_dir(d, names)
         sessions = {names[0]: hv.session}
         for name in names[1:]:
             sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, index=name, indexes=[name], draw=draw,
