@@ -21,7 +21,7 @@ def pytest_report_header(config):
 
 @pytest.fixture(autouse=True)
 def _strict_numerics():
-    old = np.seterr(all="raise")
+    old = np.seterr(divide="raise", over="raise", invalid="raise", under="ignore")
     yield
     np.seterr(**old)
 

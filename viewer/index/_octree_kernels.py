@@ -664,7 +664,6 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, meta):
     lo3 = np.empty(3)
     hi3 = np.empty(3)
     q6 = np.empty(6, dtype=np.int64)
-    out6 = np.empty(6, dtype=np.int64)
     while top > 0:
         top -= 1
         n = stack[top]
@@ -684,12 +683,15 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, meta):
                 return 4, s  # id table out of step
             _obj_box(obj, s, lo3, hi3)
             quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-            if not _contains_q(nq, n, 0, q6) or not _contains_q(nq, n, 6, q6):
-                return 5, s  # a box does not hold its sphere
+            if not _contains_q(nq, n, 0, q6):
+                return 5, s  # the own box does not hold its sphere
+            a = n
+            while a >= 0:
+                quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+                if not _contains_q(nq, a, 6, q6):
+                    return 6, s  # a subtree box on the way up misses the sphere
+                a = nint[a, PARENT]
             seen_obj += 1
-        _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
-        if not _contains_q(nq, n, 6, out6):
-            return 6, n  # subtree box misses a child's box
         c = nint[n, CHILD]
         while c >= 0:
             if nint[c, PARENT] != n or nlev[c] != nlev[n] - 1:

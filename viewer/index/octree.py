@@ -270,7 +270,7 @@ class Octree(SphereIndex):
 
     def check(self) -> None:
         """Walk the tree and raise AssertionError naming the first broken invariant: centre in its
-        node, radius in its node's band, ids in step, boxes holding their spheres and children, no
+        node, radius in its node's band, ids in step, own and ancestors' boxes holding each sphere, no
         empty leaf left behind, counts right."""
         code, where = K.check_invariants(*self._tree(), self._meta)
         what = {
@@ -279,7 +279,7 @@ class Octree(SphereIndex):
             3: "radius outside its node's band (slot {})",
             4: "id table out of step (slot {})",
             5: "own/subtree box does not hold its sphere (slot {})",
-            6: "subtree box misses a child (node {})",
+            6: "a subtree box on the way up misses a sphere (slot {})",
             7: "child with wrong parent or level (node {})",
             8: "object count mismatch (saw {})",
             9: "live node count mismatch (saw {})",

@@ -1,0 +1,133 @@
+"""The octree's promises: radius bands, at most 8 nodes per level, the node pool recycled, far dense
+clusters cost nothing, O(1) small moves that stay in their node."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viewer.index import Octree
+
+from .data import DISTRIBUTIONS, query_points
+
+
+def band_ok(ix: Octree, ids) -> bool:
+    for i in ids:
+        corner, edge = ix.node_of(int(i))
+        r = ix._obj[ix._ids[i, 0], 3]
+        c = ix._obj[ix._ids[i, 0], :3]
+        assert (corner <= c).all() and (c < corner + edge).all()
+        assert r <= edge / 2
+        finest = ix._nlev[ix._ids[i, 1]] <= ix._meta[5]
+        assert r >= edge / 4 or finest
+    return True
+
+
+@pytest.mark.parametrize("dist", sorted(DISTRIBUTIONS))
+def test_radius_band_invariant_after_build_and_updates(dist, rng):
+    c, r = DISTRIBUTIONS[dist](rng, 4000)
+    ix = Octree(c, r)
+    ix.check()
+    assert band_ok(ix, range(4000))
+    for i in rng.choice(4000, 500, replace=False):
+        ix.move(int(i), c[i] + rng.normal(0, 30, 3), r[i] * rng.uniform(0.3, 3))
+    ix.check()
+    assert band_ok(ix, range(4000))
+
+
+@pytest.mark.parametrize("dist", sorted(DISTRIBUTIONS))
+def test_at_most_8_nodes_per_level(dist, rng):
+    c, r = DISTRIBUTIONS[dist](rng, 20000)
+    ix = Octree(c, r)
+    pts = query_points(rng, c, 400)
+    # points on node boundaries: the root corner plus dyadic offsets
+    corner = ix._ncorner[ix._meta[0]]
+    edge = 2.0 ** (int(ix._nlev[ix._meta[0]]) - 128)
+    grid = corner + edge * np.array([[0.5, 0.5, 0.5], [0.25, 0.5, 0.75], [0.125, 0.375, 0.5], [0.0625, 0.5, 0.25]])
+    most = 0
+    for p in np.concatenate([pts, grid]):
+        ix.query(p)
+        most = max(most, ix.stats.max_nodes_per_level)
+        assert ix.stats.max_nodes_per_level <= 8
+    assert most >= 2  # the queries did meet several nodes on a level
+
+
+def test_pool_returns_to_single_root(rng):
+    c, r = DISTRIBUTIONS["clustered"](rng, 3000)
+    ix = Octree(c, r)
+    assert ix.node_count > 100
+    for i in rng.permutation(3000):
+        ix.remove(int(i))
+    assert len(ix) == 0 and ix.node_count == 1
+    ix.check()
+    # slots are reused: refilling one at a time does not grow the node arrays, and the object pool
+    # at most doubles (incremental blocks are powers of two, the bulk build's were exact)
+    nodes, pool = ix._nint.shape[0], ix._obj.shape[0]
+    for p, q in zip(c, r):
+        ix.insert(p, q)
+    ix.check()
+    assert ix._nint.shape[0] == nodes and ix._obj.shape[0] <= 2 * pool
+
+
+def test_far_dense_cluster_costs_nothing(rng):
+    """A million objects in a dense cluster, more than twice their radius away on one axis from
+    every query point: nodes visited and candidates of each query unchanged."""
+    n_base = 20000
+    base = rng.uniform(-5000, 5000, (n_base, 3))
+    base_r = np.exp(rng.uniform(np.log(5), np.log(30), n_base))
+    corners = np.array([[-5000.0, -5000, -5000], [5000.0, 5000, 5000]])  # same root either way
+    cluster = np.array([4000.0, 4000, 4000]) + rng.normal(0, 30, (1_000_000, 3))
+    cluster_r = rng.uniform(1, 20, 1_000_000)
+    c0 = np.concatenate([corners, base])
+    r0 = np.concatenate([[1.0, 1.0], base_r])
+    a = Octree(c0, r0)
+    b = Octree(np.concatenate([c0, cluster]), np.concatenate([r0, cluster_r]))
+    far_axis = cluster[:, 0].min() - 2 * cluster_r.max()
+    pts = query_points(rng, base, 300)
+    pts = pts[pts[:, 0] < far_axis]
+    assert len(pts) > 100
+    for p in pts:
+        ka = np.sort(a.query(p))
+        sa = a.stats
+        kb = np.sort(b.query(p))
+        sb = b.stats
+        assert np.array_equal(ka, kb)
+        assert (sa.nodes_visited, sa.candidates) == (sb.nodes_visited, sb.candidates)
+
+
+def test_far_cluster_with_large_radii_costs_nothing(rng):
+    """The plain algorithm's test boxes reach several radii beyond a cluster of large spheres; the
+    tight subtree boxes do not: a query 2 radii away enters none of the cluster's nodes."""
+    cluster = np.array([3000.0, 0, 0]) + rng.normal(0, 50, (50000, 3))
+    cluster_r = rng.uniform(100, 1000, 50000)
+    probe = np.array([[-3000.0, 0, 0], [3000.0, 3000.0, 3000.0]])
+    ix = Octree(np.concatenate([probe, cluster]), np.concatenate([[1.0, 1.0], cluster_r]))
+    far = np.array([3000.0 - 50 * 6 - 2 * 1000, 0, 0])
+    assert ix.query(far).size == 0
+    assert ix.stats.candidates == 0
+    assert ix.stats.nodes_visited <= 2
+
+
+def test_small_move_stays_in_node(rng):
+    c = rng.uniform(0, 100, (500, 3))
+    r = np.full(500, 3.0)
+    ix = Octree(c, r)
+    i = 17
+    corner, edge = ix.node_of(i)
+    slot = ix._ids[i, 0]
+    centre_of_node = corner + edge / 2
+    ix.move(i, centre_of_node)  # inside the same node: same slot, same node
+    assert ix._ids[i, 0] == slot and np.array_equal(ix.node_of(i)[0], corner)
+    assert i in ix.query(centre_of_node)
+    ix.check()
+
+
+def test_unbounded_world_grows_root(rng):
+    ix = Octree(rng.uniform(-1, 1, (50, 3)), np.full(50, 0.5))
+    edge0 = ix.node_of(0)[1]
+    far = ix.insert((1e7, -3e6, 5.0), 2.0)
+    huge = ix.insert((0.0, 0.0, 0.0), 5e6)
+    ix.check()
+    assert far in ix.query((1e7 + 1, -3e6, 5.0))
+    assert huge in ix.query((4e6, 1.0, 1.0))
+    assert ix.node_of(0)[1] == edge0  # the old nodes were kept, the root wrapped around them
