@@ -59,7 +59,8 @@ class WindowOptions:
     scene : the :class:`scenes.Scene`; index : the index to start with; draw, colour, fade, fog, hud,
     boxes : as :class:`viewer.render.ViewerSession`; screenshot : the path the screenshot key writes
     (None: ``screenshot-<time>.png`` in the working directory); fixed_dt : seconds per frame instead of
-    the wall clock (replayable flights); max_frames : close after this many frames (0: never)
+    the wall clock (replayable flights); max_frames : close after this many frames (0: never);
+    pose : the starting (x, y, z, yaw, pitch) (default: fitted to the scene); speed : world units per second
     """
 
     scene: object
@@ -73,6 +74,8 @@ class WindowOptions:
     screenshot: str | None = None
     fixed_dt: float | None = None
     max_frames: int = 0
+    pose: tuple[float, float, float, float, float] | None = None
+    speed: float | None = None
     bindings: KeyBindings = field(default_factory=lambda: DEFAULT_BINDINGS)
 
 
@@ -97,9 +100,15 @@ class ViewerWindow(mglw.WindowConfig):
         self.session = ViewerSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
                                      fade=o.fade, fog=o.fog, hud=o.hud, boxes=o.boxes)
         self.session.help_line = HELP_LINE
+        if o.pose is not None:
+            self.session.camera.set_pose(o.pose)
+        if o.speed:
+            self.session.camera.speed = o.speed
+        self.start_pose = self.session.camera.pose
         keys = self.wnd.keys
         self.key_names = {getattr(keys, attr): name for name, attr in _KEY_ATTRS.items() if hasattr(keys, attr)}
         self.held: set[str] = set()
+        self.tapped: set[str] = set()  # pressed since the last frame: a tap moves for at least one frame
         self.mouse_dx = 0.0
         self.mouse_dy = 0.0
         self.scroll = 0.0
@@ -112,9 +121,10 @@ class ViewerWindow(mglw.WindowConfig):
     def on_render(self, time_: float, frametime: float) -> None:
         o = self.options
         dt = o.fixed_dt if o.fixed_dt is not None else min(max(frametime, 0.0), 0.25)
-        state = InputState(actions=o.bindings.actions(self.held), mouse_dx=self.mouse_dx, mouse_dy=self.mouse_dy,
+        state = InputState(actions=o.bindings.actions(self.held | self.tapped), mouse_dx=self.mouse_dx, mouse_dy=self.mouse_dy,
                            scroll=self.scroll)
         self.mouse_dx = self.mouse_dy = self.scroll = 0.0
+        self.tapped.clear()
         self.session.fbo = self.wnd.fbo
         self.session.frame(dt, input_state=state)
         self.frames += 1
@@ -129,6 +139,7 @@ class ViewerWindow(mglw.WindowConfig):
         keys = self.wnd.keys
         if action == keys.ACTION_PRESS:
             self.held.add(name)
+            self.tapped.add(name)
             cmd = COMMAND_KEYS.get(name)
             if cmd is not None:
                 self.command(cmd)
@@ -193,8 +204,8 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
 
 
 def summary(win: ViewerWindow) -> str:
-    """One line: frames drawn, final pose, index."""
-    p = win.session.camera.pose
-    return (f"viewer: quit after {win.frames} frames; camera at ({p.x:.3f}, {p.y:.3f}, {p.z:.3f}) yaw {p.yaw:.2f} "
-            f"pitch {p.pitch:.2f}; index {win.session.pipeline.index_name}")
+    """One line: frames drawn, the start and final poses (exact: repr of the floats), the index."""
+    p, s = win.session.camera.pose, win.start_pose
+    return (f"viewer: quit after {win.frames} frames; camera from {tuple(s)!r} to {tuple(p)!r} "
+            f"(x, y, z, yaw, pitch); index {win.session.pipeline.index_name}")
 

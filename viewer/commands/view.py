@@ -70,6 +70,16 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _pose(text: str) -> tuple[float, float, float, float, float]:
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
+    return vals
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +97,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--boxes", action="store_true", help="start with the index's node boxes shown")
     p.add_argument("--no-hud", dest="hud", action="store_false", default=None, help="start with the HUD hidden")
     p.add_argument("--hud", dest="hud", action="store_true", help="draw the HUD (default on in a window, off headless)")
+    p.add_argument("--pose", type=_pose, metavar="X,Y,Z,YAW,PITCH",
+                   help="camera pose to start at (world units, degrees); headless: render every frame there "
+                        "instead of flying a path")
+    p.add_argument("--speed", type=_positive_float, metavar="UNITS_PER_S",
+                   help="camera speed, world units per second (default: fitted to the scene)")
     p.add_argument("--screenshot", metavar="PNG",
                    help="headless: save the last frame here; window: where the screenshot key saves")
     g = p.add_argument_group("headless")
@@ -148,21 +163,28 @@ def _headless(args, scene, index: str, cam_path) -> int:
     from ..headless import HeadlessViewer
     from ..paths import generated_path
 
-    if cam_path is None:
-        cam_path = generated_path(scene)
-    if args.frames is None and args.dt is None:
-        samples = cam_path.sample(frames=120)
+    if args.pose is not None:
+        samples = [args.pose] * (args.frames or 120)
+        name, dt = f"pose {args.pose}", args.dt or 1.0 / 60.0
     else:
-        samples = cam_path.sample(frames=args.frames, dt=args.dt)
+        if cam_path is None:
+            cam_path = generated_path(scene)
+        if args.frames is None and args.dt is None:
+            samples = cam_path.sample(frames=120)
+        else:
+            samples = cam_path.sample(frames=args.frames, dt=args.dt)
+        name, dt = cam_path.name, samples.dt
     try:
         hv = HeadlessViewer(scene, size=args.size, index=index, draw=args.draw, colour=args.colour,
                             hud=bool(args.hud), boxes=args.boxes, fade=args.fade)
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
     with hv:
+        if args.speed:
+            hv.camera.speed = args.speed
         print(f"{scene.name}: {len(scene.centres)} objects; index {index}; {len(samples)} frames of "
-              f"{cam_path.name} (dt {samples.dt:.4g} s) at {args.size[0]}x{args.size[1]}, {args.draw}", file=sys.stderr)
-        rows = hv.run(samples, screenshot=args.screenshot)
+              f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {args.draw}", file=sys.stderr)
+        rows = hv.run(samples, dt, screenshot=args.screenshot)
     print(summarise(rows))
     if args.screenshot:
         print(f"wrote {args.screenshot}")
@@ -193,7 +215,7 @@ def _window(args, scene, index: str) -> int:
         raise UserError(f"cannot open a window: {exc}") from None
     opts = WindowOptions(scene=scene, index=index, draw=args.draw, colour=args.colour, fade=args.fade,
                          hud=True if args.hud is None else args.hud, boxes=args.boxes, screenshot=args.screenshot,
-                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0)
+                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed)
     win = run_window(opts, size=args.size)
     print(summary(win), file=sys.stderr)
     return 0

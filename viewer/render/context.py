@@ -61,6 +61,7 @@ def save_png(path, rgb: np.ndarray) -> str:
     try:
         with os.fdopen(fd, "wb") as f:
             Image.fromarray(rgb, "RGB").save(f, format="PNG")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a screenshot is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -1,0 +1,101 @@
+"""One real window: the viewer under Xvfb, driven by xdotool key presses, in a subprocess (a GLX window
+must not share a process with the EGL contexts of the headless tests)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.window
+
+need = [t for t in ("Xvfb", "xdotool") if shutil.which(t) is None]
+
+
+@pytest.fixture
+def display():
+    """A fresh Xvfb on a display number it picks itself (-displayfd), stopped afterwards."""
+    if need:
+        pytest.skip(f"not installed: {', '.join(need)}")
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        with os.fdopen(r) as f:
+            num = f.readline().strip()
+        if not num:
+            pytest.skip("Xvfb did not start")
+        yield f":{num}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def xdo(env, *args, timeout=20):
+    return subprocess.run(["xdotool", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
+    scenes = pytest.importorskip("scenes")
+    from .test_render import TINY
+
+    sc = scenes.Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,
+                      category=TINY.category, world=100.0)
+    path = scenes.save_scene(sc, tmp_path / "tiny.npz")
+    shot = tmp_path / "shot.png"
+    env = dict(os.environ, DISPLAY=display)
+    cmd = [sys.executable, "-m", "viewer", "view", str(path), "--index", "brute", "--size", "320x240",
+           "--fixed-dt", "0.001", "--speed", "5", "--pose", "0,0,0,0,0", "--screenshot", str(shot)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        found = xdo(env, "search", "--sync", "--name", "viewer - tiny", timeout=60)
+        assert found.returncode == 0, found.stderr
+        wid = found.stdout.split()[0]
+        xdo(env, "windowfocus", "--sync", wid)
+        xdo(env, "mousemove", "--window", wid, "160", "120")
+        time.sleep(0.5)
+        xdo(env, "keydown", "w")
+        time.sleep(1.0)
+        xdo(env, "keyup", "w")
+        xdo(env, "key", "h")  # hide the HUD before the screenshot
+        time.sleep(0.3)
+        xdo(env, "key", "p")
+        for _ in range(50):
+            if shot.exists():
+                break
+            time.sleep(0.1)
+        xdo(env, "key", "Escape")
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    m = re.search(r"camera from (\(.*?\)) to (\(.*?\))", err)
+    assert m, err
+    start, end = ast.literal_eval(m.group(1)), ast.literal_eval(m.group(2))
+    assert start == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert end[2] < 0.0 and end[:2] == (0.0, 0.0) and end[3:] == (0.0, 0.0)  # W flew down -Z
+    assert f"screenshot: {shot}" in err
+    from PIL import Image
+
+    img = np.asarray(Image.open(shot).convert("RGB"))
+    assert img.shape == (240, 320, 3)
+    # the window's picture is the headless renderer's at the same pose (this process only uses EGL)
+    from viewer.headless import HeadlessViewer
+
+    with HeadlessViewer(sc, size=(320, 240), index="brute") as hv:
+        hv.render(end)
+        want = hv.image()
+    close = np.abs(img.astype(int) - want.astype(int)).max(axis=2) <= 2
+    assert close.mean() > 0.999
+    mid = img[110:130, 150:170].astype(int)
+    assert ((mid[..., 0] > 80) & (mid[..., 0] > 3 * mid[..., 1])).all()  # the red sphere straight ahead
