@@ -428,22 +428,24 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
         along the edge of the world).
       - ``"flythrough"``: all three in one flight (the default of ``viewer record``).
 
-    The camera moves at a constant ``speed`` (world units per second; default: a tenth of the
-    world's size per second) and looks where it is going.
+    The camera moves at ``speed`` (world units per second; default: a tenth of the world's size per
+    second), slowing down to a fifth of it inside the clusters it crosses, and looks where it is going.
     """
     if kind not in GENERATED:
         raise UserError(f"unknown generated path {kind!r}; choose from {', '.join(GENERATED)}")
     lo, hi = _bounds(scene)
     size = float(np.max(hi - lo))
     legs: list[np.ndarray] = []
+    focus, focus_spread = np.zeros((0, 3)), np.zeros(0)
     if kind in ("clusters", "flythrough"):
-        legs.append(_cluster_leg(scene, lo, hi))
+        leg, focus, focus_spread = _cluster_leg(scene, lo, hi)
+        legs.append(leg)
     if kind in ("diagonal", "flythrough"):
         legs.append(_diagonal_leg(scene, lo, hi))
     if kind in ("remote", "flythrough"):
         legs.append(_remote_leg(scene, lo, hi))
     pts = np.concatenate(legs)
-    pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 8.0)
+    pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 48.0)
     r = _remote(scene)
     if r is not None:
         pts = _dedupe(_avoid(pts, r["centre"], _standoff(r, size)), 1e-6 * size)
@@ -451,7 +453,15 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
     if not (v > 0 and math.isfinite(v)):
         raise UserError(f"path speed must be a positive number, got {speed!r}")
     seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-    times = np.concatenate([[0.0], np.cumsum(seg) / v])
+    seg_v = np.full(seg.size, v)
+    if len(focus):
+        # slow down to a fifth of the speed inside a cluster (within 6 spreads of its centre), so
+        # the recording spends its frames where the work is
+        mids = (pts[1:] + pts[:-1]) / 2
+        d = np.linalg.norm(mids[:, None, :] - focus[None, :, :], axis=2)  # (S, K)
+        reach = 6.0 * np.maximum(focus_spread, 1e-3 * size)
+        seg_v = v * np.clip((d / reach).min(axis=1), 0.2, 1.0)
+    times = np.concatenate([[0.0], np.cumsum(seg / seg_v)])
     yaw = np.empty(len(pts))
     pitch = np.empty(len(pts))
     for i in range(len(pts)):
@@ -492,26 +502,34 @@ def _extra(scene, *names):
     return None
 
 
-def _cluster_leg(scene, lo, hi) -> np.ndarray:
+def _cluster_leg(scene, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Waypoints through the heaviest clusters (nearest first), and the (K, 3) centres and (K,)
+    spreads of the clusters visited."""
     cc = np.asarray(getattr(scene, "cluster_centres", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
+    spread = np.asarray(getattr(scene, "cluster_spread", np.zeros(0)), dtype=np.float64).reshape(-1)
+    if spread.size != len(cc):
+        spread = np.zeros(len(cc))
+    weights = _cluster_weights(scene, len(cc))
     remote = _remote_centre(scene)
     if remote is not None and len(cc):
-        # the remote cluster is visited on its own leg, never crossed
+        # the remote cluster is passed on its own leg, never crossed
         keep = np.linalg.norm(cc - remote, axis=1) > 1e-9 * float(np.max(hi - lo))
-        cc = cc[keep]
+        cc, spread, weights = cc[keep], spread[keep], weights[keep]
     start = lo + 0.15 * (hi - lo)
     if len(cc) == 0:
         mid = (lo + hi) / 2
         q = (hi - lo) / 4
-        return np.array([start, mid + q * [-1, 0.2, 1], mid + q * [1, -0.2, 1], mid + q * [1, 0.2, -1]])
-    weights = _cluster_weights(scene, len(cc))
-    order = np.argsort(-weights, kind="stable")[:6]
-    todo = [cc[i] for i in order]
+        pts = np.array([start, mid + q * [-1, 0.2, 1], mid + q * [1, -0.2, 1], mid + q * [1, 0.2, -1]])
+        return pts, np.zeros((0, 3)), np.zeros(0)
+    order = list(np.argsort(-weights, kind="stable")[:6])
     tour = [start]
-    while todo:
-        d = [float(np.linalg.norm(p - tour[-1])) for p in todo]
-        tour.append(todo.pop(int(np.argmin(d))))
-    return np.array(tour)
+    visited = []
+    while order:
+        d = [float(np.linalg.norm(cc[i] - tour[-1])) for i in order]
+        i = order.pop(int(np.argmin(d)))
+        tour.append(cc[i])
+        visited.append(i)
+    return np.array(tour), cc[visited], spread[visited]
 
 
 def _cluster_weights(scene, k: int) -> np.ndarray:
