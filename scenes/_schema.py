@@ -148,7 +148,9 @@ def validate_table(table, spec: Mapping[str, Param], prefix: str = "", what: str
             raise SceneError(f"unknown field in {where} (known fields: {known})", _join(prefix, key))
     for key, p in spec.items():
         field = _join(prefix, key)
-        if key in table:
+        if key in table and table[key] is None and p.default is None:
+            out[key] = None  # an optional field left unset (a checked recipe written back as JSON)
+        elif key in table:
             out[key] = _check(p, table[key], field)
         elif p.default is REQUIRED:
             raise SceneError(f"missing (required in {where})", field)
