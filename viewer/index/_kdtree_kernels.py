@@ -1,0 +1,556 @@
+"""Numba kernels of the kd-tree (:mod:`viewer.index.kdtree`): build, point query, refit, insert, remove,
+move.
+
+The tree is a struct of flat arrays, passed whole to every kernel:
+
+- ``obj`` : (S, 4) float64 object slots: x, y, z, r (world units). Leaves own contiguous slot ranges
+  ``[start, start + cnt)`` with room for ``cap``, kept sorted by radius, largest first, so a leaf scan
+  stops at the first radius too small to reach the point. ``oid`` (S,) int64 slot -> id (-1 empty);
+  ``leafof`` (S,) int32 slot -> leaf; ``idslot`` (I,) int64 id -> slot.
+- ``nf`` : (M, 8) float64 per node: the tight box of the centres below (lo x, y, z, hi x, y, z; empty:
+  lo = +inf, hi = -inf), the largest radius below (``RMAX``), and the split value (``SPLIT``).
+- ``ni`` : (M, 7) int32: ``CHILD`` (first of two adjacent children, -1 for a leaf), ``START``, ``CNT``,
+  ``CAP``, ``PARENT``, ``DEPTH``, ``AXIS``. The left child's region is ``coord <= split``, the right
+  child's ``coord >= split`` (ties may sit on either side); an insert goes left when ``coord < split``.
+- ``st`` : (4,) int64 ``[nnodes, nslots, garbage, maxdepth]``.
+
+Pruning is exact: for a centre inside a box, the rounded distance from the point to the box never
+exceeds the rounded distance to the centre (every step of ``(dx*dx + dy*dy) + dz*dz`` is monotone), so
+``d2(box) > rmax * rmax`` discards only spheres the contract's predicate rejects.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viewer._jit import njit
+
+CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
+NI_COLS = 7
+RMAX, SPLIT = 6, 7
+NF_COLS = 8
+NNODES, NSLOTS, GARBAGE, MAXDEPTH = 0, 1, 2, 3
+INF = np.inf
+
+
+@njit
+def _box_d2(nf, i, px, py, pz):
+    """Squared distance from the point to node i's centre box (inf for an empty node)."""
+    dx = max(nf[i, 0] - px, px - nf[i, 3], 0.0)
+    dy = max(nf[i, 1] - py, py - nf[i, 4], 0.0)
+    dz = max(nf[i, 2] - pz, pz - nf[i, 5], 0.0)
+    return (dx * dx + dy * dy) + dz * dz
+
+
+# ----------------------------------------------------------------------------------------- build
+
+
+@njit
+def _swap_rows(D, perm, i, j):
+    for q in range(D.shape[1]):
+        t = D[i, q]
+        D[i, q] = D[j, q]
+        D[j, q] = t
+    t2 = perm[i]
+    perm[i] = perm[j]
+    perm[j] = t2
+
+
+@njit
+def _select(D, perm, col, lo, hi, k):
+    """Quickselect rows ``lo..hi`` (inclusive) of ``D`` by column ``col``: afterwards row k holds the
+    k-th smallest, rows left of it are <=, rows right of it >=."""
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        a = D[lo, col]
+        b = D[mid, col]
+        c = D[hi, col]
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b = c
+        v = a if a > b else b
+        i = lo
+        j = hi
+        while i <= j:
+            while D[i, col] < v:
+                i += 1
+            while D[j, col] > v:
+                j -= 1
+            if i <= j:
+                _swap_rows(D, perm, i, j)
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
+
+
+@njit
+def build(obj, leaf_size):
+    """Median kd-tree over the centres of ``obj`` (n >= 1, 4): each node splits its objects at the
+    median of the axis where their centres spread most, down to leaves of at most ``leaf_size``, each
+    sorted by radius (largest first). Returns ``D`` (n, 4) the rows in slot order, ``perm`` (n,) int64
+    (slot -> input row), ``nf`` (M, 8), ``ni`` (M, 7), ``nnodes``, ``maxdepth``; leaves have
+    ``cap == cnt``. Boxes and radii are filled bottom-up by the caller (:func:`refit_all`)."""
+    n = obj.shape[0]
+    D = obj.copy()
+    perm = np.arange(n)
+    maxnodes = 2 * n + 1
+    nf = np.empty((maxnodes, NF_COLS))
+    ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
+    ni[0, CHILD] = -1
+    ni[0, CNT] = n
+    ni[0, PARENT] = -1
+    nnodes = 1
+    maxdepth = 0
+    stack = np.empty(maxnodes, dtype=np.int64)
+    stack[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        s = ni[node, START]
+        c = ni[node, CNT]
+        d = ni[node, DEPTH]
+        maxdepth = max(maxdepth, d)
+        if c <= leaf_size:
+            ni[node, CHILD] = -1
+            ni[node, CAP] = c
+            # sort by radius, largest first (insertion sort: leaves are small)
+            for i in range(s + 1, s + c):
+                j = i
+                while j > s and D[j - 1, 3] < D[j, 3]:
+                    _swap_rows(D, perm, j - 1, j)
+                    j -= 1
+            continue
+        k0 = INF
+        k1 = INF
+        k2 = INF
+        m0 = -INF
+        m1 = -INF
+        m2 = -INF
+        for o in range(s, s + c):
+            k0 = min(k0, D[o, 0])
+            m0 = max(m0, D[o, 0])
+            k1 = min(k1, D[o, 1])
+            m1 = max(m1, D[o, 1])
+            k2 = min(k2, D[o, 2])
+            m2 = max(m2, D[o, 2])
+        a = 0
+        span = m0 - k0
+        if m1 - k1 > span:
+            a = 1
+            span = m1 - k1
+        if m2 - k2 > span:
+            a = 2
+        mid = s + c // 2
+        _select(D, perm, a, s, s + c - 1, mid)
+        left = nnodes
+        nnodes += 2
+        ni[node, CHILD] = left
+        ni[node, AXIS] = a
+        ni[node, CAP] = 0
+        nf[node, SPLIT] = D[mid, a]
+        for j in range(2):
+            ch = left + j
+            ni[ch, CHILD] = -1
+            ni[ch, START] = s if j == 0 else mid
+            ni[ch, CNT] = mid - s if j == 0 else s + c - mid
+            ni[ch, PARENT] = node
+            ni[ch, DEPTH] = d + 1
+            stack[sp] = ch
+            sp += 1
+    return D, perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
+
+
+@njit
+def assign_leaves(ni, nnodes, leafof):
+    """``leafof[slot] = leaf`` for every slot of every leaf."""
+    for i in range(nnodes):
+        if ni[i, CHILD] < 0:
+            s = ni[i, START]
+            for t in range(s, s + ni[i, CNT]):
+                leafof[t] = i
+
+
+# ----------------------------------------------------------------------------------------- query
+
+
+@njit
+def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
+    """Ids of the spheres holding (px, py, pz) into ``out``; returns
+    ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
+    them all. ``stack`` (>= maxdepth + 2,) and ``levels`` (>= maxdepth + 1,) are scratch."""
+    size = out.size
+    k = 0
+    cand = 0
+    visited = 0
+    deepest = 0
+    levels[0] = 0
+    sp = 0
+    r0 = nf[0, RMAX]
+    if _box_d2(nf, 0, px, py, pz) <= r0 * r0:
+        stack[0] = 0
+        sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        visited += 1
+        d = ni[node, DEPTH]
+        if d > deepest:
+            for q in range(deepest + 1, d + 1):
+                levels[q] = 0
+            deepest = d
+        levels[d] += 1
+        ch = ni[node, CHILD]
+        if ch < 0:
+            d2 = _box_d2(nf, node, px, py, pz)
+            s = ni[node, START]
+            for t in range(s, s + ni[node, CNT]):
+                r = obj[t, 3]
+                rr = r * r
+                if rr < d2:  # sorted by radius: no later sphere reaches the point either
+                    break
+                cand += 1
+                dx = px - obj[t, 0]
+                dy = py - obj[t, 1]
+                dz = pz - obj[t, 2]
+                if (dx * dx + dy * dy) + dz * dz <= rr:
+                    if k < size:
+                        out[k] = oid[t]
+                    k += 1
+        else:
+            for c in range(ch, ch + 2):
+                rc = nf[c, RMAX]
+                if _box_d2(nf, c, px, py, pz) <= rc * rc:
+                    stack[sp] = c
+                    sp += 1
+    most = 0
+    if visited:
+        for q in range(deepest + 1):
+            most = max(most, levels[q])
+    return k, cand, visited, most
+
+
+# ----------------------------------------------------------------------------------------- refit
+
+
+@njit
+def _recompute(node, obj, nf, ni):
+    """Recompute node's centre box and largest radius from its objects or children; True if changed."""
+    b0 = INF
+    b1 = INF
+    b2 = INF
+    b3 = -INF
+    b4 = -INF
+    b5 = -INF
+    rm = 0.0
+    ch = ni[node, CHILD]
+    if ch < 0:
+        s = ni[node, START]
+        for t in range(s, s + ni[node, CNT]):
+            b0 = min(b0, obj[t, 0])
+            b3 = max(b3, obj[t, 0])
+            b1 = min(b1, obj[t, 1])
+            b4 = max(b4, obj[t, 1])
+            b2 = min(b2, obj[t, 2])
+            b5 = max(b5, obj[t, 2])
+            rm = max(rm, obj[t, 3])
+    else:
+        for c in range(ch, ch + 2):
+            b0 = min(b0, nf[c, 0])
+            b1 = min(b1, nf[c, 1])
+            b2 = min(b2, nf[c, 2])
+            b3 = max(b3, nf[c, 3])
+            b4 = max(b4, nf[c, 4])
+            b5 = max(b5, nf[c, 5])
+            rm = max(rm, nf[c, RMAX])
+    if (
+        b0 == nf[node, 0]
+        and b1 == nf[node, 1]
+        and b2 == nf[node, 2]
+        and b3 == nf[node, 3]
+        and b4 == nf[node, 4]
+        and b5 == nf[node, 5]
+        and rm == nf[node, RMAX]
+    ):
+        return False
+    nf[node, 0] = b0
+    nf[node, 1] = b1
+    nf[node, 2] = b2
+    nf[node, 3] = b3
+    nf[node, 4] = b4
+    nf[node, 5] = b5
+    nf[node, RMAX] = rm
+    return True
+
+
+@njit
+def _refit_up(node, obj, nf, ni):
+    while node >= 0:
+        if not _recompute(node, obj, nf, ni):
+            return
+        node = ni[node, PARENT]
+
+
+@njit
+def refit_all(obj, nf, ni, nnodes):
+    """Refit every node bottom-up (children have larger indices than parents)."""
+    for i in range(nnodes - 1, -1, -1):
+        _recompute(i, obj, nf, ni)
+
+
+# ----------------------------------------------------------------------------------------- updates
+
+
+@njit
+def _set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf):
+    obj[t, 0] = x
+    obj[t, 1] = y
+    obj[t, 2] = z
+    obj[t, 3] = r
+    oid[t] = id
+    idslot[id] = t
+    leafof[t] = leaf
+
+
+@njit
+def _copy_slot(dst, src, obj, oid, idslot):
+    for q in range(4):
+        obj[dst, q] = obj[src, q]
+    oid[dst] = oid[src]
+    idslot[oid[dst]] = dst
+
+
+@njit
+def _detach(slot, obj, oid, idslot, leafof, ni):
+    """Take the object out of its leaf, shifting the smaller radii up one slot; returns the leaf."""
+    leaf = leafof[slot]
+    last = ni[leaf, START] + ni[leaf, CNT] - 1
+    for t in range(slot, last):
+        _copy_slot(t, t + 1, obj, oid, idslot)
+    oid[last] = -1
+    ni[leaf, CNT] -= 1
+    return leaf
+
+
+@njit
+def _resort(slot, obj, oid, idslot, ni, leaf):
+    """Restore the radius order after the object in ``slot`` changed radius (bubble it into place)."""
+    s = ni[leaf, START]
+    e = s + ni[leaf, CNT]
+    t = slot
+    while t > s and obj[t - 1, 3] < obj[t, 3]:
+        _swap_slots(t - 1, t, obj, oid, idslot)
+        t -= 1
+    while t + 1 < e and obj[t + 1, 3] > obj[t, 3]:
+        _swap_slots(t, t + 1, obj, oid, idslot)
+        t += 1
+
+
+@njit
+def _swap_slots(a, b, obj, oid, idslot):
+    for q in range(4):
+        v = obj[a, q]
+        obj[a, q] = obj[b, q]
+        obj[b, q] = v
+    i = oid[a]
+    oid[a] = oid[b]
+    oid[b] = i
+    idslot[oid[a]] = a
+    idslot[oid[b]] = b
+
+
+@njit
+def _find_leaf(x, y, z, nf, ni):
+    node = 0
+    while ni[node, CHILD] >= 0:
+        a = ni[node, AXIS]
+        v = x if a == 0 else (y if a == 1 else z)
+        node = ni[node, CHILD] + (0 if v < nf[node, SPLIT] else 1)
+    return node
+
+
+@njit
+def _in_region(leaf, x, y, z, nf, ni):
+    """Is the point inside the leaf's region (the split planes above it)?"""
+    node = leaf
+    p = ni[node, PARENT]
+    while p >= 0:
+        a = ni[p, AXIS]
+        v = x if a == 0 else (y if a == 1 else z)
+        if node == ni[p, CHILD]:
+            if v > nf[p, SPLIT]:
+                return False
+        elif v < nf[p, SPLIT]:
+            return False
+        node = p
+        p = ni[node, PARENT]
+    return True
+
+
+@njit
+def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit):
+    """Insert into the leaf whose region holds the centre, in radius order. A full range moves to the
+    end of storage with room for ``leaf_size``; a full leaf splits at the median of its widest axis.
+    The caller has reserved 2 nodes and 2 * leaf_size slots."""
+    leaf = _find_leaf(x, y, z, nf, ni)
+    cnt = ni[leaf, CNT]
+    cap = ni[leaf, CAP]
+    if cnt < cap or cnt < leaf_size:
+        if cnt == cap:
+            ns = st[NSLOTS]
+            s = ni[leaf, START]
+            for t in range(cnt):
+                _copy_slot(ns + t, s + t, obj, oid, idslot)
+                leafof[ns + t] = leaf
+                oid[s + t] = -1
+            for t in range(cnt, leaf_size):
+                oid[ns + t] = -1
+            st[GARBAGE] += cap
+            st[NSLOTS] = ns + leaf_size
+            ni[leaf, START] = ns
+            ni[leaf, CAP] = leaf_size
+        s = ni[leaf, START]
+        t = s + cnt
+        while t > s and obj[t - 1, 3] < r:
+            _copy_slot(t, t - 1, obj, oid, idslot)
+            leafof[t] = leaf
+            t -= 1
+        _set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
+        ni[leaf, CNT] = cnt + 1
+        if refit:
+            _refit_up(leaf, obj, nf, ni)
+        return
+    # split the full leaf
+    m = cnt + 1
+    tmp = np.empty((m, 4))
+    tid = np.empty(m, dtype=np.int64)
+    s = ni[leaf, START]
+    for t in range(cnt):
+        for q in range(4):
+            tmp[t, q] = obj[s + t, q]
+        tid[t] = oid[s + t]
+        oid[s + t] = -1
+    tmp[cnt, 0] = x
+    tmp[cnt, 1] = y
+    tmp[cnt, 2] = z
+    tmp[cnt, 3] = r
+    tid[cnt] = id
+    a = 0
+    span = -1.0
+    for q in range(3):
+        lo = INF
+        hi = -INF
+        for t in range(m):
+            lo = min(lo, tmp[t, q])
+            hi = max(hi, tmp[t, q])
+        if hi - lo > span:
+            span = hi - lo
+            a = q
+    order = np.argsort(tmp[:, a], kind="mergesort")
+    half = m // 2
+    st[GARBAGE] += cap
+    left = st[NNODES]
+    st[NNODES] = left + 2
+    d = ni[leaf, DEPTH] + 1
+    st[MAXDEPTH] = max(st[MAXDEPTH], d)
+    for j in range(2):
+        c = left + j
+        lo_t = 0 if j == 0 else half
+        hi_t = half if j == 0 else m
+        ns = st[NSLOTS]
+        st[NSLOTS] = ns + leaf_size
+        ni[c, CHILD] = -1
+        ni[c, START] = ns
+        ni[c, CNT] = hi_t - lo_t
+        ni[c, CAP] = leaf_size
+        ni[c, PARENT] = leaf
+        ni[c, DEPTH] = d
+        ni[c, AXIS] = 0
+        for t in range(leaf_size):
+            oid[ns + t] = -1
+        # radius order inside the child: insertion by radius
+        for t in range(lo_t, hi_t):
+            o = order[t]
+            u = ns + t - lo_t
+            while u > ns and obj[u - 1, 3] < tmp[o, 3]:
+                _copy_slot(u, u - 1, obj, oid, idslot)
+                leafof[u] = c
+                u -= 1
+            _set_slot(u, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot, leafof, c)
+        for q in range(NF_COLS):
+            nf[c, q] = 0.0
+        _recompute(c, obj, nf, ni)
+    ni[leaf, CHILD] = left
+    ni[leaf, AXIS] = a
+    nf[leaf, SPLIT] = tmp[order[half], a]
+    ni[leaf, START] = 0
+    ni[leaf, CNT] = 0
+    ni[leaf, CAP] = 0
+    if refit:
+        _refit_up(leaf, obj, nf, ni)
+
+
+@njit
+def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size):
+    """Insert one sphere (reserve 2 nodes and 2 * leaf_size slots first)."""
+    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
+
+
+@njit
+def remove(slot, obj, oid, leafof, idslot, nf, ni):
+    idslot[oid[slot]] = -1
+    leaf = _detach(slot, obj, oid, idslot, leafof, ni)
+    _refit_up(leaf, obj, nf, ni)
+
+
+@njit
+def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit):
+    """In place when the new centre stays in the leaf's region (box and largest radius refitted up the
+    chain); otherwise remove + insert."""
+    leaf = leafof[slot]
+    if _in_region(leaf, x, y, z, nf, ni):
+        obj[slot, 0] = x
+        obj[slot, 1] = y
+        obj[slot, 2] = z
+        if obj[slot, 3] != r:
+            obj[slot, 3] = r
+            _resort(slot, obj, oid, idslot, ni, leaf)
+        if refit:
+            _refit_up(leaf, obj, nf, ni)
+        return
+    id = oid[slot]
+    _detach(slot, obj, oid, idslot, leafof, ni)
+    if refit:
+        _refit_up(leaf, obj, nf, ni)
+    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit)
+
+
+@njit
+def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size):
+    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
+
+
+@njit
+def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_size, sweep):
+    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep). Stops when
+    storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
+    caller refits the whole tree once at the end."""
+    m = ids.size
+    obj_cap = obj.shape[0]
+    node_cap = nf.shape[0]
+    for i in range(first, m):
+        if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
+            return i
+        slot = idslot[ids[i]]
+        r = rad[i]
+        if r < 0.0:
+            r = obj[slot, 3]
+        _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, leaf_size,
+              not sweep)
+    return m

@@ -1,0 +1,56 @@
+"""Numba kernels of the peer-library wrappers (:mod:`viewer.index.peers`): the exact filter applied to
+the candidates a library returns."""
+
+from __future__ import annotations
+
+from viewer._jit import njit
+
+
+@njit
+def filter_ids(px, py, pz, cand, obj, out, k):
+    """Append to ``out`` (from position ``k``) the ids in ``cand`` (C,) int64 whose sphere in ``obj``
+    (rows by id: x, y, z, r) holds the point, with the contract's predicate. Counts past ``out.size``
+    without writing; returns the new count."""
+    size = out.size
+    for j in range(cand.size):
+        i = cand[j]
+        dx = px - obj[i, 0]
+        dy = py - obj[i, 1]
+        dz = pz - obj[i, 2]
+        r = obj[i, 3]
+        if (dx * dx + dy * dy) + dz * dz <= r * r:
+            if k < size:
+                out[k] = i
+            k += 1
+    return k
+
+
+@njit
+def filter_mapped(px, py, pz, pos, members, obj, out, k):
+    """As :func:`filter_ids` for candidates given as positions ``pos`` (C,) into ``members`` (ids)."""
+    size = out.size
+    for j in range(pos.size):
+        i = members[pos[j]]
+        dx = px - obj[i, 0]
+        dy = py - obj[i, 1]
+        dz = pz - obj[i, 2]
+        r = obj[i, 3]
+        if (dx * dx + dy * dy) + dz * dz <= r * r:
+            if k < size:
+                out[k] = i
+            k += 1
+    return k
+
+
+@njit
+def boxes(obj, ids, lo, hi):
+    """The padded AABBs of the spheres ``obj[ids]`` into ``lo``, ``hi`` (C, 3): outward by a few ulps
+    of ``|c| + r`` so that no point the exact predicate accepts falls outside through rounding."""
+    for j in range(ids.size):
+        i = ids[j]
+        r = obj[i, 3]
+        for a in range(3):
+            c = obj[i, a]
+            p = (abs(c) + r) * 2.0**-50
+            lo[j, a] = (c - r) - p
+            hi[j, a] = (c + r) + p

@@ -1,0 +1,244 @@
+"""A kd-tree over the centres whose nodes keep the largest radius below them: a query prunes a subtree
+when the point is farther than that radius from the subtree's box of centres.
+
+The kernels are in :mod:`viewer.index._kdtree_kernels`, which also describes the array layout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kdtree_kernels as K
+from ._contract import IdTable, QueryOverflow, SphereIndex, as_centres, as_point, as_radii, as_radius, check_out
+from .bvh import _grown, check_move_many
+
+__all__ = ["KDTree"]
+
+
+class KDTree(SphereIndex):
+    """kd-tree over the sphere centres, each node holding the tight box of the centres below it and the
+    largest radius below it.
+
+    Built by median splits on the axis where the centres spread most, down to leaves of at most
+    ``leaf_size`` objects in contiguous slots, sorted by radius (largest first) so a leaf scan stops at
+    the first sphere too small to reach the point. A query descends into a child only when the squared
+    distance from the point to the child's box is at most its largest radius squared.
+
+    Updates: ``move`` is in place when the new centre stays inside its leaf's region (the split planes
+    above it); the leaf's box and largest radius are then refitted up the chain (tightening as well as
+    loosening). A centre that leaves the region is removed and reinserted into the leaf whose region
+    holds it; a full leaf splits at its median. The tree is rebuilt (at most once per ``n / 4``
+    updates) when dead slots exceed the live ones or the depth has grown by more than 16 levels.
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0
+    leaf_size : int, objects per leaf (default 8)
+    """
+
+    name = "kdtree"
+    updates_in_place = True
+    update_note = "in place within the leaf's region, else remove + insert; periodic rebuild"
+
+    _warm = False
+
+    def __init__(self, centres, radii, *, leaf_size: int = 8):
+        super().__init__()
+        if not (isinstance(leaf_size, (int, np.integer)) and 1 <= leaf_size <= 256):
+            raise ValueError(f"leaf_size must be an integer in 1..256, got {leaf_size!r}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        if not KDTree._warm:
+            KDTree._warm = True
+            _warm_up()
+        self.leaf_size = int(leaf_size)
+        n = radii.size
+        self._idt = IdTable(n)
+        obj = np.empty((n, 4))
+        obj[:, :3] = centres
+        obj[:, 3] = radii
+        self._build(obj, np.arange(n, dtype=np.int64))
+
+    # ----------------------------------------------------------------------------------------- build
+    def _build(self, obj: np.ndarray, ids: np.ndarray) -> None:
+        n = obj.shape[0]
+        if n:
+            D, perm, nf, ni, nnodes, maxdepth = K.build(obj, self.leaf_size)
+        else:
+            D, perm = obj, np.zeros(0, dtype=np.int64)
+            nf = np.zeros((1, K.NF_COLS))
+            ni = np.array([[-1, 0, 0, 0, -1, 0, 0]], dtype=np.int32)
+            nnodes, maxdepth = 1, 0
+        slots = n + n // 4 + 4 * self.leaf_size + 16
+        self._obj = np.zeros((slots, 4))
+        self._obj[:n] = D
+        self._oid = np.full(slots, -1, dtype=np.int64)
+        self._oid[:n] = ids[perm]
+        self._idt.slots[ids[perm]] = np.arange(n, dtype=np.int64)
+        self._leafof = np.zeros(slots, dtype=np.int32)
+        K.assign_leaves(ni, nnodes, self._leafof)
+        rows = nnodes + nnodes // 4 + 16
+        self._nf = _grown(nf, rows, 0.0)
+        self._ni = _grown(ni, rows, 0)
+        self._nf[:nnodes, :6] = 0.0  # so refit_all sees every node as changed
+        K.refit_all(self._obj, self._nf, self._ni, nnodes)
+        self._st = np.array([nnodes, n, 0, maxdepth], dtype=np.int64)
+        self._depth0 = int(maxdepth)
+        self._n = n
+        self._n_build = n
+        self._updates = 0
+        self._scratch(maxdepth)
+
+    def _scratch(self, maxdepth: int) -> None:
+        if getattr(self, "_stack", None) is None or self._stack.size < maxdepth + 4:
+            self._stack = np.empty(2 * maxdepth + 8, dtype=np.int32)
+            self._levels = np.zeros(2 * maxdepth + 8, dtype=np.int64)
+
+    def rebuild(self) -> None:
+        """Rebuild the tree from the live objects (ids are kept)."""
+        ns = int(self._st[K.NSLOTS])
+        live = np.flatnonzero(self._oid[:ns] >= 0)
+        self._build(self._obj[live], self._oid[live])
+
+    def _after_update(self, k: int = 1) -> None:
+        self._updates += k
+        st = self._st
+        if st[K.MAXDEPTH] + 4 > self._stack.size:
+            self._scratch(int(st[K.MAXDEPTH]))
+        if self._updates < self._n_build // 4 + 64:
+            return
+        if st[K.GARBAGE] > max(self._n, 1024) or st[K.MAXDEPTH] > self._depth0 + 16:
+            self.rebuild()
+
+    def _reserve(self, inserts: int) -> None:
+        st = self._st
+        need = int(st[K.NSLOTS]) + 2 * self.leaf_size * inserts
+        if need > self._obj.shape[0]:
+            rows = max(need, 2 * self._obj.shape[0])
+            self._obj = _grown(self._obj, rows, 0.0)
+            self._oid = _grown(self._oid, rows, -1)
+            self._leafof = _grown(self._leafof, rows, 0)
+        need = int(st[K.NNODES]) + 2 * inserts
+        if need > self._nf.shape[0]:
+            rows = max(need, 2 * self._nf.shape[0])
+            self._nf = _grown(self._nf, rows, 0.0)
+            self._ni = _grown(self._ni, rows, 0)
+
+    # ----------------------------------------------------------------------------------------- query
+    def __len__(self) -> int:
+        return self._n
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        k, cand, visited, most = K.query(
+            px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels
+        )
+        st = self.stats
+        st.candidates = cand
+        st.visible = k
+        st.nodes_visited = visited
+        st.max_nodes_per_level = most
+        if k > out.size:
+            raise QueryOverflow(k, out.size)
+        return k
+
+    # ----------------------------------------------------------------------------------------- updates
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        self._reserve(1)
+        i = self._idt.new_id(-1)
+        K.insert(
+            x, y, z, r, i, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
+            self._st, self.leaf_size,
+        )
+        self._n += 1
+        self._after_update()
+        return i
+
+    def remove(self, id) -> None:
+        s = self._idt.slot_of(id)
+        K.remove(s, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni)
+        self._n -= 1
+        self._after_update()
+
+    def move(self, id, centre, radius=None) -> None:
+        s = self._idt.slot_of(id)
+        x, y, z = as_point(centre, "centre")
+        r = float(self._obj[s, 3]) if radius is None else as_radius(radius)
+        self._reserve(1)
+        K.move_one(
+            s, x, y, z, r, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
+            self._st, self.leaf_size,
+        )
+        self._after_update()
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
+        (keep). A batch larger than an eighth of the tree refits the whole tree once at the end instead
+        of each object's chain."""
+        ids, xyz, rad = check_move_many(self._idt, ids, centres, radii)
+        m = ids.size
+        sweep = m > int(self._st[K.NNODES]) // 8
+        i = 0
+        while i < m:
+            self._reserve(min(m - i, 4096))
+            i = K.move_batch(
+                i, ids, xyz, rad, self._obj, self._oid, self._leafof, self._idt.slots, self._nf,
+                self._ni, self._st, self.leaf_size, sweep,
+            )
+        if sweep and m:
+            K.refit_all(self._obj, self._nf, self._ni, int(self._st[K.NNODES]))
+        self._after_update(m)
+
+    # ----------------------------------------------------------------------------------------- report
+    def nbytes(self) -> int:
+        arrays = (self._obj, self._oid, self._leafof, self._nf, self._ni, self._idt.slots)
+        return int(sum(a.nbytes for a in arrays))
+
+    def check_bounds(self) -> None:
+        """Assert the invariants (tests): each node's box holds the centres below it and its largest
+        radius bounds theirs; leaves are radius-sorted and their centres lie in their regions."""
+        nn = int(self._st[K.NNODES])
+        nf, ni = self._nf[:nn], self._ni[:nn]
+        live = 0
+        for node in range(nn):
+            ch = ni[node, K.CHILD]
+            if ch >= 0:
+                for c in (ch, ch + 1):
+                    assert ni[c, K.PARENT] == node
+                    if ni[c, K.CHILD] >= 0 or ni[c, K.CNT]:
+                        assert (nf[node, :3] <= nf[c, :3]).all() and (nf[node, 3:6] >= nf[c, 3:6]).all()
+                        assert nf[node, K.RMAX] >= nf[c, K.RMAX]
+                continue
+            s, cnt = ni[node, K.START], ni[node, K.CNT]
+            assert cnt <= ni[node, K.CAP]
+            rs = self._obj[s : s + cnt, 3]
+            assert (np.diff(rs) <= 0).all(), "leaf not sorted by radius"
+            for t in range(s, s + cnt):
+                live += 1
+                x = self._obj[t]
+                i = self._oid[t]
+                assert i >= 0 and self._idt.slots[i] == t and self._leafof[t] == node
+                assert (nf[node, :3] <= x[:3]).all() and (nf[node, 3:6] >= x[:3]).all()
+                assert nf[node, K.RMAX] >= x[3]
+                assert K._in_region(node, x[0], x[1], x[2], self._nf, self._ni)
+        assert live == self._n
+
+
+def _warm_up() -> None:
+    """Compile every kernel on a tiny tree so JIT time never lands in a measurement."""
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-10, 10, (40, 3))
+    t = KDTree(c, rng.uniform(0.5, 3, 40), leaf_size=2)
+    t.query((0.0, 0.0, 0.0))
+    for _ in range(8):
+        t.insert(rng.uniform(-10, 10, 3), 1.0)
+    t.move(3, (5.0, 5.0, 5.0))
+    t.move(4, (100.0, 0.0, 0.0), 2.0)
+    t.remove(5)
+    t.move_many(np.arange(10, 20), c[10:20] + 0.5)
+    t.move_many(np.arange(20, 40), c[20:] + 0.5)
+    t.rebuild()

@@ -1,0 +1,397 @@
+"""The libraries a user would otherwise reach for, behind the index contract: ``rtree``
+(libspatialindex) and ``scipy.spatial.cKDTree``. Both are optional (``pip install '.[peers]'``); when
+one is missing its class reports why through :meth:`unavailable` and raises ``ImportError`` if built.
+
+Neither library can answer "which spheres hold this point" by itself, so each returns candidates that
+the exact filter (the contract's predicate, in :mod:`viewer.index._peers_kernels`) reduces to the
+answer. Their queries allocate inside the library; ``query_into`` allocates nothing of its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+from . import _peers_kernels as K
+from ._contract import (
+    IdTable,
+    QueryOverflow,
+    SphereIndex,
+    as_centres,
+    as_point,
+    as_radii,
+    as_radius,
+    check_out,
+)
+from .bvh import check_move_many
+
+__all__ = ["CKDTreeIndex", "RTreeIndex"]
+
+PEERS_HINT = "pip install '.[peers]'"
+
+
+def _import(module: str):
+    return importlib.import_module(module)
+
+
+def _missing(module: str, package: str) -> str | None:
+    try:
+        _import(module)
+    except ImportError as exc:
+        return f"{package} not installed: {PEERS_HINT} ({exc})"
+    return None
+
+
+_warm = False
+
+
+def _warm_up() -> None:
+    """Compile the filter kernels once, so JIT time never lands in a measurement."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    obj = np.zeros((2, 4))
+    ids = np.zeros(1, dtype=np.int64)
+    out = np.empty(1, dtype=np.int64)
+    K.filter_ids(0.0, 0.0, 0.0, ids, obj, out, 0)
+    K.filter_mapped(0.0, 0.0, 0.0, ids, ids, obj, out, 0)
+    K.boxes(obj, ids, np.empty((1, 3)), np.empty((1, 3)))
+
+
+def _rss_bytes() -> int:
+    """Resident set size of this process (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * 4096
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _ById:
+    """Objects stored by id: ``obj`` (capacity, 4) float64 rows x, y, z, r; ``alive`` (capacity,) bool."""
+
+    def __init__(self, centres: np.ndarray, radii: np.ndarray):
+        n = radii.size
+        cap = max(16, n)
+        self.obj = np.zeros((cap, 4))
+        self.obj[:n, :3] = centres
+        self.obj[:n, 3] = radii
+        self.alive = np.zeros(cap, dtype=bool)
+        self.alive[:n] = True
+        self.idt = IdTable(n)
+        self.n = n
+
+    def add(self, x: float, y: float, z: float, r: float) -> int:
+        i = self.idt.new_id(0)
+        self.idt.slots[i] = i
+        if i >= self.obj.shape[0]:
+            cap = 2 * self.obj.shape[0]
+            obj = np.zeros((cap, 4))
+            obj[: i] = self.obj[: i]
+            alive = np.zeros(cap, dtype=bool)
+            alive[: i] = self.alive[: i]
+            self.obj, self.alive = obj, alive
+        self.obj[i] = (x, y, z, r)
+        self.alive[i] = True
+        self.n += 1
+        return i
+
+    def check(self, id) -> int:
+        self.idt.slot_of(id)  # KeyError for unknown / removed
+        return int(id)
+
+    def kill(self, i: int) -> None:
+        self.idt.slots[i] = -1
+        self.alive[i] = False
+        self.n -= 1
+
+    def nbytes(self) -> int:
+        return self.obj.nbytes + self.alive.nbytes + self.idt.slots.nbytes
+
+
+class RTreeIndex(SphereIndex):
+    """Each sphere's box in a libspatialindex R-tree (the ``rtree`` package), bulk-loaded from arrays
+    (STR packing); a query asks for the boxes holding the point, then applies the exact filter.
+
+    Moves are a delete + insert in the R-tree (``updates_in_place`` is False). ``nbytes`` adds to the
+    wrapper's arrays the growth of the process's resident memory while the tree was built (the library
+    exposes no size of its own), so it is an estimate.
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0
+    leaf_capacity : int, entries per leaf node (default 32; libspatialindex's default is 100)
+    index_capacity : int, entries per internal node (default 32)
+    """
+
+    name = "rtree"
+    updates_in_place = False
+    update_note = "moves are delete + insert in libspatialindex"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return _missing("rtree.index", "rtree")
+
+    def __init__(self, centres, radii, *, leaf_capacity: int = 32, index_capacity: int = 32):
+        why = self.unavailable()
+        if why:
+            raise ImportError(why)
+        super().__init__()
+        for nm, v in (("leaf_capacity", leaf_capacity), ("index_capacity", index_capacity)):
+            if not (isinstance(v, (int, np.integer)) and 4 <= v <= 10_000):
+                raise ValueError(f"{nm} must be an integer in 4..10000, got {v!r}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        rindex = _import("rtree.index")
+        _warm_up()
+        self._objs = _ById(centres, radii)
+        p = rindex.Property()
+        p.dimension = 3
+        p.leaf_capacity = int(leaf_capacity)
+        p.index_capacity = int(index_capacity)
+        n = radii.size
+        before = _rss_bytes()
+        if n:
+            ids = np.arange(n, dtype=np.int64)
+            lo = np.empty((n, 3))
+            hi = np.empty((n, 3))
+            K.boxes(self._objs.obj, ids, lo, hi)
+            self._tree = rindex.Index((ids, lo, hi), properties=p)
+            del lo, hi
+        else:
+            self._tree = rindex.Index(properties=p)
+        self._tree_bytes = max(0, _rss_bytes() - before)
+        self._lo = np.empty((1, 3))
+        self._hi = np.empty((1, 3))
+        self._one = np.zeros(1, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return self._objs.n
+
+    def _box(self, i: int) -> tuple[float, ...]:
+        self._one[0] = i
+        K.boxes(self._objs.obj, self._one, self._lo, self._hi)
+        return (*self._lo[0].tolist(), *self._hi[0].tolist())
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        lo = self._lo
+        lo[0, 0] = px
+        lo[0, 1] = py
+        lo[0, 2] = pz
+        cand, _ = self._tree.intersection_v(lo, lo)
+        k = K.filter_ids(px, py, pz, cand, self._objs.obj, out, 0)
+        st = self.stats
+        st.candidates = int(cand.size)
+        st.visible = k
+        st.nodes_visited = 0  # libspatialindex does not report per-query node visits
+        st.max_nodes_per_level = 0
+        if k > out.size:
+            raise QueryOverflow(k, out.size)
+        return k
+
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        i = self._objs.add(x, y, z, r)
+        self._tree.insert(i, self._box(i))
+        return i
+
+    def remove(self, id) -> None:
+        i = self._objs.check(id)
+        self._tree.delete(i, self._box(i))
+        self._objs.kill(i)
+
+    def move(self, id, centre, radius=None) -> None:
+        i = self._objs.check(id)
+        x, y, z = as_point(centre, "centre")
+        r = float(self._objs.obj[i, 3]) if radius is None else as_radius(radius)
+        self._tree.delete(i, self._box(i))
+        self._objs.obj[i] = (x, y, z, r)
+        self._tree.insert(i, self._box(i))
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects (a delete + insert each): ``ids`` (M,), ``centres`` (M, 3), ``radii``."""
+        ids, xyz, rad = check_move_many(self._objs.idt, ids, centres, radii)
+        m = ids.size
+        if not m:
+            return
+        lo = np.empty((m, 3))
+        hi = np.empty((m, 3))
+        obj = self._objs.obj
+        K.boxes(obj, ids, lo, hi)
+        old = np.concatenate([lo, hi], axis=1).tolist()
+        keep = rad < 0
+        obj[ids, :3] = xyz
+        obj[ids, 3] = np.where(keep, obj[ids, 3], rad)
+        K.boxes(obj, ids, lo, hi)
+        new = np.concatenate([lo, hi], axis=1).tolist()
+        tree = self._tree
+        for i, a, b in zip(ids.tolist(), old, new):
+            tree.delete(i, a)
+            tree.insert(i, b)
+
+    def nbytes(self) -> int:
+        return self._objs.nbytes() + self._tree_bytes
+
+
+class CKDTreeIndex(SphereIndex):
+    """``scipy.spatial.cKDTree`` over the centres: ``query_ball_point(p, r_max)`` returns every centre
+    within the largest radius, and the exact filter keeps the spheres that hold the point. A cKDTree
+    cannot change, so any update marks it stale and it is **rebuilt on change** (lazily, at the next
+    query).
+
+    With ``bands > 1`` (the default, ``"auto"``), objects are split by radius into bands a factor of
+    ``band_ratio`` apart, one cKDTree per band queried with that band's largest radius, and only the
+    bands an update touched are rebuilt: what a user who knows the heavy tail would write. ``bands=1``
+    is the plain form (one tree, one ball of the largest radius).
+
+    Parameters
+    ----------
+    centres : (N, 3) float64, world units
+    radii : (N,) float64, world units, >= 0
+    bands : "auto" or 1 (default "auto")
+    band_ratio : float, radius ratio between bands (default 4.0)
+    leafsize : int, cKDTree leaf size (default 16)
+    """
+
+    name = "ckdtree"
+    updates_in_place = False
+    update_note = "rebuilt on change (lazily, on the next query; per radius band)"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return _missing("scipy.spatial", "scipy")
+
+    def __init__(self, centres, radii, *, bands="auto", band_ratio: float = 4.0, leafsize: int = 16):
+        why = self.unavailable()
+        if why:
+            raise ImportError(why)
+        super().__init__()
+        if bands not in ("auto", 1):
+            raise ValueError(f"bands must be 'auto' or 1, got {bands!r}")
+        if not (isinstance(band_ratio, (int, float)) and band_ratio > 1.0 and math.isfinite(band_ratio)):
+            raise ValueError(f"band_ratio must be a number > 1, got {band_ratio!r}")
+        if not (isinstance(leafsize, (int, np.integer)) and leafsize >= 1):
+            raise ValueError(f"leafsize must be a positive integer, got {leafsize!r}")
+        radii = as_radii(radii)
+        centres = as_centres(centres, n=radii.size)
+        self._cKDTree = _import("scipy.spatial").cKDTree
+        _warm_up()
+        self.banded = bands == "auto"
+        self.band_ratio = float(band_ratio)
+        self.leafsize = int(leafsize)
+        self._objs = _ById(centres, radii)
+        self._band = np.zeros(self._objs.obj.shape[0], dtype=np.int32)
+        self._band[: radii.size] = self._band_of(radii)
+        self._trees: dict[int, tuple] = {}  # band -> (tree, members (K,) int64, r_max)
+        self._order: list[int] = []  # the bands that have a tree, ascending
+        self._dirty: set[int] = set(np.unique(self._band[: radii.size]).tolist())
+        self._refresh()
+
+    def _band_of(self, r: np.ndarray) -> np.ndarray:
+        if not self.banded:
+            return np.zeros(np.shape(r), dtype=np.int32)
+        with np.errstate(divide="ignore"):
+            b = np.floor(np.log(np.maximum(r, 1e-300)) / math.log(self.band_ratio))
+        return np.clip(b, -64, 64).astype(np.int32)
+
+    def _refresh(self) -> None:
+        """Rebuild the trees of the bands changed since the last query."""
+        if not self._dirty:
+            return
+        live = self._objs.alive
+        nb = live.size
+        for b in sorted(self._dirty):
+            members = np.flatnonzero(live & (self._band[:nb] == b))
+            if members.size == 0:
+                self._trees.pop(b, None)
+                continue
+            obj = self._objs.obj[members]
+            tree = self._cKDTree(obj[:, :3], leafsize=self.leafsize, balanced_tree=False, compact_nodes=False)
+            self._trees[b] = (tree, members, float(obj[:, 3].max()))
+        self._dirty.clear()
+        self._order = sorted(self._trees)
+
+    def __len__(self) -> int:
+        return self._objs.n
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        px, py, pz = as_point(point)
+        check_out(out)
+        self._refresh()
+        k = 0
+        cand = 0
+        p = (px, py, pz)
+        obj = self._objs.obj
+        for b in self._order:
+            tree, members, rmax = self._trees[b]
+            pos = tree.query_ball_point(p, rmax, return_sorted=False)
+            if pos:
+                pos = np.array(pos, dtype=np.int64)
+                cand += pos.size
+                k = K.filter_mapped(px, py, pz, pos, members, obj, out, k)
+        st = self.stats
+        st.candidates = cand
+        st.visible = k
+        st.nodes_visited = len(self._order)  # trees searched; cKDTree reports no node visits
+        st.max_nodes_per_level = 0
+        if k > out.size:
+            raise QueryOverflow(k, out.size)
+        return k
+
+    def _grow_band(self) -> None:
+        if self._band.size < self._objs.obj.shape[0]:
+            g = np.zeros(self._objs.obj.shape[0], dtype=np.int32)
+            g[: self._band.size] = self._band
+            self._band = g
+
+    def insert(self, centre, radius) -> int:
+        x, y, z = as_point(centre, "centre")
+        r = as_radius(radius)
+        i = self._objs.add(x, y, z, r)
+        self._grow_band()
+        b = int(self._band_of(np.array([r]))[0])
+        self._band[i] = b
+        self._dirty.add(b)
+        return i
+
+    def remove(self, id) -> None:
+        i = self._objs.check(id)
+        self._objs.kill(i)
+        self._dirty.add(int(self._band[i]))
+
+    def move(self, id, centre, radius=None) -> None:
+        i = self._objs.check(id)
+        x, y, z = as_point(centre, "centre")
+        r = float(self._objs.obj[i, 3]) if radius is None else as_radius(radius)
+        self._dirty.add(int(self._band[i]))
+        self._objs.obj[i] = (x, y, z, r)
+        b = int(self._band_of(np.array([r]))[0])
+        self._band[i] = b
+        self._dirty.add(b)
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move many objects: ``ids`` (M,), ``centres`` (M, 3), ``radii`` (M,) or None (keep)."""
+        ids, xyz, rad = check_move_many(self._objs.idt, ids, centres, radii)
+        if not ids.size:
+            return
+        obj = self._objs.obj
+        self._dirty.update(np.unique(self._band[ids]).tolist())
+        obj[ids, :3] = xyz
+        obj[ids, 3] = np.where(rad < 0, obj[ids, 3], rad)
+        self._band[ids] = self._band_of(obj[ids, 3])
+        self._dirty.update(np.unique(self._band[ids]).tolist())
+
+    def nbytes(self) -> int:
+        """The wrapper's arrays plus each tree's data, indices and nodes (an estimate: scipy reports no
+        size; a node is about 72 bytes)."""
+        total = self._objs.nbytes() + self._band.nbytes
+        for tree, members, _ in self._trees.values():
+            total += tree.data.nbytes + tree.indices.nbytes + tree.size * 72 + members.nbytes
+        return int(total)
