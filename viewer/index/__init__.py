@@ -8,27 +8,38 @@
 from ._contract import QueryOverflow, QueryStats, SphereIndex
 from .brute import BruteForce, brute_query
 from .buckettree import BucketTree
+from .bvh import BVH
 from .hashgrid import HashGrid
 from .hgrid import HGrid
+from .kdtree import KDTree
 from .octree import Octree
+from .peers import CKDTreeIndex, RTreeIndex
 
 INDEXES: dict[str, type[SphereIndex]] = {
     "brute": BruteForce,
     "buckettree": BucketTree,
+    "bvh": BVH,
+    "ckdtree": CKDTreeIndex,
     "hashgrid": HashGrid,
     "hgrid": HGrid,
+    "kdtree": KDTree,
     "octree": Octree,
+    "rtree": RTreeIndex,
 }
 
 __all__ = [
     "INDEXES",
     "BruteForce",
     "BucketTree",
+    "BVH",
+    "CKDTreeIndex",
     "HashGrid",
     "HGrid",
+    "KDTree",
     "Octree",
     "QueryOverflow",
     "QueryStats",
+    "RTreeIndex",
     "SphereIndex",
     "brute_query",
     "make_index",
