@@ -65,11 +65,15 @@ def test_hashgrid_smaller_cells_mean_more_entries(rng):
 
 
 def test_hashgrid_default_cell_size_follows_the_diameters():
-    c = np.zeros((5, 3))
+    c = np.array([[0.0, 0.0, 0.0], [1e5, 1e5, 1e5], [0, 1e5, 0], [1e5, 0, 0], [0, 0, 1e5]])  # sparse
     r = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert HashGrid(c, r).cell_size == pytest.approx(2.0 * 6.0)  # 2 x median diameter
+    assert HashGrid(c, r).cell_size == pytest.approx(8.0 * 6.0)  # 8 x median diameter
     assert HashGrid(c, r, cell_percentile=100, cell_scale=1).cell_size == pytest.approx(10.0)
     assert HashGrid(c, np.zeros(5)).cell_size == 1.0
+    # dense data caps it: 1000 centres in a 10-wide cube -> ~16 per cell of edge 10 * (16/1000)^(1/3)
+    dense = np.random.default_rng(0).uniform(0, 10, (1000, 3))
+    cell = HashGrid(dense, np.full(1000, 0.5)).cell_size
+    assert 1.0 <= cell < 8 * 1.0 and cell == pytest.approx(np.ptp(dense, axis=0).prod() ** (1 / 3) * 0.016 ** (1 / 3))
 
 
 # --------------------------------------------------------------------------- hgrid
@@ -137,10 +141,10 @@ def check_tree(ix, centres, radii, ids):
         assert ((cc >= q[:3] - q[3] - 1e-9) & (cc <= q[:3] + q[3] + 1e-9)).all()
 
 
-@pytest.mark.parametrize("m", [4, 16])
-def test_buckettree_leaves_split_at_m_and_boxes_are_tight(rng, m):
+@pytest.mark.parametrize("m,rows", [(4, None), (16, None), (16, 3)])
+def test_buckettree_leaves_split_at_m_and_boxes_are_tight(rng, m, rows):
     c, r = DISTRIBUTIONS["clustered"](rng, 1200)
-    ix = BucketTree(c, r, m=m, cell_size=256.0)
+    ix = BucketTree(c, r, m=m, cell_size=256.0, block_rows=rows)
     ids = np.arange(1200)
     check_tree(ix, c, r, ids)
     assert len(ix.leaves()) >= 1200 // m
@@ -233,6 +237,7 @@ def test_nbytes_grows_with_n(rng, cls):
         (HGrid, {"base": -1.0}),
         (HGrid, {"cell_factor": 0.5}),
         (BucketTree, {"m": 1}),
+        (BucketTree, {"m": 4, "block_rows": 5}),
         (BucketTree, {"cell_size": float("nan")}),
     ],
 )

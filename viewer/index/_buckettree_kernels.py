@@ -2,7 +2,8 @@
 
 The root is a hash map of fixed-size cells (see :mod:`viewer.index._hashgrid_kernels`; a cell record's
 payload is its root node). Each cell is an octree whose leaves hold up to ``m`` objects in one
-contiguous block and split into 8 children when they overflow (below ``MAXD`` levels only: deeper
+chain of contiguous blocks of ``bs`` rows and split into 8
+children when they overflow (below ``MAXD`` levels only: deeper
 leaves chain further blocks, so coincident centres terminate).
 
 Arrays (G node groups of 8, B blocks of m rows, I ids):
@@ -12,9 +13,9 @@ Arrays (G node groups of 8, B blocks of m rows, I ids):
 - ``ng`` (8G, 4) float64: the node's cube as mid x, y, z and half edge (insertion only).
 - ``nb`` (8G, 6) float64: tight bounds: the box of every sphere below (lo x, y, z, hi x, y, z; empty:
   lo = +inf, hi = -inf). Kept exact: grown on insert, recomputed upwards on removal and moves.
-- ``bd`` (B m, 4) float64 rows x, y, z, r; ``bid`` (B m,) int64 row -> id; ``bl`` (B, 3) int32: rows
+- ``bd`` (B bs, 4) float64 rows x, y, z, r (bs = rows per block, read from the shapes); ``bid`` (B bs,) int64 row -> id; ``bl`` (B, 3) int32: rows
   used, next block of the leaf, owning leaf.
-- ``loc`` (I,) int64: id -> row (block m + position), -1 once removed.
+- ``loc`` (I,) int64: id -> row (block bs + position), -1 once removed.
 - ``gfree`` (G,) int32 / ``bfree`` (B,) int32: stacks of free groups / blocks.
 - ``meta`` (8,) int64: GRP_TOP, GRP_FREEN, BLK_TOP, BLK_FREEN, NLIVE; ``gm`` (1,) float64: the
   largest radius ever held (sets the query's window of cells).
@@ -125,17 +126,18 @@ def _grow_box(nb, n, x, y, z, r):
 
 @njit
 def _leaf_put(n, i, x, y, z, r, m, ni, bd, bid, bl, bfree, loc, meta):
+    bs = bd.shape[0] // bl.shape[0]  # rows per block
     b = ni[n, 1]
     if b < 0:
         b = _blk_alloc(bl, bfree, meta, n)
         ni[n, 1] = b
-    while bl[b, 0] >= m:
+    while bl[b, 0] >= bs:
         nxt = bl[b, 1]
         if nxt < 0:
             nxt = _blk_alloc(bl, bfree, meta, n)
             bl[b, 1] = nxt
         b = nxt
-    row = b * m + bl[b, 0]
+    row = b * bs + bl[b, 0]
     bl[b, 0] += 1
     bd[row, 0] = x
     bd[row, 1] = y
@@ -158,6 +160,7 @@ def _leaf_count(n, ni, bl):
 @njit
 def _split(n0, m, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, stack):
     """Split overfull leaf n0 into 8 children, and any child that is still overfull."""
+    bs = bd.shape[0] // bl.shape[0]
     top = 0
     stack[top] = n0
     top += 1
@@ -179,7 +182,7 @@ def _split(n0, m, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, stack):
         ni[n, 0] = ch
         while b >= 0:
             for p in range(bl[b, 0]):
-                row = b * m + p
+                row = b * bs + p
                 x, y, z, r = bd[row, 0], bd[row, 1], bd[row, 2], bd[row, 3]
                 c = ch + _octant(ng, n, x, y, z)
                 _grow_box(nb, c, x, y, z, r)
@@ -228,11 +231,12 @@ def _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, 
 @njit
 def _refit(n, m, ni, nb, bd, bl):
     """Recompute leaf n's box from its rows, then each ancestor's from its children, while they change."""
+    bs = bd.shape[0] // bl.shape[0]
     lo0 = lo1 = lo2 = INF
     hi0 = hi1 = hi2 = -INF
     b = ni[n, 1]
     while b >= 0:
-        for row in range(b * m, b * m + bl[b, 0]):
+        for row in range(b * bs, b * bs + bl[b, 0]):
             x, y, z, r = bd[row, 0], bd[row, 1], bd[row, 2], bd[row, 3]
             e = r + margin(x, r)
             lo0 = min(lo0, x - e)
@@ -271,10 +275,11 @@ def _refit(n, m, ni, nb, bd, bl):
 
 @njit
 def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta):
+    bs = bd.shape[0] // bl.shape[0]
     row = loc[i]
-    b = row // m
+    b = row // bs
     leaf = bl[b, 2]
-    last = b * m + bl[b, 0] - 1
+    last = b * bs + bl[b, 0] - 1
     if row != last:
         for a in range(4):
             bd[row, a] = bd[last, a]
@@ -309,7 +314,7 @@ def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, 
         for c in range(ch, ch + 8):
             b = ni[c, 1]
             while b >= 0:
-                for rw in range(b * m, b * m + bl[b, 0]):
+                for rw in range(b * bs, b * bs + bl[b, 0]):
                     _leaf_put(n, bid[rw], bd[rw, 0], bd[rw, 1], bd[rw, 2], bd[rw, 3], m, ni, bd, bid, bl, bfree,
                               loc, meta)
                 nxt = bl[b, 1]
@@ -370,7 +375,7 @@ def move_many(start, ids, cen, rad, m, inv, edge, tab, ck, cfree, cmeta, ni, ng,
         x, y, z, r = cen[k, 0], cen[k, 1], cen[k, 2], rad[k]
         if r != r:
             r = bd[row, 3]
-        leaf = bl[row // m, 2]
+        leaf = bl[row // (bd.shape[0] // bl.shape[0]), 2]
         if _leaf_of(x, y, z, inv, tab, ni, ng, ck) == leaf:
             bd[row, 0] = x
             bd[row, 1] = y
@@ -391,6 +396,7 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
     int64 gets candidates, visible, nodes entered (cell roots included), most nodes entered on one
     depth. ``stack`` (>= 8 MAXD + 8,) int64 and ``levels`` (MAXD + 1,) int64 are scratch."""
+    bs = bd.shape[0] // bl.shape[0]
     size = out.shape[0]
     k = 0
     cand = 0
@@ -442,7 +448,7 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
                 continue
             b = ni[n, 1]
             while b >= 0:
-                for row in range(b * m, b * m + bl[b, 0]):
+                for row in range(b * bs, b * bs + bl[b, 0]):
                     cand += 1
                     dx = px - bd[row, 0]
                     dy = py - bd[row, 1]

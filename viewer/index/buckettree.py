@@ -12,8 +12,8 @@ Adapted to view spheres the way the article's tree is searched for a viewport:
 - the cells a sphere holding p can be centred in lie within p +- (largest radius held), so the query
   probes that window of cells in the hash map, or tests every cell's root box when the window has
   more cells than exist;
-- each leaf's objects are one contiguous block of ``m`` rows (x, y, z, r), swap-removed, so a leaf
-  test streams memory; a removal that leaves 8 sibling leaves with <= m/2 objects merges them back.
+- each leaf's objects are contiguous blocks of rows (x, y, z, r), usually one, swap-removed, so a
+  leaf test streams memory; a removal that leaves 8 sibling leaves with <= m/2 objects merges them back.
 
 A move whose centre stays in its leaf rewrites the row in place and refits the boxes; otherwise it is
 removal + insertion. The article's frame-to-frame visibility flags concern rendering, not this query.
@@ -62,13 +62,16 @@ class BucketTree(SphereIndex):
         Leaf capacity (default 16); a leaf splits into 8 when it holds more (below 24 levels).
     cell_size : float, optional
         Edge of the root's cells, world units (default: ``default_cell_size(radii)``).
+    block_rows : int, optional
+        Rows per storage block (default ``min(m, 8)``): a leaf's objects are a chain of blocks, one for
+        a typical leaf (a split leaves ~m/8 per child), so the pool is not mostly empty rows.
     """
 
     name = "buckettree"
     updates_in_place = True
     _warmed = False
 
-    def __init__(self, centres, radii, m: int = 16, cell_size=None, **options):
+    def __init__(self, centres, radii, m: int = 16, cell_size=None, block_rows=None, **options):
         super().__init__()
         if options:
             raise ValueError(f"buckettree: unknown options {sorted(options)}")
@@ -76,6 +79,10 @@ class BucketTree(SphereIndex):
         centres = as_centres(centres, n=radii.size)
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 2 <= m <= 1 << 16:
             raise ValueError(f"buckettree: m must be an integer in 2..65536, got {m!r}")
+        if block_rows is None:
+            block_rows = min(int(m), 8)
+        if isinstance(block_rows, bool) or not isinstance(block_rows, (int, np.integer)) or not 1 <= block_rows <= m:
+            raise ValueError(f"buckettree: block_rows must be an integer in 1..m, got {block_rows!r}")
         if cell_size is None:
             cell_size = default_cell_size(radii)
         else:
@@ -84,6 +91,7 @@ class BucketTree(SphereIndex):
                 raise ValueError("buckettree: cell_size must be > 0")
         BucketTree._warm()
         self.m = int(m)
+        self.bs = int(block_rows)
         self.cell_size = float(cell_size)
         self._inv = 1.0 / self.cell_size
         self._stats = np.zeros(4, dtype=np.int64)
@@ -92,13 +100,13 @@ class BucketTree(SphereIndex):
         n = radii.size
         self._ct = CellTable(16)
         groups = max(K.GROUPS_PER_OP + 16, n // self.m)
-        blocks = max(K.BLOCKS_PER_OP + 16, 4 * n // self.m)
+        blocks = max(K.BLOCKS_PER_OP + 16, n // 3)
         self._ni = np.full((8 * groups, 5), -1, dtype=np.int32)
         self._ng = np.zeros((8 * groups, 4))
         self._nb = np.zeros((8 * groups, 6))
         self._gfree = np.zeros(groups, dtype=np.int32)
-        self._bd = np.zeros((blocks * self.m, 4))
-        self._bid = np.full(blocks * self.m, -1, dtype=np.int64)
+        self._bd = np.zeros((blocks * self.bs, 4))
+        self._bid = np.full(blocks * self.bs, -1, dtype=np.int64)
         self._bl = np.full((blocks, 3), -1, dtype=np.int32)
         self._bfree = np.zeros(blocks, dtype=np.int32)
         self._loc = np.full(max(16, n), -1, dtype=np.int64)
@@ -124,8 +132,8 @@ class BucketTree(SphereIndex):
         blocks = self._bl.shape[0]
         if m[K.BLK_FREEN] + blocks - m[K.BLK_TOP] < K.BLOCKS_PER_OP:
             new = 2 * blocks
-            self._bd = _grown(self._bd, new * self.m, 0.0)
-            self._bid = _grown(self._bid, new * self.m, -1)
+            self._bd = _grown(self._bd, new * self.bs, 0.0)
+            self._bid = _grown(self._bid, new * self.bs, -1)
             self._bl = _grown(self._bl, new, -1)
             self._bfree = _grown(self._bfree, new, 0)
         self._ct.grow_for(1)
@@ -210,7 +218,7 @@ class BucketTree(SphereIndex):
     # ------------------------------------------------------------------------- inspection
     def leaves(self) -> list[np.ndarray]:
         """The ids (K,) int64 held by each non-empty leaf (for tests and plots; not fast)."""
-        m = self.m
+        m = self.bs
         out = []
         nodes = np.flatnonzero((self._ni[:, 3] >= 0) & (self._ni[:, 0] < 0) & (self._ni[:, 1] >= 0))
         for n in nodes:
@@ -239,7 +247,7 @@ class BucketTree(SphereIndex):
             else:
                 b = int(self._ni[v, 1])
                 while b >= 0:
-                    ids.extend(self._bid[b * self.m : b * self.m + self._bl[b, 0]].tolist())
+                    ids.extend(self._bid[b * self.bs : b * self.bs + self._bl[b, 0]].tolist())
                     b = int(self._bl[b, 1])
         return np.array(ids, dtype=np.int64)
 
