@@ -174,6 +174,7 @@ class SphereIndex:
 
     name: str = "?"
     updates_in_place: bool = True
+    update_note: str = ""  # how moves are done, printed by the bench ("rebuilt on change", ...)
 
     stats: QueryStats
 
@@ -210,6 +211,15 @@ class SphereIndex:
 
     def __len__(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move ``ids`` (M,) int to ``centres`` (M, 3), with ``radii`` (M,) or None (keep). This
+        fallback calls :meth:`move` per object; indexes with a batch kernel override it."""
+        ids = np.asarray(ids, dtype=np.int64)
+        centres = as_centres(centres, n=ids.size)
+        rad = None if radii is None else as_radii(radii)
+        for k in range(ids.size):
+            self.move(int(ids[k]), centres[k], None if rad is None else rad[k])
 
     def nbytes(self) -> int:
         """Bytes held by the index's arrays (for memory-per-object reports)."""

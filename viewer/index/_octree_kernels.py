@@ -31,7 +31,7 @@ from viewer._jit import njit
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
-ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES = range(9)
+ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE = range(10)
 
 EDGE = 2.0 ** (np.arange(256, dtype=np.float64) - 128.0)
 INV_STEPS = 1.0 / 128.0  # quantisation step as a fraction of the edge
@@ -398,17 +398,17 @@ def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
 
 
 @njit
-def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch):
+def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Insert object id i. Returns 0, or 1 when the object pool is full (nothing was stored)."""
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
-    q6 = np.empty(6, dtype=np.int64)
+    q6 = iscratch[0:6]
     n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if n < 0:
         grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6)
         n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if not append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
-        out6 = np.empty(6, dtype=np.int64)
+        out6 = iscratch[6:12]
         cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6)
         return 1
     meta[NOBJ] += 1
@@ -426,11 +426,11 @@ def _touches(q6, nq, n):
 
 
 @njit
-def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch):
+def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, iscratch):
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
-    q6 = np.empty(6, dtype=np.int64)
-    out6 = np.empty(6, dtype=np.int64)
+    q6 = iscratch[0:6]
+    out6 = iscratch[6:12]
     s = ids[i, 0]
     n = ids[i, 1]
     _obj_box(obj, s, lo3, hi3)
@@ -445,13 +445,13 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch):
 
 
 @njit
-def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch):
+def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Move object i in place: O(1) while it stays in its node. Returns 0, or 1 when the pool is
     full (the object is then left where it was, unchanged)."""
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
-    q6 = np.empty(6, dtype=np.int64)
-    out6 = np.empty(6, dtype=np.int64)
+    q6 = iscratch[0:6]
+    out6 = iscratch[6:12]
     s = ids[i, 0]
     n = ids[i, 1]
     _obj_box(obj, s, lo3, hi3)
@@ -463,10 +463,15 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
         obj[s, 2] = z
         obj[s, 3] = r
         _obj_box(obj, s, lo3, hi3)
+        if old_touch and nint[n, COUNT] <= 4:
+            # a small block: its own box is exact again at the cost of a few objects
+            recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
+            _obj_box(obj, s, lo3, hi3)
+        # boxes only grow here (O(1) while the ancestors already hold the sphere); the looseness a
+        # move leaves behind is counted and removed by refit() once it adds up
         expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, True)
         if old_touch:
-            recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-            tighten_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
+            meta[LOOSE] += 1
         return 0
     # unlink without cleanup, re-place starting from the same node, clean up last
     ox, oy, oz, orr = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
@@ -489,7 +494,7 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
 
 
 @njit
-def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, scratch):
+def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep). Returns how many were done
     before the node or object pool ran short (the caller grows the pools and continues)."""
     for k in range(mids.shape[0]):
@@ -499,7 +504,7 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         r = rad[k]
         if r != r:
             r = obj[ids[i, 0], 3]
-        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, xyz[k, 0], xyz[k, 1], xyz[k, 2], r, scratch):
+        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, xyz[k, 0], xyz[k, 1], xyz[k, 2], r, scratch, iscratch):
             return k
     return mids.shape[0]
 
@@ -588,7 +593,7 @@ def _holds(nlev, ncorner, nq, n, off, px, py, pz):
 def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, scratch):
     """Bulk build into an empty tree (a root only). Pass 1 places every object, creating nodes;
     pass 2 lays the blocks out in depth-first order, exactly sized; pass 3 scatters the objects;
-    pass 4 computes the boxes bottom-up. Returns 0, or 1 when the node arrays ran out (the caller
+    then :func:`refit` computes the boxes. Returns 0, or 1 when the node arrays ran out (the caller
     grows them and starts again)."""
     n_obj = centres.shape[0]
     node_of = np.empty(n_obj, dtype=np.int32)
@@ -635,7 +640,30 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, s
         ids[i, 0] = s
         ids[i, 1] = n
     meta[NOBJ] = n_obj
-    # boxes, children before parents: reverse depth-first order
+    refit(nint, nlev, ncorner, nq, obj, meta, scratch)
+    return 0
+
+
+@njit
+def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
+    """Recompute every node's own and subtree box exactly (children before parents)."""
+    root = meta[ROOT]
+    m = meta[NODE_TOP]
+    order = np.empty(m, dtype=np.int32)
+    stack = np.empty(m + 1, dtype=np.int32)
+    stack[0] = root
+    top = 1
+    cnt = 0
+    while top > 0:
+        top -= 1
+        n = stack[top]
+        order[cnt] = n
+        cnt += 1
+        c = nint[n, CHILD]
+        while c >= 0:
+            stack[top] = c
+            top += 1
+            c = nint[c, SIB]
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
     q6 = np.empty(6, dtype=np.int64)
@@ -646,7 +674,7 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, s
         _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
         for a in range(6):
             nq[n, 6 + a] = out6[a]
-    return 0
+    meta[LOOSE] = 0
 
 
 # ----------------------------------------------------------------------------- inspection

@@ -79,6 +79,7 @@ class Octree(SphereIndex):
         self._stack = np.empty(K.STACK, dtype=np.int32)
         self._levcount = np.zeros(256, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
+        self._iscratch = np.empty(12, dtype=np.int64)
         self._nan1 = np.full(1, np.nan)
         self._alloc(node_cap=max(64, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, n))
         self._next_id = n
@@ -200,7 +201,7 @@ class Octree(SphereIndex):
         root = self._meta[K.ROOT]
         while True:
             self._ensure_nodes()
-            if not K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch):
+            if not K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch):
                 break
             self._grow_pool()
         self._next_id = i + 1
@@ -210,7 +211,7 @@ class Octree(SphereIndex):
 
     def remove(self, id) -> None:
         i = self._slot(id)
-        K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch)
+        K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch, self._iscratch)
 
     def move(self, id, centre, radius=None) -> None:
         i = self._slot(id)
@@ -219,11 +220,22 @@ class Octree(SphereIndex):
         root = self._meta[K.ROOT]
         while True:
             self._ensure_nodes()
-            if not K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch):
+            if not K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch):
                 break
             self._grow_pool()
         if self._meta[K.ROOT] != root:
             self._after_root_change(x, y, z)
+        self._maybe_refit()
+
+    def _maybe_refit(self) -> None:
+        # moves only grow boxes; once the moves that left a box face add up to the object count,
+        # recompute them all (O(nodes + N), so amortised O(1) per move)
+        if self._meta[K.LOOSE] > max(int(self._meta[K.NOBJ]), 1024):
+            self.refit()
+
+    def refit(self) -> None:
+        """Recompute every node's boxes exactly (moves leave them conservative but loose)."""
+        K.refit(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._meta, self._scratch)
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
@@ -247,7 +259,7 @@ class Octree(SphereIndex):
         while done < ids.size:
             self._ensure_nodes()
             k = K.move_many(
-                *self._tree(), self._meta, self._bfree, ids[done:], centres[done:], rad[done:], self._scratch
+                *self._tree(), self._meta, self._bfree, ids[done:], centres[done:], rad[done:], self._scratch, self._iscratch
             )
             done += k
             if done < ids.size:
@@ -257,6 +269,7 @@ class Octree(SphereIndex):
                     self._grow_pool()
         if self._meta[K.ROOT] != root and ids.size:
             self._after_root_change(*np.abs(centres).max(axis=0))
+        self._maybe_refit()
 
     # ------------------------------------------------------------------------- inspection
     def nbytes(self) -> int:

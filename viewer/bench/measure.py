@@ -1,0 +1,213 @@
+"""Measurements of indexes on a workload, interleaved so a noisy machine treats them alike.
+
+Every timing uses ``time.perf_counter_ns`` around the work only; JIT compilation never lands in a
+measurement (every index class is warmed on a tiny instance first, and each built index answers a few
+queries before timing starts).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from viewer.index import INDEXES, QueryOverflow, SphereIndex
+
+from .workloads import Workload
+
+__all__ = ["IndexResult", "warm_up", "measure_static", "measure_updates", "measure_dynamic", "output_floor"]
+
+
+@dataclass
+class IndexResult:
+    """Figures of one index on one workload (times in the units their names say)."""
+
+    index: str
+    workload: str
+    n: int
+    build_s: float = float("nan")
+    query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (Q,) per query
+    visible: int = 0  # summed over the queries
+    candidates: int = 0
+    nodes: int = 0
+    max_per_level: int = 0
+    bytes_per_object: float = float("nan")
+    insert_per_s: float = float("nan")
+    remove_per_s: float = float("nan")
+    move_per_s: float = float("nan")  # one move() call per object
+    move_many_per_s: float = float("nan")  # the batch API
+    dynamic_ms: dict = field(default_factory=dict)  # share moving -> median frame ms (update + query)
+    note: str = ""
+
+    @property
+    def median_us(self) -> float:
+        return float(np.median(self.query_us)) if self.query_us.size else float("nan")
+
+    @property
+    def p95_us(self) -> float:
+        return float(np.percentile(self.query_us, 95)) if self.query_us.size else float("nan")
+
+    @property
+    def mean_visible(self) -> float:
+        return self.visible / max(1, self.query_us.size)
+
+    @property
+    def cand_per_visible(self) -> float:
+        return self.candidates / self.visible if self.visible else float("nan")
+
+    @property
+    def mean_nodes(self) -> float:
+        return self.nodes / max(1, self.query_us.size)
+
+
+def warm_up(names: list[str]) -> None:
+    """Compile every kernel of the named indexes on a tiny instance (query, insert, remove, move)."""
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-50, 50, (64, 3))
+    r = rng.uniform(1, 20, 64)
+    out = np.empty(128, dtype=np.int64)
+    for name in names:
+        ix = INDEXES[name](c, r)
+        ix.query_into((0.0, 0.0, 0.0), out)
+        i = ix.insert((1.0, 2.0, 3.0), 4.0)
+        ix.move(i, (1.5, 2.0, 3.0))
+        ix.move_many(np.array([0, 1]), c[:2] + 0.5)
+        ix.remove(i)
+        ix.query_into((0.0, 0.0, 0.0), out)
+
+
+def build_all(names: list[str], wl: Workload, options: dict[str, dict], log) -> dict[str, SphereIndex]:
+    built = {}
+    for name in names:
+        gc.collect()
+        t0 = time.perf_counter()
+        built[name] = INDEXES[name](wl.centres, wl.radii, **options.get(name, {}))
+        dt = time.perf_counter() - t0
+        built[name]._bench_build_s = dt
+        log(f"  built {name:<11} {dt:8.3f} s")
+    return built
+
+
+def measure_static(built: dict[str, SphereIndex], wl: Workload) -> dict[str, IndexResult]:
+    """Query times (interleaved point by point across indexes), counts and memory."""
+    pts = [tuple(map(float, p)) for p in wl.points]
+    out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
+    res = {
+        name: IndexResult(name, wl.name, wl.n, build_s=ix._bench_build_s, bytes_per_object=ix.nbytes() / max(1, wl.n))
+        for name, ix in built.items()
+    }
+    times = {name: np.empty(len(pts)) for name in built}
+    for name, ix in built.items():  # warm caches and any lazy work (e.g. a rebuild on first query)
+        for p in pts[:3]:
+            _query(ix, p, out, name)
+    gc.disable()
+    try:
+        for q, p in enumerate(pts):
+            for name, ix in built.items():
+                buf = out[name]
+                t0 = time.perf_counter_ns()
+                try:
+                    k = ix.query_into(p, buf)
+                except QueryOverflow as exc:
+                    out[name] = buf = np.empty(2 * exc.needed, dtype=np.int64)
+                    t0 = time.perf_counter_ns()
+                    k = ix.query_into(p, buf)
+                times[name][q] = (time.perf_counter_ns() - t0) / 1e3
+                st = ix.stats
+                r = res[name]
+                r.visible += k
+                r.candidates += st.candidates
+                r.nodes += st.nodes_visited
+                r.max_per_level = max(r.max_per_level, st.max_nodes_per_level)
+    finally:
+        gc.enable()
+    for name in built:
+        res[name].query_us = times[name]
+    return res
+
+
+def _query(ix, p, out, name):
+    try:
+        return ix.query_into(p, out[name])
+    except QueryOverflow as exc:
+        out[name] = np.empty(2 * exc.needed, dtype=np.int64)
+        return ix.query_into(p, out[name])
+
+
+def output_floor(wl: Workload, oracle: SphereIndex) -> np.ndarray:
+    """(Q,) microseconds to copy the visible objects' 32-byte records with ``np.take``: the least any
+    query must cost to hand its answer on."""
+    records = np.zeros((wl.n, 4))
+    buf = np.empty((max(1024, wl.n // 8), 4))
+    times = np.empty(len(wl.points))
+    for q, p in enumerate(wl.points):
+        ids = oracle.query(p)
+        if ids.size > buf.shape[0]:
+            buf = np.empty((2 * ids.size, 4))
+        np.take(records, ids, axis=0, out=buf[: ids.size])  # warm
+        t0 = time.perf_counter_ns()
+        np.take(records, ids, axis=0, out=buf[: ids.size])
+        times[q] = (time.perf_counter_ns() - t0) / 1e3
+    return times
+
+
+def measure_updates(ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int) -> None:
+    """Throughput of remove, insert, move (per call) and move_many (batch of small moves), objects/s.
+    Small moves: each centre displaced by N(0, 0.5) world units, radius kept."""
+    rng = np.random.default_rng(seed)
+    n = len(ix)
+    if n == 0:
+        return
+    count = min(count, n)
+    victims = rng.choice(n, count, replace=False)
+    t0 = time.perf_counter()
+    for i in victims:
+        ix.remove(int(i))
+    res.remove_per_s = count / (time.perf_counter() - t0)
+    c, r = wl.centres[victims], wl.radii[victims]
+    t0 = time.perf_counter()
+    for k in range(count):
+        ix.insert(c[k], r[k])
+    res.insert_per_s = count / (time.perf_counter() - t0)
+    alive = np.setdiff1d(np.arange(n), victims)
+    movers = rng.choice(alive, min(count, alive.size), replace=False)
+    targets = wl.centres[movers] + rng.normal(0.0, 0.5, (movers.size, 3))
+    t0 = time.perf_counter()
+    for k in range(movers.size):
+        ix.move(int(movers[k]), targets[k])
+    res.move_per_s = movers.size / (time.perf_counter() - t0)
+    batch = rng.choice(alive, min(10 * count, alive.size), replace=False)
+    targets = wl.centres[batch] + rng.normal(0.0, 0.5, (batch.size, 3))
+    t0 = time.perf_counter()
+    ix.move_many(batch, targets)
+    res.move_many_per_s = batch.size / (time.perf_counter() - t0)
+
+
+def measure_dynamic(
+    built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int
+) -> dict[str, dict[float, float]]:
+    """Per-frame cost (ms, median over ``frames``) with a share of the objects drifting every frame:
+    ``move_many`` of the movers, then one query at the frame's camera point. Interleaved by frame."""
+    rng = np.random.default_rng(seed + 1)
+    out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
+    result: dict[str, dict[float, float]] = {name: {} for name in built}
+    alive = {name: np.arange(len(ix)) for name, ix in built.items()}
+    for share in shares:
+        m = max(1, int(share * wl.n))
+        movers = rng.choice(wl.n, m, replace=False)
+        vel = rng.normal(0.0, 1.0, (m, 3))  # world units per frame: small moves
+        pos = {name: wl.centres[movers].copy() for name in built}
+        times = {name: np.empty(frames) for name in built}
+        for f in range(frames):
+            p = tuple(map(float, wl.points[f % len(wl.points)]))
+            for name, ix in built.items():
+                pos[name] += vel
+                t0 = time.perf_counter_ns()
+                ix.move_many(alive[name][movers], pos[name])
+                _query(ix, p, out, name)
+                times[name][f] = (time.perf_counter_ns() - t0) / 1e6
+        for name in built:
+            result[name][share] = float(np.median(times[name]))
+    return result

@@ -1,0 +1,86 @@
+"""Plots of a benchmark table (matplotlib, imported lazily, Agg backend)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+__all__ = ["plot_bench"]
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not (math.isnan(v) or math.isinf(v))
+
+
+def plot_bench(table: list[dict], out: Path) -> list[Path]:
+    """Write ``bench.png`` (per workload: query median, candidates per visible, memory, dynamic frame
+    cost, by index) and, when several N were run, ``bench_scaling.png`` (query median against N).
+    Returns the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    written = []
+    workloads = list(dict.fromkeys(r["workload"] for r in table))
+    indexes = list(dict.fromkeys(r["index"] for r in table))
+    colours = {ix: plt.cm.tab10(i % 10) for i, ix in enumerate(indexes)}
+    panels = [
+        ("query_median_us", "query median (us, log)", True),
+        ("candidates_per_visible", "candidates per visible object (log)", True),
+        ("bytes_per_object", "memory (bytes per object)", False),
+        ("dynamic_10pct_ms", "frame cost, 10% moving (ms, log)", True),
+    ]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.6 * len(workloads) + 4), 3.2 * len(panels)))
+    width = 0.8 / max(1, len(indexes))
+    for ax, (key, label, log) in zip(axes, panels):
+        for j, ix in enumerate(indexes):
+            xs, ys = [], []
+            for i, wl in enumerate(workloads):
+                row = next((r for r in table if r["workload"] == wl and r["index"] == ix), None)
+                if row and _finite(row[key]) and (row[key] > 0 or not log):
+                    xs.append(i + (j - (len(indexes) - 1) / 2) * width)
+                    ys.append(row[key])
+            ax.bar(xs, ys, width=width, color=colours[ix], label=ix)
+        ax.set_ylabel(label)
+        if log:
+            ax.set_yscale("log")
+        ax.set_xticks(range(len(workloads)))
+        ax.set_xticklabels(workloads)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(ncol=min(5, len(indexes)), fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.35))
+    axes[-1].set_xlabel("workload (scene-N)")
+    fig.suptitle("viewer bench: indexes side by side (same run)", y=0.995)
+    fig.tight_layout()
+    path = out / "bench.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    written.append(path)
+
+    sizes = sorted({r["n"] for r in table})
+    if len(sizes) > 1:
+        scenes = list(dict.fromkeys(r["workload"].rsplit("-", 1)[0] for r in table))
+        fig, axes = plt.subplots(1, len(scenes), figsize=(5 * len(scenes), 4.2), squeeze=False)
+        for ax, sc in zip(axes[0], scenes):
+            for ix in indexes:
+                pts = sorted(
+                    (r["n"], r["query_median_us"])
+                    for r in table
+                    if r["index"] == ix and r["workload"].rsplit("-", 1)[0] == sc and _finite(r["query_median_us"])
+                )
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", color=colours[ix], label=ix)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(sc)
+            ax.set_xlabel("objects N")
+            ax.set_ylabel("query median (us)")
+            ax.grid(alpha=0.3, which="both")
+        axes[0][0].legend(fontsize=8)
+        fig.tight_layout()
+        path = out / "bench_scaling.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+    return written

@@ -1,0 +1,115 @@
+"""Tables and CSV rows of benchmark results, every figure beside its ratio to brute force."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .measure import IndexResult
+
+__all__ = ["COLUMNS", "format_table", "rows", "write_csv"]
+
+# name, header, format; the CSV has every column, the printed table the ones with a header
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("workload", "workload", "{}"),
+    ("index", "index", "{}"),
+    ("n", "", "{}"),
+    ("build_s", "build s", "{:.3f}"),
+    ("query_median_us", "q med us", "{:.1f}"),
+    ("query_p95_us", "q p95 us", "{:.1f}"),
+    ("speedup_vs_brute", "x brute", "{:.1f}"),
+    ("floor_median_us", "", "{:.2f}"),
+    ("x_floor", "x floor", "{:.1f}"),
+    ("mean_visible", "visible", "{:.1f}"),
+    ("candidates_per_visible", "cand/vis", "{:.2f}"),
+    ("mean_nodes_visited", "nodes", "{:.1f}"),
+    ("max_nodes_per_level", "max/lvl", "{}"),
+    ("bytes_per_object", "B/obj", "{:.0f}"),
+    ("insert_per_s", "insert/s", "{:.3g}"),
+    ("remove_per_s", "remove/s", "{:.3g}"),
+    ("move_per_s", "move/s", "{:.3g}"),
+    ("move_many_per_s", "move_many/s", "{:.3g}"),
+    ("dynamic_1pct_ms", "dyn1% ms", "{:.2f}"),
+    ("dynamic_10pct_ms", "dyn10% ms", "{:.2f}"),
+    ("dynamic_10pct_x_brute", "dyn10% x", "{:.1f}"),
+    ("updates", "", "{}"),
+)
+
+
+def rows(results: list[IndexResult], floor_us: dict[str, float]) -> list[dict]:
+    """One dict per (workload, index) with every column of :data:`COLUMNS`."""
+    brute = {r.workload: r for r in results if r.index == "brute"}
+    out = []
+    for r in results:
+        b = brute.get(r.workload)
+        floor = floor_us.get(r.workload, float("nan"))
+        d1 = r.dynamic_ms.get(0.01, float("nan"))
+        d10 = r.dynamic_ms.get(0.1, float("nan"))
+        out.append(
+            {
+                "workload": r.workload,
+                "index": r.index,
+                "n": r.n,
+                "build_s": r.build_s,
+                "query_median_us": r.median_us,
+                "query_p95_us": r.p95_us,
+                "speedup_vs_brute": (b.median_us / r.median_us) if b else float("nan"),
+                "floor_median_us": floor,
+                "x_floor": r.median_us / floor if floor > 0 else float("nan"),
+                "mean_visible": r.mean_visible,
+                "candidates_per_visible": r.cand_per_visible,
+                "mean_nodes_visited": r.mean_nodes,
+                "max_nodes_per_level": r.max_per_level,
+                "bytes_per_object": r.bytes_per_object,
+                "insert_per_s": r.insert_per_s,
+                "remove_per_s": r.remove_per_s,
+                "move_per_s": r.move_per_s,
+                "move_many_per_s": r.move_many_per_s,
+                "dynamic_1pct_ms": d1,
+                "dynamic_10pct_ms": d10,
+                "dynamic_10pct_x_brute": (b.dynamic_ms.get(0.1, math.nan) / d10) if b and d10 == d10 else math.nan,
+                "updates": r.note,
+            }
+        )
+    return out
+
+
+def _fmt(fmt: str, v) -> str:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return "-"
+    return fmt.format(v)
+
+
+def format_table(table: list[dict]) -> str:
+    """The printed table: one block per workload, aligned columns."""
+    cols = [(k, h, f) for k, h, f in COLUMNS if h]
+    lines = []
+    body = [[_fmt(f, row[k]) for k, _, f in cols] for row in table]
+    widths = [max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, (_, h, _) in enumerate(cols)]
+    head = "  ".join(h.rjust(w) if j > 1 else h.ljust(w) for j, ((_, h, _), w) in enumerate(zip(cols, widths)))
+    last = None
+    for row, b in zip(table, body):
+        if row["workload"] != last:
+            if last is not None:
+                lines.append("")
+            lines.append(head)
+            lines.append("-" * len(head))
+            last = row["workload"]
+        lines.append("  ".join(s.rjust(w) if j > 1 else s.ljust(w) for j, (s, w) in enumerate(zip(b, widths))))
+    return "\n".join(lines)
+
+
+def write_csv(table: list[dict], path: Path) -> None:
+    """Write the table atomically (a temporary file renamed into place)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[k for k, _, _ in COLUMNS])
+        w.writeheader()
+        for row in table:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, (float, np.floating)) else v) for k, v in row.items()})
+    os.replace(tmp, path)
