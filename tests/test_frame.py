@@ -52,6 +52,19 @@ def test_drawn_set_is_exact(rng):
     assert p.capacity >= st.visible  # grew from 16 on QueryOverflow
 
 
+def test_drawn_nearest_first_ties_by_id(rng):
+    scene = make_scene(rng)
+    scene.centres[:10] = (0.0, 0.0, -50.0)  # ten at one distance
+    p = FramePipeline(scene, "brute")
+    cam = FlyCamera(far=500.0)
+    p.step(cam, 0.0, pose=(0.0, 0.0, 0.0, 0.0, 0.0))
+    ids = p.drawn()
+    d = np.linalg.norm(scene.centres[ids], axis=1)
+    assert (np.diff(d) >= 0).all()
+    assert list(ids[d == 50.0]) == list(range(10))
+    assert np.allclose(np.linalg.norm(p.instances["position"], axis=1), d)
+
+
 def test_instance_records(rng):
     c = np.array([[0.0, 0.0, -10.0], [3.0, 0.0, -95.0], [0.0, 1.0, -50.0]])
     scene = SimpleNamespace(centres=c, radii=np.array([100.0, 100.0, 40.0]), sizes=np.array([1.0, 2.0, 3.0], np.float32),

@@ -48,9 +48,34 @@ def gather_instances(ids, n, centres, sizes, radii, colours, eye, qp, fade_frac,
     return n
 
 
+@njit
+def sort_front_to_back(ids, n, centres, eye, keys, scratch):
+    """Reorder ``ids[:n]`` nearest first (squared distance from ``eye``), ties by id, so the order
+    is the same whatever order an index returned them in (identical images for every index), and
+    the depth test rejects hidden fragments before they are shaded.
+
+    keys : (>= n,) float64 scratch; scratch : (>= n,) int64 scratch
+    """
+    if n < 2:
+        return
+    ids[:n].sort()
+    for i in range(n):
+        j = ids[i]
+        dx = centres[j, 0] - eye[0]
+        dy = centres[j, 1] - eye[1]
+        dz = centres[j, 2] - eye[2]
+        keys[i] = dx * dx + dy * dy + dz * dz
+    order = np.argsort(keys[:n], kind="mergesort")  # stable: equal distances keep id order
+    for i in range(n):
+        scratch[i] = ids[order[i]]
+    ids[:n] = scratch[:n]
+
+
 def warm() -> None:
     """Compile the kernel (call before anything timed)."""
     ids = np.zeros(1, dtype=np.int64)
     inst = np.zeros((1, 6), dtype=np.float32)
+    sort_front_to_back(np.zeros(2, dtype=np.int64), 2, np.zeros((1, 3)), np.zeros(3), np.zeros(2),
+                       np.zeros(2, dtype=np.int64))
     gather_instances(ids, 1, np.zeros((1, 3)), np.ones(1, dtype=np.float32), np.ones(1),
                      np.zeros(1, dtype=np.uint32), np.zeros(3), np.zeros(3), 0.15, inst, inst.view(np.uint32))

@@ -5,7 +5,8 @@ Each frame flows one way and every stage is timed with ``perf_counter`` around i
     update  the camera moves (an explicit pose for replays, or input state and dt)
     query   index.query_into(camera position, ids)  -> the objects whose view sphere holds the camera
     cull    frustum planes, then bounding spheres against them -> the drawn ids
-    gather  instance records of the drawn ids into a preallocated (cap, 6) float32 array
+    gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
+            preallocated (cap, 6) float32 array
 
 The GL stages (upload into one preallocated GPU buffer, one instanced draw) belong to
 :mod:`viewer.render`, which fills ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the same
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import _frame_kernels, frustum
-from ._frame_kernels import gather_instances
+from ._frame_kernels import gather_instances, sort_front_to_back
 from .camera import FlyCamera, InputState, Pose
 from .index import INDEXES, QueryOverflow, SphereIndex, make_index
 
@@ -135,6 +136,9 @@ class FramePipeline:
     capacity : initial size of the id and instance buffers (they grow when a query overflows)
     index_options : per-index keyword options, ``{name: {...}}``
 
+    ``sort`` (default True) draws nearest first: on a software rasteriser the depth test then skips
+    most hidden fragments, a several-fold saving where big sprites overlap.
+
     Indexes are built on first use and kept, so switching back is instant. While :attr:`frozen`, the
     query and the cull use the pose and frustum captured when freezing, and the instances are still
     drawn relative to the moving camera: fly out and look at what the frozen camera sees.
@@ -170,6 +174,7 @@ class FramePipeline:
         self.ids = np.empty(cap, dtype=np.int64)
         self.drawn_ids = np.empty(cap, dtype=np.int64)
         self._alloc_instances(cap)
+        self.sort = True
         self.n_drawn = 0
         self.n_visible = 0
         self.planes = np.zeros((6, 4))
@@ -184,6 +189,8 @@ class FramePipeline:
     def _alloc_instances(self, cap: int) -> None:
         self.instance_data = np.zeros((cap, 6), dtype=np.float32)
         self._inst_u = self.instance_data.view(np.uint32)
+        self._keys = np.empty(cap, dtype=np.float64)
+        self._scratch = np.empty(cap, dtype=np.int64)
 
     @property
     def capacity(self) -> int:
@@ -334,6 +341,8 @@ class FramePipeline:
         # gather
         eye = self._eye
         eye[:] = camera.position
+        if self.sort:
+            sort_front_to_back(self.drawn_ids, m, self.centres, eye, self._keys, self._scratch)
         gather_instances(self.drawn_ids, m, self.centres, self.sizes, self.radii, self.colours, eye, qp,
                          self.fade, self.instance_data, self._inst_u)
         t4 = perf_counter()
