@@ -54,7 +54,8 @@ def test_drawn_set_is_exact(rng):
 
 def test_drawn_nearest_first_ties_by_id(rng):
     scene = make_scene(rng)
-    scene.centres[:10] = (0.0, 0.0, -50.0)  # ten at one distance
+    scene.centres[:10] = (0.0, 0.0, -50.0)  # ten at one distance, all in view
+    scene.radii[:10] = 100.0
     p = FramePipeline(scene, "brute")
     cam = FlyCamera(far=500.0)
     p.step(cam, 0.0, pose=(0.0, 0.0, 0.0, 0.0, 0.0))
