@@ -100,7 +100,7 @@ def build(obj, leaf_size):
     D = obj.copy()
     perm = np.arange(n)
     maxnodes = 2 * n + 1
-    nf = np.empty((maxnodes, NF_COLS))
+    nf = np.zeros((maxnodes, NF_COLS))
     ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
     ni[0, CHILD] = -1
     ni[0, CNT] = n

@@ -124,6 +124,7 @@ class BVH(SphereIndex):
         obj = np.empty((n, 4))
         obj[:, :3] = centres
         obj[:, 3] = radii
+        self.rebuilds = 0  # rebuilds since construction (degradation, waste or depth)
         self._build(obj, np.arange(n, dtype=np.int64))
 
     # ----------------------------------------------------------------------------------------- build
@@ -169,6 +170,7 @@ class BVH(SphereIndex):
         ns = int(self._st[K.NSLOTS])
         live = np.flatnonzero(self._oid[:ns] >= 0)
         self._build(self._obj[live], self._oid[live])
+        self.rebuilds += 1
 
     def _after_update(self, k: int = 1) -> None:
         self._updates += k
@@ -296,6 +298,9 @@ class BVH(SphereIndex):
                 assert i >= 0 and self._idt.slots[i] == t and self._leafof[t] == node
                 assert (nf[node, :3] <= x[:3] - x[3]).all() and (nf[node, 3:] >= x[:3] + x[3]).all()
         assert live == self._n
+        tight = self._nf.copy()
+        K.refit_all(self._obj, tight, self._ni, self._st.copy(), self._fst.copy())
+        assert np.array_equal(tight[:nn], nf), "a box is not the tight union of its contents"
 
 
 def _warm_up() -> None:

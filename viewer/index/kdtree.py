@@ -58,6 +58,7 @@ class KDTree(SphereIndex):
         obj = np.empty((n, 4))
         obj[:, :3] = centres
         obj[:, 3] = radii
+        self.rebuilds = 0  # rebuilds since construction (degradation, waste or depth)
         self._build(obj, np.arange(n, dtype=np.int64))
 
     # ----------------------------------------------------------------------------------------- build
@@ -100,6 +101,7 @@ class KDTree(SphereIndex):
         ns = int(self._st[K.NSLOTS])
         live = np.flatnonzero(self._oid[:ns] >= 0)
         self._build(self._obj[live], self._oid[live])
+        self.rebuilds += 1
 
     def _after_update(self, k: int = 1) -> None:
         self._updates += k
@@ -226,6 +228,9 @@ class KDTree(SphereIndex):
                 assert nf[node, K.RMAX] >= x[3]
                 assert K._in_region(node, x[0], x[1], x[2], self._nf, self._ni)
         assert live == self._n
+        tight = self._nf.copy()
+        K.refit_all(self._obj, tight, self._ni, nn)
+        assert np.array_equal(tight[:nn], nf), "a box or largest radius is not tight"
 
 
 def _warm_up() -> None:
