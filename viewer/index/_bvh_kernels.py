@@ -700,11 +700,12 @@ def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_s
 
 @njit
 def move_batch(
-    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, sweep
+    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, sweep, dirty
 ):
     """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep the radius).
     Stops early when storage runs short and returns the index of the next move to do. With ``sweep``
-    the per-object chain refits are skipped and the caller refits the whole tree once at the end."""
+    the per-object chain refits are skipped and the leaves it touched are flagged in ``dirty`` (M,) uint8 and the caller refits them
+    with :func:`refit_dirty`."""
     m = ids.size
     obj_cap = obj.shape[0]
     node_cap = nf.shape[0]
@@ -712,6 +713,8 @@ def move_batch(
         if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
             return i
         slot = idslot[ids[i]]
+        if sweep:
+            dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
         r = rad[i]
         if r < 0.0:
             r = obj[slot, 3]
@@ -720,3 +723,15 @@ def move_batch(
             leaf_size, growth, not sweep,
         )
     return m
+
+
+@njit
+def refit_dirty(obj, nf, ni, st, fst, dirty):
+    """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
+    for i in range(st[NNODES] - 1, -1, -1):
+        if dirty[i]:
+            dirty[i] = 0
+            if _recompute(i, obj, nf, ni, fst):
+                p = ni[i, PARENT]
+                if p >= 0:
+                    dirty[p] = 1

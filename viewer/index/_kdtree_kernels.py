@@ -528,7 +528,8 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, ref
     _detach(slot, obj, oid, idslot, leafof, ni)
     if refit:
         _refit_up(leaf, obj, nf, ni)
-    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit)
+    # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
+    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
 
 
 @njit
@@ -537,7 +538,7 @@ def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size):
 
 
 @njit
-def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_size, sweep):
+def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_size, sweep, dirty):
     """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep). Stops when
     storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
     caller refits the whole tree once at the end."""
@@ -548,9 +549,23 @@ def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_
         if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
             return i
         slot = idslot[ids[i]]
+        if sweep:
+            dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
         r = rad[i]
         if r < 0.0:
             r = obj[slot, 3]
         _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, leaf_size,
               not sweep)
     return m
+
+
+@njit
+def refit_dirty(obj, nf, ni, nnodes, dirty):
+    """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
+    for i in range(nnodes - 1, -1, -1):
+        if dirty[i]:
+            dirty[i] = 0
+            if _recompute(i, obj, nf, ni):
+                p = ni[i, PARENT]
+                if p >= 0:
+                    dirty[p] = 1

@@ -89,6 +89,7 @@ class KDTree(SphereIndex):
         self._n = n
         self._n_build = n
         self._updates = 0
+        self._dirty = np.zeros(0, dtype=np.uint8)  # per-node refit flags of a batch move
         self._scratch(maxdepth)
 
     def _scratch(self, maxdepth: int) -> None:
@@ -179,25 +180,29 @@ class KDTree(SphereIndex):
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
-        (keep). A batch larger than an eighth of the tree refits the whole tree once at the end instead
-        of each object's chain."""
+        (keep). In a batch larger than an eighth of the tree, no chain is refitted per object: the
+        leaves touched are flagged and refitted, with their changed ancestors, in one bottom-up pass."""
         ids, xyz, rad = check_move_many(self._idt, ids, centres, radii)
         m = ids.size
         sweep = m > int(self._st[K.NNODES]) // 8
+        if sweep and self._dirty.size < self._nf.shape[0]:
+            self._dirty = np.zeros(self._nf.shape[0], dtype=np.uint8)
         i = 0
         while i < m:
             self._reserve(min(m - i, 4096))
+            if sweep and self._dirty.size < self._nf.shape[0]:
+                self._dirty = _grown(self._dirty, self._nf.shape[0], 0)
             i = K.move_batch(
                 i, ids, xyz, rad, self._obj, self._oid, self._leafof, self._idt.slots, self._nf,
-                self._ni, self._st, self.leaf_size, sweep,
+                self._ni, self._st, self.leaf_size, sweep, self._dirty,
             )
         if sweep and m:
-            K.refit_all(self._obj, self._nf, self._ni, int(self._st[K.NNODES]))
+            K.refit_dirty(self._obj, self._nf, self._ni, int(self._st[K.NNODES]), self._dirty)
         self._after_update(m)
 
     # ----------------------------------------------------------------------------------------- report
     def nbytes(self) -> int:
-        arrays = (self._obj, self._oid, self._leafof, self._nf, self._ni, self._idt.slots)
+        arrays = (self._obj, self._oid, self._leafof, self._nf, self._ni, self._idt.slots, self._dirty)
         return int(sum(a.nbytes for a in arrays))
 
     def check_bounds(self) -> None:
