@@ -12,6 +12,8 @@ The tree is a struct of flat arrays, passed whole to every kernel:
 - ``ni`` : (M, 7) int32: ``CHILD`` (first of two adjacent children, -1 for a leaf), ``START``, ``CNT``,
   ``CAP``, ``PARENT``, ``DEPTH``, ``AXIS``. The left child's region is ``coord <= split``, the right
   child's ``coord >= split`` (ties may sit on either side); an insert goes left when ``coord < split``.
+- ``reg`` : (M, 6) float64 each node's region (lo x, y, z, hi x, y, z), the split planes above it, so
+  a move checks "still in my leaf?" with one row instead of a walk up the tree.
 - ``st`` : (4,) int64 ``[nnodes, nslots, garbage, maxdepth]``.
 
 Pruning is exact: for a centre inside a box, the rounded distance from the point to the box never
@@ -376,6 +378,29 @@ def _find_leaf(x, y, z, nf, ni):
 
 
 @njit
+def _child_regions(node, nf, ni, reg):
+    """The regions of an internal node's children: its own, cut at the split (closed on both sides)."""
+    ch = ni[node, CHILD]
+    a = ni[node, AXIS]
+    for c in range(ch, ch + 2):
+        for q in range(6):
+            reg[c, q] = reg[node, q]
+    reg[ch, 3 + a] = nf[node, SPLIT]
+    reg[ch + 1, a] = nf[node, SPLIT]
+
+
+@njit
+def regions(nf, ni, nnodes, reg):
+    """Every node's region ``reg`` (M, 6) (lo x, y, z, hi x, y, z), top-down from the unbounded root."""
+    for q in range(3):
+        reg[0, q] = -INF
+        reg[0, 3 + q] = INF
+    for i in range(nnodes):
+        if ni[i, CHILD] >= 0:
+            _child_regions(i, nf, ni, reg)
+
+
+@njit
 def _in_region(leaf, x, y, z, nf, ni):
     """Is the point inside the leaf's region (the split planes above it)?"""
     node = leaf
@@ -394,7 +419,7 @@ def _in_region(leaf, x, y, z, nf, ni):
 
 
 @njit
-def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit):
+def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, refit):
     """Insert into the leaf whose region holds the centre, in radius order. A full range moves to the
     end of storage with room for ``leaf_size``; a full leaf splits at the median of its widest axis.
     The caller has reserved 2 nodes and 2 * leaf_size slots."""
@@ -489,6 +514,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refi
     ni[leaf, CHILD] = left
     ni[leaf, AXIS] = a
     nf[leaf, SPLIT] = tmp[order[half], a]
+    _child_regions(leaf, nf, ni, reg)
     ni[leaf, START] = 0
     ni[leaf, CNT] = 0
     ni[leaf, CAP] = 0
@@ -497,9 +523,9 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refi
 
 
 @njit
-def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size):
+def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size):
     """Insert one sphere (reserve 2 nodes and 2 * leaf_size slots first)."""
-    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
+    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
 
 
 @njit
@@ -510,11 +536,18 @@ def remove(slot, obj, oid, leafof, idslot, nf, ni):
 
 
 @njit
-def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, refit):
+def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, refit):
     """In place when the new centre stays in the leaf's region (box and largest radius refitted up the
     chain); otherwise remove + insert."""
     leaf = leafof[slot]
-    if _in_region(leaf, x, y, z, nf, ni):
+    if (
+        reg[leaf, 0] <= x
+        and x <= reg[leaf, 3]
+        and reg[leaf, 1] <= y
+        and y <= reg[leaf, 4]
+        and reg[leaf, 2] <= z
+        and z <= reg[leaf, 5]
+    ):
         obj[slot, 0] = x
         obj[slot, 1] = y
         obj[slot, 2] = z
@@ -529,16 +562,16 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, ref
     if refit:
         _refit_up(leaf, obj, nf, ni)
     # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
-    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
+    _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
 
 
 @njit
-def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size):
-    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, leaf_size, True)
+def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size):
+    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
 
 
 @njit
-def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_size, sweep, dirty):
+def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, sweep, dirty):
     """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep). Stops when
     storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
     caller refits the whole tree once at the end."""
@@ -554,7 +587,7 @@ def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, leaf_
         r = rad[i]
         if r < 0.0:
             r = obj[slot, 3]
-        _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, leaf_size,
+        _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
               not sweep)
     return m
 

@@ -83,6 +83,8 @@ class KDTree(SphereIndex):
         self._nf = _grown(nf, rows, 0.0)
         self._ni = _grown(ni, rows, 0)
         self._nf[:nnodes, :6] = 0.0  # so refit_all sees every node as changed
+        self._reg = np.zeros((rows, 6))
+        K.regions(self._nf, self._ni, nnodes, self._reg)
         K.refit_all(self._obj, self._nf, self._ni, nnodes)
         self._st = np.array([nnodes, n, 0, maxdepth], dtype=np.int64)
         self._depth0 = int(maxdepth)
@@ -127,6 +129,7 @@ class KDTree(SphereIndex):
             rows = max(need, 2 * self._nf.shape[0])
             self._nf = _grown(self._nf, rows, 0.0)
             self._ni = _grown(self._ni, rows, 0)
+            self._reg = _grown(self._reg, rows, 0.0)
 
     # ----------------------------------------------------------------------------------------- query
     def __len__(self) -> int:
@@ -155,7 +158,7 @@ class KDTree(SphereIndex):
         i = self._idt.new_id(-1)
         K.insert(
             x, y, z, r, i, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
-            self._st, self.leaf_size,
+            self._reg, self._st, self.leaf_size,
         )
         self._n += 1
         self._after_update()
@@ -174,7 +177,7 @@ class KDTree(SphereIndex):
         self._reserve(1)
         K.move_one(
             s, x, y, z, r, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
-            self._st, self.leaf_size,
+            self._reg, self._st, self.leaf_size,
         )
         self._after_update()
 
@@ -194,7 +197,7 @@ class KDTree(SphereIndex):
                 self._dirty = _grown(self._dirty, self._nf.shape[0], 0)
             i = K.move_batch(
                 i, ids, xyz, rad, self._obj, self._oid, self._leafof, self._idt.slots, self._nf,
-                self._ni, self._st, self.leaf_size, sweep, self._dirty,
+                self._ni, self._reg, self._st, self.leaf_size, sweep, self._dirty,
             )
         if sweep and m:
             K.refit_dirty(self._obj, self._nf, self._ni, int(self._st[K.NNODES]), self._dirty)
@@ -202,7 +205,7 @@ class KDTree(SphereIndex):
 
     # ----------------------------------------------------------------------------------------- report
     def nbytes(self) -> int:
-        arrays = (self._obj, self._oid, self._leafof, self._nf, self._ni, self._idt.slots, self._dirty)
+        arrays = (self._obj, self._oid, self._leafof, self._nf, self._ni, self._reg, self._idt.slots, self._dirty)
         return int(sum(a.nbytes for a in arrays))
 
     def check_bounds(self) -> None:
@@ -232,6 +235,7 @@ class KDTree(SphereIndex):
                 assert (nf[node, :3] <= x[:3]).all() and (nf[node, 3:6] >= x[:3]).all()
                 assert nf[node, K.RMAX] >= x[3]
                 assert K._in_region(node, x[0], x[1], x[2], self._nf, self._ni)
+                assert (self._reg[node, :3] <= x[:3]).all() and (self._reg[node, 3:] >= x[:3]).all()
         assert live == self._n
         tight = self._nf.copy()
         K.refit_all(self._obj, tight, self._ni, nn)
