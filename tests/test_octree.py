@@ -62,11 +62,11 @@ def test_pool_returns_to_single_root(rng):
     ix.check()
     # slots are reused: refilling one at a time does not grow the node arrays, and the object pool
     # at most doubles (incremental blocks are powers of two, the bulk build's were exact)
-    nodes, pool = ix._nint.shape[0], ix._obj.shape[0]
+    nodes, pool = ix._node.shape[0], ix._obj.shape[0]
     for p, q in zip(c, r):
         ix.insert(p, q)
     ix.check()
-    assert ix._nint.shape[0] == nodes and ix._obj.shape[0] <= 2 * pool
+    assert ix._node.shape[0] == nodes and ix._obj.shape[0] <= 2 * pool
 
 
 def test_far_dense_cluster_costs_nothing(rng):

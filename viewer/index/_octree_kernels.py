@@ -22,11 +22,9 @@ Array layout (M node slots, P object slots, I ids):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from viewer._jit import njit
+from viewer._jit import njit, njit_noref
 
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
@@ -40,44 +38,41 @@ STACK = 8 * 256 + 16
 EMPTY_Q = np.array([255, 255, 255, 0, 0, 0], dtype=np.uint8)
 
 
-@njit
+@njit_noref
 def _margin(c, r):
-    # the float predicate may accept points a few ulps outside the real ball: widen boxes by more
-    return (abs(c) + r) * 8.9e-16 + 1e-300
+    # The float predicate may accept points a few ulps outside the real ball, and quantising and
+    # decoding a box each round once more: widen every sphere's box by ~16 ulps of its extent.
+    return (abs(c) + r) * 3.6e-15 + 1e-300
 
 
-@njit
+@njit_noref
+def _q1(base, inv, lo, hi):
+    # lo, hi already carry the margin above, which dwarfs the rounding of these two products
+    x = (lo - base) * inv
+    ql = 0 if x <= 0.0 else (255 if x >= 255.0 else int(x))
+    y = (hi - base) * inv
+    qh = 255 if y >= 255.0 else (0 if y <= 0.0 else int(y))
+    return ql, qh
+
+
+@njit_noref
 def quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
     """Quantise the float box [lo, hi] outward on node n's grid into q6 (6,) int64."""
     e = EDGE[nlev[n]]
-    step = e * INV_STEPS
-    for a in range(3):
-        base = ncorner[n, a] - 0.5 * e
-        lo = lo0 if a == 0 else (lo1 if a == 1 else lo2)
-        hi = hi0 if a == 0 else (hi1 if a == 1 else hi2)
-        x = (lo - base) / step
-        if x <= 0.0:
-            ql = 0
-        elif x >= 255.0:
-            ql = 255
-        else:
-            ql = int(math.floor(x))
-            while ql > 0 and base + ql * step > lo:
-                ql -= 1
-        y = (hi - base) / step
-        if y >= 256.0:
-            qh = 255
-        elif y <= 1.0:
-            qh = 0
-        else:
-            qh = int(math.ceil(y)) - 1
-            while qh < 255 and base + (qh + 1) * step < hi:
-                qh += 1
-        q6[a] = ql
-        q6[3 + a] = qh
+    inv = 128.0 / e  # a power of two: the products are exact but for the subtraction's rounding
+    h = 0.5 * e
+    a, b = _q1(ncorner[n, 0] - h, inv, lo0, hi0)
+    q6[0] = a
+    q6[3] = b
+    a, b = _q1(ncorner[n, 1] - h, inv, lo1, hi1)
+    q6[1] = a
+    q6[4] = b
+    a, b = _q1(ncorner[n, 2] - h, inv, lo2, hi2)
+    q6[2] = a
+    q6[5] = b
 
 
-@njit
+@njit_noref
 def decode(ncorner, nlev, nq, n, off, lo3, hi3):
     """Decode node n's quantised box at column offset ``off`` (0 own, 6 subtree) into floats."""
     e = EDGE[nlev[n]]
@@ -88,7 +83,7 @@ def decode(ncorner, nlev, nq, n, off, lo3, hi3):
         hi3[a] = base + (nq[n, off + 3 + a] + 1) * step
 
 
-@njit
+@njit_noref
 def _contains_q(nq, n, off, q6):
     for a in range(3):
         if q6[a] < nq[n, off + a] or q6[3 + a] > nq[n, off + 3 + a]:
@@ -96,7 +91,7 @@ def _contains_q(nq, n, off, q6):
     return True
 
 
-@njit
+@njit_noref
 def _union_q(nq, n, off, q6):
     changed = False
     for a in range(3):
@@ -109,7 +104,7 @@ def _union_q(nq, n, off, q6):
     return changed
 
 
-@njit
+@njit_noref
 def _obj_box(obj, s, lo3, hi3):
     r = obj[s, 3]
     for a in range(3):
@@ -119,7 +114,7 @@ def _obj_box(obj, s, lo3, hi3):
         hi3[a] = (c + r) + m
 
 
-@njit
+@njit_noref
 def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own):
     """Grow node n's own box (if ``own``) and the subtree boxes of n and its ancestors by [lo, hi]."""
     if own:
@@ -133,7 +128,7 @@ def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own):
         a = nint[a, PARENT]
 
 
-@njit
+@njit_noref
 def recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6):
     for a in range(6):
         nq[n, a] = 255 if a < 3 else 0
@@ -144,7 +139,7 @@ def recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6):
         _union_q(nq, n, 0, q6)
 
 
-@njit
+@njit_noref
 def _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6):
     """Node n's subtree box recomputed from its own box and its children's subtree boxes."""
     for a in range(6):
@@ -162,7 +157,7 @@ def _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6):
         c = nint[c, SIB]
 
 
-@njit
+@njit_noref
 def tighten_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6):
     """Recompute subtree boxes from n upward while they change (after a removal)."""
     a = n
@@ -181,7 +176,7 @@ def tighten_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6):
 # ----------------------------------------------------------------------------- node pool
 
 
-@njit
+@njit_noref
 def new_node(nint, nlev, ncorner, nq, meta, parent, lev, x, y, z):
     n = meta[NODE_FREE]
     if n >= 0:
@@ -208,7 +203,7 @@ def new_node(nint, nlev, ncorner, nq, meta, parent, lev, x, y, z):
     return n
 
 
-@njit
+@njit_noref
 def free_node(nint, meta, n):
     p = nint[n, PARENT]
     if p >= 0:  # unlink from the parent's child list (at most 8 siblings)
@@ -225,20 +220,24 @@ def free_node(nint, meta, n):
     meta[LIVE_NODES] -= 1
 
 
-@njit
-def cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6):
-    """Free n and its ancestors while they hold nothing and have no children; tighten the rest."""
+@njit_noref
+def cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, tighten):
+    """Free n and its ancestors while they hold nothing and have no children; then, if ``tighten``,
+    recompute the subtree boxes of the rest while they change (else count the looseness left)."""
     while n != meta[ROOT] and nint[n, COUNT] == 0 and nint[n, CHILD] < 0:
         p = nint[n, PARENT]
         free_node(nint, meta, n)
         n = p
-    tighten_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
+    if tighten:
+        tighten_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
+    else:
+        meta[LOOSE] += 1
 
 
 # ----------------------------------------------------------------------------- object blocks
 
 
-@njit
+@njit_noref
 def _size_class(size):
     k = 0
     while (2 << k) <= size:
@@ -246,7 +245,7 @@ def _size_class(size):
     return k
 
 
-@njit
+@njit_noref
 def alloc_block(oid, meta, bfree, k):
     """A block of at least 2^k slots: (start, size), or (-1, 0) when the pool is full."""
     s = bfree[k]
@@ -265,7 +264,7 @@ def alloc_block(oid, meta, bfree, k):
     return top, need
 
 
-@njit
+@njit_noref
 def free_block(oid, bfree, start, size):
     k = _size_class(size)
     oid[start] = bfree[k]
@@ -274,7 +273,7 @@ def free_block(oid, bfree, start, size):
     bfree[k] = start
 
 
-@njit
+@njit_noref
 def append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
     """Append object id i to node n's block (moving the block to a larger one when full).
     Returns False, changing nothing, when the pool has no room."""
@@ -308,7 +307,7 @@ def append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
     return True
 
 
-@njit
+@njit_noref
 def unlink_obj(nint, obj, oid, ids, bfree, n, s):
     """Swap-remove slot s from node n's block; free the block when it empties."""
     last = nint[n, START] + nint[n, COUNT] - 1
@@ -327,27 +326,31 @@ def unlink_obj(nint, obj, oid, ids, bfree, n, s):
 # ----------------------------------------------------------------------------- placement
 
 
-@njit
+@njit_noref
+def _inside(ncorner, n, e, x, y, z):
+    # no row slice here: a view of a row costs reference counting on every call
+    x0 = ncorner[n, 0]
+    y0 = ncorner[n, 1]
+    z0 = ncorner[n, 2]
+    return x0 <= x and x < x0 + e and y0 <= y and y < y0 + e and z0 <= z and z < z0 + e
+
+
+@njit_noref
 def fits(nint, nlev, ncorner, meta, n, x, y, z, r):
     """Does a sphere (x, y, z, r) belong in node n itself (position in box, radius in band)?"""
     e = EDGE[nlev[n]]
-    c = ncorner[n]
-    if not (c[0] <= x < c[0] + e and c[1] <= y < c[1] + e and c[2] <= z < c[2] + e):
-        return False
-    if r > 0.5 * e:
+    if r > 0.5 * e or not _inside(ncorner, n, e, x, y, z):
         return False
     return r >= 0.25 * e or nlev[n] <= meta[MIN_LEV]
 
 
-@njit
+@njit_noref
 def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
     """The node a sphere belongs in, searched from node n: up while it does not fit, then down,
     creating children lazily. Returns -1 when even the root cannot hold it (grow the root)."""
     while True:
         e = EDGE[nlev[n]]
-        c = ncorner[n]
-        inside = c[0] <= x < c[0] + e and c[1] <= y < c[1] + e and c[2] <= z < c[2] + e
-        if not inside or r > 0.5 * e:
+        if r > 0.5 * e or not _inside(ncorner, n, e, x, y, z):
             n = nint[n, PARENT]
             if n < 0:
                 return -1
@@ -355,9 +358,12 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         if r >= 0.25 * e or nlev[n] <= meta[MIN_LEV]:
             return n
         h = 0.5 * e
-        ox = c[0] + h if x >= c[0] + h else c[0]
-        oy = c[1] + h if y >= c[1] + h else c[1]
-        oz = c[2] + h if z >= c[2] + h else c[2]
+        x0 = ncorner[n, 0]
+        y0 = ncorner[n, 1]
+        z0 = ncorner[n, 2]
+        ox = x0 + h if x >= x0 + h else x0
+        oy = y0 + h if y >= y0 + h else y0
+        oz = z0 + h if z >= z0 + h else z0
         ch = nint[n, CHILD]
         while ch >= 0:
             if ncorner[ch, 0] == ox and ncorner[ch, 1] == oy and ncorner[ch, 2] == oz:
@@ -368,21 +374,22 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         n = ch
 
 
-@njit
+@njit_noref
 def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
     """Wrap the root in new parents until it holds centre (x, y, z) and radius r."""
     while True:
         root = meta[ROOT]
         e = EDGE[nlev[root]]
-        c = ncorner[root]
-        inside = c[0] <= x < c[0] + e and c[1] <= y < c[1] + e and c[2] <= z < c[2] + e
-        if inside and r <= 0.5 * e:
+        if r <= 0.5 * e and _inside(ncorner, root, e, x, y, z):
             return
         if nlev[root] >= 254:
             return
-        nx = c[0] - e if x < c[0] else c[0]
-        ny = c[1] - e if y < c[1] else c[1]
-        nz = c[2] - e if z < c[2] else c[2]
+        x0 = ncorner[root, 0]
+        y0 = ncorner[root, 1]
+        z0 = ncorner[root, 2]
+        nx = x0 - e if x < x0 else x0
+        ny = y0 - e if y < y0 else y0
+        nz = z0 - e if z < z0 else z0
         top = new_node(nint, nlev, ncorner, nq, meta, -1, nlev[root] + 1, nx, ny, nz)
         nint[root, PARENT] = top
         nint[top, CHILD] = root
@@ -397,7 +404,7 @@ def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
 # ----------------------------------------------------------------------------- updates
 
 
-@njit
+@njit_noref
 def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Insert object id i. Returns 0, or 1 when the object pool is full (nothing was stored)."""
     lo3 = scratch[0:3]
@@ -409,7 +416,7 @@ def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, 
         n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if not append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
         out6 = iscratch[6:12]
-        cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6)
+        cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, False)
         return 1
     meta[NOBJ] += 1
     _obj_box(obj, ids[i, 0], lo3, hi3)
@@ -417,7 +424,7 @@ def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, 
     return 0
 
 
-@njit
+@njit_noref
 def _touches(q6, nq, n):
     for a in range(3):
         if q6[a] <= nq[n, a] or q6[3 + a] >= nq[n, 3 + a]:
@@ -425,7 +432,7 @@ def _touches(q6, nq, n):
     return False
 
 
-@njit
+@njit_noref
 def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, iscratch):
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
@@ -441,10 +448,10 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
     meta[NOBJ] -= 1
     if _touches(q6, nq, n):
         recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6)
+    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, True)
 
 
-@njit
+@njit_noref
 def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Move object i in place: O(1) while it stays in its node. Returns 0, or 1 when the pool is
     full (the object is then left where it was, unchanged)."""
@@ -454,25 +461,47 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     out6 = iscratch[6:12]
     s = ids[i, 0]
     n = ids[i, 1]
-    _obj_box(obj, s, lo3, hi3)
-    quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-    old_touch = _touches(q6, nq, n)
+    cnt = nint[n, COUNT]
     if fits(nint, nlev, ncorner, meta, n, x, y, z, r):
+        # in place: O(1). A block of up to 4 objects gets its own box recomputed exactly; a larger
+        # one only grows (its looseness is counted for refit). Subtree boxes only grow.
+        old_touch = False
+        if cnt > 4:
+            _obj_box(obj, s, lo3, hi3)
+            quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+            old_touch = _touches(q6, nq, n)
         obj[s, 0] = x
         obj[s, 1] = y
         obj[s, 2] = z
         obj[s, 3] = r
         _obj_box(obj, s, lo3, hi3)
-        if old_touch and nint[n, COUNT] <= 4:
-            # a small block: its own box is exact again at the cost of a few objects
-            recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
+        quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+        changed = False
+        if cnt == 1:
+            for a in range(6):
+                if nq[n, a] != q6[a]:
+                    changed = True
+                    nq[n, a] = q6[a]
+        elif cnt <= 4:
+            recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, out6)
             _obj_box(obj, s, lo3, hi3)
-        # boxes only grow here (O(1) while the ancestors already hold the sphere); the looseness a
-        # move leaves behind is counted and removed by refit() once it adds up
-        expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, True)
-        if old_touch:
+            changed = True
+        else:
+            _union_q(nq, n, 0, q6)
+            changed = old_touch
+        if changed:
             meta[LOOSE] += 1
+        if _union_q(nq, n, 6, q6):
+            a = nint[n, PARENT]
+            while a >= 0:
+                quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+                if not _union_q(nq, a, 6, q6):
+                    break
+                a = nint[a, PARENT]
         return 0
+    _obj_box(obj, s, lo3, hi3)
+    quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+    old_touch = _touches(q6, nq, n)
     # unlink without cleanup, re-place starting from the same node, clean up last
     ox, oy, oz, orr = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
     t = place(nint, nlev, ncorner, nq, meta, n, x, y, z, r)
@@ -483,17 +512,17 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     if not append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r):
         # no room: put it back (its old slot was just freed, so this cannot fail) and report
         append_obj(nint, obj, oid, ids, meta, bfree, n, i, ox, oy, oz, orr)
-        cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6)
+        cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, False)
         return 1
     _obj_box(obj, ids[i, 0], lo3, hi3)
     expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, True)
-    if old_touch:
+    if old_touch and nint[n, COUNT] <= 4:
         recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6)
+    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, False)
     return 0
 
 
-@njit
+@njit_noref
 def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep). Returns how many were done
     before the node or object pool ran short (the caller grows the pools and continues)."""
@@ -512,7 +541,7 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
 # ----------------------------------------------------------------------------- query
 
 
-@njit
+@njit_noref
 def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levcount, stats):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns the count (which may exceed
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
@@ -569,7 +598,7 @@ def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levco
     return k
 
 
-@njit
+@njit_noref
 def _holds(nlev, ncorner, nq, n, off, px, py, pz):
     e = EDGE[nlev[n]]
     step = e * INV_STEPS
@@ -589,34 +618,67 @@ def _holds(nlev, ncorner, nq, n, off, px, py, pz):
 # ----------------------------------------------------------------------------- bulk build
 
 
+@njit_noref
+def _spread3(v):
+    # spread the low 21 bits of v so that two zero bits follow each
+    v &= 0x1FFFFF
+    v = (v | (v << 32)) & 0x1F00000000FFFF
+    v = (v | (v << 16)) & 0x1F0000FF0000FF
+    v = (v | (v << 8)) & 0x100F00F00F00F00F
+    v = (v | (v << 4)) & 0x10C30C30C30C30C3
+    v = (v | (v << 2)) & 0x1249249249249249
+    return v
+
+
+@njit_noref
+def morton_keys(centres, x0, y0, z0, edge, keys):
+    """keys[i] = the 63-bit Morton code of centre i on a 2^21 grid over the root box."""
+    scale = 2097152.0 / edge
+    for i in range(centres.shape[0]):
+        qx = min(max(int((centres[i, 0] - x0) * scale), 0), 2097151)
+        qy = min(max(int((centres[i, 1] - y0) * scale), 0), 2097151)
+        qz = min(max(int((centres[i, 2] - z0) * scale), 0), 2097151)
+        keys[i] = _spread3(np.int64(qx)) | (_spread3(np.int64(qy)) << 1) | (_spread3(np.int64(qz)) << 2)
+
+
 @njit
-def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, scratch):
-    """Bulk build into an empty tree (a root only). Pass 1 places every object, creating nodes;
+def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, order, scratch):
+    """Bulk build into an empty tree (a root only). Pass 1 places every object (in ``order``, a
+    Morton order of the centres, so consecutive objects share most of their path), creating nodes;
     pass 2 lays the blocks out in depth-first order, exactly sized; pass 3 scatters the objects;
     then :func:`refit` computes the boxes. Returns 0, or 1 when the node arrays ran out (the caller
     grows them and starts again)."""
     n_obj = centres.shape[0]
     node_of = np.empty(n_obj, dtype=np.int32)
     root = meta[ROOT]
-    for i in range(n_obj):
+    root_lev = nlev[root]
+    root_edge = EDGE[root_lev]
+    last = np.full(256, root, dtype=np.int32)
+    for j in range(n_obj):
         if meta[NODE_TOP] + 300 > meta[NODE_CAP]:
             return 1
-        t = place(nint, nlev, ncorner, nq, meta, root, centres[i, 0], centres[i, 1], centres[i, 2], radii[i])
+        i = order[j]
+        # objects come in Morton order: start from the last node made or found on the object's own
+        # level (up while the centre is outside it, then down): mostly a step or two
+        r = radii[i]
+        lev = root_lev
+        e = root_edge
+        while lev > meta[MIN_LEV] and r < 0.25 * e:
+            lev -= 1
+            e *= 0.5
+        t = place(nint, nlev, ncorner, nq, meta, last[lev], centres[i, 0], centres[i, 1], centres[i, 2], r)
+        last[lev] = t
         node_of[i] = t
         nint[t, COUNT] += 1
     # depth-first block layout
     m = meta[NODE_TOP]
-    order = np.empty(m, dtype=np.int32)
     stack = np.empty(m + 1, dtype=np.int32)
     stack[0] = root
     top = 1
-    cnt = 0
     pos = 0
     while top > 0:
         top -= 1
         n = stack[top]
-        order[cnt] = n
-        cnt += 1
         size = nint[n, COUNT]
         nint[n, START] = pos
         nint[n, SIZE] = size
@@ -646,7 +708,8 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, s
 
 @njit
 def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
-    """Recompute every node's own and subtree box exactly (children before parents)."""
+    """Recompute every node's own and subtree box exactly. Boxes are gathered in float64 (children
+    merged into their parent in reverse depth-first order) and quantised once per node."""
     root = meta[ROOT]
     m = meta[NODE_TOP]
     order = np.empty(m, dtype=np.int32)
@@ -664,16 +727,61 @@ def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
             stack[top] = c
             top += 1
             c = nint[c, SIB]
-    lo3 = scratch[0:3]
-    hi3 = scratch[3:6]
+    box = np.empty((m, 6))
+    for j in range(cnt):
+        n = order[j]
+        for a in range(3):
+            box[n, a] = np.inf
+            box[n, 3 + a] = -np.inf
     q6 = np.empty(6, dtype=np.int64)
-    out6 = np.empty(6, dtype=np.int64)
     for j in range(cnt - 1, -1, -1):
         n = order[j]
-        recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-        _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6)
-        for a in range(6):
-            nq[n, 6 + a] = out6[a]
+        lo0 = lo1 = lo2 = np.inf
+        hi0 = hi1 = hi2 = -np.inf
+        s0 = nint[n, START]
+        for s in range(s0, s0 + nint[n, COUNT]):
+            r = obj[s, 3]
+            c = obj[s, 0]
+            m0 = _margin(c, r)
+            lo0 = min(lo0, (c - r) - m0)
+            hi0 = max(hi0, (c + r) + m0)
+            c = obj[s, 1]
+            m0 = _margin(c, r)
+            lo1 = min(lo1, (c - r) - m0)
+            hi1 = max(hi1, (c + r) + m0)
+            c = obj[s, 2]
+            m0 = _margin(c, r)
+            lo2 = min(lo2, (c - r) - m0)
+            hi2 = max(hi2, (c + r) + m0)
+        if lo0 <= hi0:
+            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+            for a in range(6):
+                nq[n, a] = q6[a]
+        else:
+            for a in range(6):
+                nq[n, a] = EMPTY_Q[a]
+        # the subtree box: own spheres plus what the children merged in
+        lo0 = min(lo0, box[n, 0])
+        lo1 = min(lo1, box[n, 1])
+        lo2 = min(lo2, box[n, 2])
+        hi0 = max(hi0, box[n, 3])
+        hi1 = max(hi1, box[n, 4])
+        hi2 = max(hi2, box[n, 5])
+        if lo0 <= hi0:
+            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+            for a in range(6):
+                nq[n, 6 + a] = q6[a]
+        else:
+            for a in range(6):
+                nq[n, 6 + a] = EMPTY_Q[a]
+        p = nint[n, PARENT]
+        if p >= 0:
+            box[p, 0] = min(box[p, 0], lo0)
+            box[p, 1] = min(box[p, 1], lo1)
+            box[p, 2] = min(box[p, 2], lo2)
+            box[p, 3] = max(box[p, 3], hi0)
+            box[p, 4] = max(box[p, 4], hi1)
+            box[p, 5] = max(box[p, 5], hi2)
     meta[LOOSE] = 0
 
 
@@ -702,8 +810,7 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, meta):
         s0 = nint[n, START]
         for s in range(s0, s0 + nint[n, COUNT]):
             x, y, z, r = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
-            c = ncorner[n]
-            if not (c[0] <= x < c[0] + e and c[1] <= y < c[1] + e and c[2] <= z < c[2] + e):
+            if not _inside(ncorner, n, e, x, y, z):
                 return 2, s  # centre outside its node
             if r > 0.5 * e or (r < 0.25 * e and nlev[n] > meta[MIN_LEV]):
                 return 3, s  # radius outside the node's band

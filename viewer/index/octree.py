@@ -85,16 +85,19 @@ class Octree(SphereIndex):
         self._next_id = n
         self._init_root(centres, radii)
         if n:
-            while K.build(*self._tree(), self._meta, self._bfree, centres, radii, self._scratch):
-                self._alloc(node_cap=2 * self._nint.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
+            root = self._meta[K.ROOT]
+            keys = np.empty(n, dtype=np.int64)
+            K.morton_keys(centres, *map(float, self._ncorner[root]), float(K.EDGE[self._nlev[root]]), keys)
+            order = np.argsort(keys).astype(np.int32)
+            del keys
+            while K.build(*self._tree(), self._meta, self._bfree, centres, radii, order, self._scratch):
+                self._alloc(node_cap=2 * self._node.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
                 self._init_root(centres, radii)
+            self._trim_nodes()
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
-        self._nint = np.zeros((node_cap, 6), dtype=np.int32)
-        self._nlev = np.zeros(node_cap, dtype=np.uint8)
-        self._ncorner = np.zeros((node_cap, 3), dtype=np.float64)
-        self._nq = np.zeros((node_cap, 12), dtype=np.uint8)
+        self._set_nodes(np.zeros((node_cap, 64), dtype=np.uint8))
         self._obj = np.zeros((pool_cap, 4), dtype=np.float64)
         self._oid = np.full(pool_cap, -1, dtype=np.int32)
         self._ids = np.full((id_cap, 2), -1, dtype=np.int32)
@@ -103,6 +106,16 @@ class Octree(SphereIndex):
         self._meta[K.NODE_FREE] = -1
         self._meta[K.NODE_CAP] = node_cap
         self._meta[K.POOL_CAP] = pool_cap
+
+    def _set_nodes(self, node: np.ndarray) -> None:
+        # One 64-byte cache line per node: corner (3 float64) | parent, child, sibling, block start,
+        # count, block size (6 int32) | own and subtree boxes (12 uint8) | level (uint8). The kernels
+        # see four strided views of it, so a node costs one cache miss instead of four.
+        self._node = node
+        self._ncorner = node.view(np.float64)[:, 0:3]
+        self._nint = node.view(np.int32)[:, 6:12]
+        self._nq = node[:, 48:60]
+        self._nlev = node[:, 60]
 
     def _tree(self):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
@@ -130,13 +143,18 @@ class Octree(SphereIndex):
         precision_lev = _level_of_edge(2.0 ** math.ceil(math.log2(max(np.spacing(big), 1e-300) * 1024)))
         return max(root_lev - self.max_depth, precision_lev, 1)
 
+    def _trim_nodes(self) -> None:
+        # the bulk build over-allocates nodes; keep what it used plus room for ordinary growth
+        cap = int(self._meta[K.NODE_TOP] * 1.02) + 400
+        if cap < self._node.shape[0]:
+            self._set_nodes(self._node[:cap].copy())
+            self._meta[K.NODE_CAP] = cap
+
     def _grow_nodes(self) -> None:
-        cap = 2 * self._nint.shape[0]
-        for name in ("_nint", "_nlev", "_ncorner", "_nq"):
-            a = getattr(self, name)
-            g = np.zeros((cap,) + a.shape[1:], dtype=a.dtype)
-            g[: a.shape[0]] = a
-            setattr(self, name, g)
+        cap = 2 * self._node.shape[0]
+        g = np.zeros((cap, 64), dtype=np.uint8)
+        g[: self._node.shape[0]] = self._node
+        self._set_nodes(g)
         self._meta[K.NODE_CAP] = cap
 
     def _grow_pool(self) -> None:
@@ -228,9 +246,9 @@ class Octree(SphereIndex):
         self._maybe_refit()
 
     def _maybe_refit(self) -> None:
-        # moves only grow boxes; once the moves that left a box face add up to the object count,
-        # recompute them all (O(nodes + N), so amortised O(1) per move)
-        if self._meta[K.LOOSE] > max(int(self._meta[K.NOBJ]), 1024):
+        # moves mostly grow boxes; once the moves that left a box loose add up to 4x the object
+        # count, recompute them all (O(nodes + N), so amortised O(1) per move)
+        if self._meta[K.LOOSE] > max(4 * int(self._meta[K.NOBJ]), 4096):
             self.refit()
 
     def refit(self) -> None:
@@ -273,7 +291,7 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- inspection
     def nbytes(self) -> int:
-        arrays = (self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids)
+        arrays = (self._node, self._obj, self._oid, self._ids)
         return sum(a.nbytes for a in arrays)
 
     @property
