@@ -7,7 +7,21 @@ import sys
 
 GL_MODULES = ("moderngl", "moderngl_window", "pyglet", "glcontext")
 
-PURE = ["viewer.index"]
+# every module but viewer.render (moderngl) and viewer.app (moderngl_window); viewer.cli too, so
+# `viewer --help` and the non-GL commands never load GL
+PURE = [
+    "viewer",
+    "viewer.index",
+    "scenes",
+    "viewer.camera",
+    "viewer.frustum",
+    "viewer.frame",
+    "viewer.paths",
+    "viewer.recording",
+    "viewer.bench",
+    "viewer.cli",
+    "viewer.headless",
+]
 
 
 def _loaded_after_import(module: str) -> list[str]:
