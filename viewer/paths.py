@@ -429,7 +429,8 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
       - ``"flythrough"``: all three in one flight (the default of ``viewer record``).
 
     The camera moves at ``speed`` (world units per second; default: a tenth of the world's size per
-    second), slowing down to a fifth of it inside the clusters it crosses, and looks where it is going.
+    second), slowing down to a twentieth of it inside the clusters it visits (looping once around each
+    one's centre), and looks where it is going.
     """
     if kind not in GENERATED:
         raise UserError(f"unknown generated path {kind!r}; choose from {', '.join(GENERATED)}")
@@ -455,12 +456,12 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
     seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
     seg_v = np.full(seg.size, v)
     if len(focus):
-        # slow down to a fifth of the speed inside a cluster (within 6 spreads of its centre), so
+        # slow down to a twentieth of the speed inside a cluster (within 6 spreads of its centre), so
         # the recording spends its frames where the work is
         mids = (pts[1:] + pts[:-1]) / 2
         d = np.linalg.norm(mids[:, None, :] - focus[None, :, :], axis=2)  # (S, K)
         reach = 6.0 * np.maximum(focus_spread, 1e-3 * size)
-        seg_v = v * np.clip((d / reach).min(axis=1), 0.2, 1.0)
+        seg_v = v * np.clip((d / reach).min(axis=1), 0.05, 1.0)
     times = np.concatenate([[0.0], np.cumsum(seg / seg_v)])
     yaw = np.empty(len(pts))
     pitch = np.empty(len(pts))
@@ -527,6 +528,12 @@ def _cluster_leg(scene, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     while order:
         d = [float(np.linalg.norm(cc[i] - tour[-1])) for i in order]
         i = order.pop(int(np.argmin(d)))
+        # a loop inside the cluster, one spread around its centre: the frames that matter are the
+        # ones among the objects, so the tour lingers there rather than only crossing the centre
+        s = max(float(spread[i]), 1e-3 * float(np.max(hi - lo)))
+        tour.append(cc[i])
+        for v in ((1.0, 0.3, 0.0), (0.0, 1.0, -0.3), (-1.0, -0.3, 0.0), (0.0, -1.0, 0.3)):
+            tour.append(np.clip(cc[i] + s * np.array(v), lo, hi))
         tour.append(cc[i])
         visited.append(i)
     return np.array(tour), cc[visited], spread[visited]
