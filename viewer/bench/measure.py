@@ -17,7 +17,7 @@ from viewer.index import INDEXES, QueryOverflow, SphereIndex
 
 from .workloads import Workload
 
-__all__ = ["IndexResult", "warm_up", "measure_static", "measure_updates", "measure_dynamic", "output_floor"]
+__all__ = ["IndexResult", "warm_up", "measure_static", "measure_updates", "measure_dynamic"]
 
 
 @dataclass
@@ -78,21 +78,14 @@ def warm_up(names: list[str]) -> None:
         ix.query_into((0.0, 0.0, 0.0), out)
 
 
-def build_all(names: list[str], wl: Workload, options: dict[str, dict], log) -> dict[str, SphereIndex]:
-    built = {}
-    for name in names:
-        gc.collect()
-        t0 = time.perf_counter()
-        built[name] = INDEXES[name](wl.centres, wl.radii, **options.get(name, {}))
-        dt = time.perf_counter() - t0
-        built[name]._bench_build_s = dt
-        log(f"  built {name:<11} {dt:8.3f} s")
-    return built
-
-
-def measure_static(built: dict[str, SphereIndex], wl: Workload) -> dict[str, IndexResult]:
-    """Query times (interleaved point by point across indexes), counts and memory."""
+def measure_static(built: dict[str, SphereIndex], wl: Workload) -> tuple[dict[str, IndexResult], np.ndarray]:
+    """Query times (interleaved point by point across indexes), counts and memory; and the output
+    floor (Q,) us measured in the same interleaving: the time to copy the visible objects' 32-byte
+    records with ``np.take`` (brute force's answer, so ``brute`` must be among ``built``)."""
     pts = [tuple(map(float, p)) for p in wl.points]
+    records = np.zeros((wl.n, 4))
+    rec_buf = np.empty((max(1024, wl.n // 8), 4))
+    floor = np.empty(len(pts))
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     res = {
         name: IndexResult(name, wl.name, wl.n, build_s=ix._bench_build_s, bytes_per_object=ix.nbytes() / max(1, wl.n))
@@ -102,6 +95,7 @@ def measure_static(built: dict[str, SphereIndex], wl: Workload) -> dict[str, Ind
     for name, ix in built.items():  # warm caches and any lazy work (e.g. a rebuild on first query)
         for p in pts[:3]:
             _query(ix, p, out, name)
+    kb = 0
     gc.disable()
     try:
         for q, p in enumerate(pts):
@@ -115,17 +109,26 @@ def measure_static(built: dict[str, SphereIndex], wl: Workload) -> dict[str, Ind
                     t0 = time.perf_counter_ns()
                     k = ix.query_into(p, buf)
                 times[name][q] = (time.perf_counter_ns() - t0) / 1e3
+                if name == "brute":
+                    kb = k
                 st = ix.stats
                 r = res[name]
                 r.visible += k
                 r.candidates += st.candidates
                 r.nodes += st.nodes_visited
                 r.max_per_level = max(r.max_per_level, st.max_nodes_per_level)
+            ids = out["brute"][:kb]
+            if ids.size > rec_buf.shape[0]:
+                rec_buf = np.empty((2 * ids.size, 4))
+            np.take(records, ids, axis=0, out=rec_buf[: ids.size])  # warm, as the queries were
+            t0 = time.perf_counter_ns()
+            np.take(records, ids, axis=0, out=rec_buf[: ids.size])
+            floor[q] = (time.perf_counter_ns() - t0) / 1e3
     finally:
         gc.enable()
     for name in built:
         res[name].query_us = times[name]
-    return res
+    return res, floor
 
 
 def _query(ix, p, out, name):
@@ -134,23 +137,6 @@ def _query(ix, p, out, name):
     except QueryOverflow as exc:
         out[name] = np.empty(2 * exc.needed, dtype=np.int64)
         return ix.query_into(p, out[name])
-
-
-def output_floor(wl: Workload, oracle: SphereIndex) -> np.ndarray:
-    """(Q,) microseconds to copy the visible objects' 32-byte records with ``np.take``: the least any
-    query must cost to hand its answer on."""
-    records = np.zeros((wl.n, 4))
-    buf = np.empty((max(1024, wl.n // 8), 4))
-    times = np.empty(len(wl.points))
-    for q, p in enumerate(wl.points):
-        ids = oracle.query(p)
-        if ids.size > buf.shape[0]:
-            buf = np.empty((2 * ids.size, 4))
-        np.take(records, ids, axis=0, out=buf[: ids.size])  # warm
-        t0 = time.perf_counter_ns()
-        np.take(records, ids, axis=0, out=buf[: ids.size])
-        times[q] = (time.perf_counter_ns() - t0) / 1e3
-    return times
 
 
 def measure_updates(ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int) -> None:

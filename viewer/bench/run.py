@@ -123,8 +123,8 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
                 built[s.label] = ix
                 log(f"  {s.label:<24} built in {ix._bench_build_s:7.3f} s")
             log(f"  querying {len(wl.points)} camera points, interleaved ...")
-            res = measure.measure_static(built, wl)
-            floors[wl.name] = float(np.median(measure.output_floor(wl, built["brute"])))
+            res, floor = measure.measure_static(built, wl)
+            floors[wl.name] = float(np.median(floor))
             if cfg.dynamic and cfg.frames:
                 log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
                 dyn = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
