@@ -11,19 +11,24 @@ machine. Pure: imports only the standard library and numpy (no GL).
 ((1000, 3), dtype('float64'), dtype('uint8'))
 """
 
-from .build import MAX_N, RECIPE_FIELDS, RESERVED_FIELDS, check_recipe, generate_recipe, generate_scene
+from .build import (
+    MAX_N, MOTION_FIELDS, RECIPE_FIELDS, RESERVED_FIELDS, check_recipe, generate_recipe, generate_scene, make_motion,
+)
 from .errors import SceneError
 from .files import bundled_recipes, load_scene, read_recipe, resolve_scene_path
 from .format import FORMAT_VERSION, read_npz, save_scene
 from .generators import GENERATORS
 from .look import PALETTES
 from .radii import RADIUS_MODELS
-from .scene import Scene
+from .scene import MOTION_KINDS, Motion, Scene
 
 __all__ = [
     "FORMAT_VERSION",
     "GENERATORS",
     "MAX_N",
+    "MOTION_FIELDS",
+    "MOTION_KINDS",
+    "Motion",
     "PALETTES",
     "RADIUS_MODELS",
     "RECIPE_FIELDS",
@@ -35,6 +40,7 @@ __all__ = [
     "generate_recipe",
     "generate_scene",
     "load_scene",
+    "make_motion",
     "read_npz",
     "read_recipe",
     "resolve_scene_path",

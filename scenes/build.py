@@ -12,10 +12,11 @@ A recipe (from TOML or a Python dict) has these fields::
     [params]     the generator's parameters (see GENERATORS[...].params)
     [radius]     a radius model: {model = "...", ...} (see RADIUS_MODELS); default heavy-tailed
     [look]       sizes and colours (see scenes.look.LOOK_PARAMS)
+    [motion]     optional: a share of the objects moves (see MOTION_FIELDS); absent: a static scene
 
 Random streams: the seed is split (``SeedSequence(seed).spawn``) into independent streams for the
-layout, positions, radii and looks, so e.g. changing the radius model leaves positions unchanged,
-and changing N leaves the cluster layout unchanged.
+layout, positions, radii, looks and motion, so e.g. changing the radius model leaves positions unchanged,
+changing N leaves the cluster layout unchanged, and adding a [motion] table changes nothing else.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from .errors import SceneError
 from .generators import GENERATORS
 from .look import check_look, make_colours, make_sizes
 from .radii import DEFAULT_RADIUS, check_radius_spec, sample_radii
-from .scene import Scene
+from .scene import MOTION_KINDS, Motion, Scene
 
-__all__ = ["MAX_N", "CHUNK", "RECIPE_FIELDS", "RESERVED_FIELDS", "check_recipe", "generate_recipe", "generate_scene"]
+__all__ = [
+    "MAX_N", "CHUNK", "MOTION_FIELDS", "RECIPE_FIELDS", "RESERVED_FIELDS", "check_motion", "check_recipe",
+    "generate_recipe", "generate_scene", "make_motion",
+]
 
 MAX_N = 500_000_000
 CHUNK = 1 << 18  # objects placed per step; a fixed constant, so the random streams never depend on the machine
@@ -47,13 +51,84 @@ RECIPE_FIELDS: dict[str, Param] = {
     "params": Param("table", {}, doc="the generator's parameters"),
     "radius": Param("table", None, doc="the view-radius model"),
     "look": Param("table", {}, doc="sizes and colours"),
+    "motion": Param("table", None, doc="moving objects (absent: a static scene)"),
 }
 
 # Sections a later version will read. A recipe using one gets a clear "not supported yet" error;
 # supporting one = moving it into RECIPE_FIELDS with a checker below.
-RESERVED_FIELDS: dict[str, str] = {
-    "motion": "moving objects are not supported by this version (the [motion] table is reserved for them)",
+RESERVED_FIELDS: dict[str, str] = {}
+
+MOTION_FIELDS: dict[str, Param] = {
+    "share": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of the objects that move"),
+    "model": Param("str", "mixed", choices=(*MOTION_KINDS, "mixed"),
+                   doc="how they move: drift, orbit, random-walk, or mixed (a third each)"),
+    "speed": Param("float", 20.0, lo=0.0, lo_open=True, hi=1e12,
+                   doc="typical speed, world units per second (each mover's is uniform in 0.5x .. 1.5x)"),
+    "orbit_min": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e15, doc="smallest orbit radius, world units"),
+    "orbit_max": Param("float", 50.0, lo=0.0, lo_open=True, hi=1e15, doc="largest orbit radius, world units"),
+    "radius_pulse": Param("float", 0.0, lo=0.0, hi=0.95,
+                          doc="movers' view radii swing by this fraction: r0 (1 + pulse sin(2 pi t / period + phase))"),
+    "radius_period": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e9, doc="period of the radius swing, seconds"),
 }
+
+
+def check_motion(table, prefix: str = "motion") -> dict:
+    """Validate a ``[motion]`` table; return it with defaults filled (:class:`SceneError` naming the field)."""
+    m = validate_table(table, MOTION_FIELDS, prefix, what="the [motion] table")
+    if m["orbit_min"] > m["orbit_max"]:
+        raise SceneError(f"must be <= orbit_max ({m['orbit_max']:g}), got {m['orbit_min']:g}", f"{prefix}.orbit_min")
+    return m
+
+
+def _unit_vectors(rng: np.random.Generator, m: int) -> np.ndarray:
+    """(m, 3) float64 unit vectors uniform on the sphere: points uniform in the cube kept inside the
+    unit ball (rejection), normalised. Only exact IEEE operations (sqrt, divide), so portable."""
+    out = np.empty((m, 3), dtype=np.float64)
+    done = 0
+    while done < m:
+        want = m - done
+        v = rng.random((2 * want + 16, 3)) * 2.0 - 1.0
+        n2 = (v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2]
+        v = v[(n2 <= 1.0) & (n2 > 1e-6)][:want]
+        out[done : done + v.shape[0]] = v / np.sqrt((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2])[:, None]
+        done += v.shape[0]
+    return out
+
+
+def make_motion(rng: np.random.Generator, n: int, spec: Mapping) -> Motion:
+    """Draw the per-object motion parameters a checked ``[motion]`` table describes, for ``n`` objects.
+
+    The movers are round(share * n) distinct objects; every draw comes from ``rng`` in a fixed order, so a
+    seed gives the same motion on any machine.
+    """
+    m = int(round(spec["share"] * n))
+    ids = np.sort(rng.choice(n, m, replace=False)).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
+    if spec["model"] == "mixed":
+        kind = rng.integers(0, len(MOTION_KINDS), m).astype(np.int8)
+    else:
+        kind = np.full(m, MOTION_KINDS.index(spec["model"]), dtype=np.int8)
+    speed = spec["speed"] * (0.5 + rng.random(m))
+    direction = _unit_vectors(rng, m)
+    other = _unit_vectors(rng, m)
+    axis = np.cross(direction, other)
+    norm = np.sqrt((axis[:, 0] * axis[:, 0] + axis[:, 1] * axis[:, 1]) + axis[:, 2] * axis[:, 2])
+    flat = norm < 1e-9  # `other` (anti)parallel to `direction`: cross with the axis it is least along
+    if flat.any():
+        ref = np.zeros((int(flat.sum()), 3))
+        ref[np.arange(ref.shape[0]), np.argmin(np.abs(direction[flat]), axis=1)] = 1.0
+        axis[flat] = np.cross(direction[flat], ref)
+        norm = np.sqrt((axis[:, 0] * axis[:, 0] + axis[:, 1] * axis[:, 1]) + axis[:, 2] * axis[:, 2])
+    axis /= norm[:, None]
+    orbit = spec["orbit_min"] + rng.random(m) * (spec["orbit_max"] - spec["orbit_min"])
+    phase = rng.random(m) * (2.0 * np.pi)
+    seed = int(rng.integers(0, 2**62))
+    is_orbit = kind == MOTION_KINDS.index("orbit")
+    is_walk = kind == MOTION_KINDS.index("random-walk")
+    direction[is_walk] = 0.0
+    axis[~is_orbit] = 0.0
+    orbit[~is_orbit] = 0.0
+    return Motion(ids=ids, kind=kind, speed=speed, direction=direction, axis=axis, orbit_radius=orbit, phase=phase,
+                  radius_pulse=float(spec["radius_pulse"]), radius_period=float(spec["radius_period"]), seed=seed)
 
 
 def check_recipe(recipe: Mapping) -> dict:
@@ -75,6 +150,10 @@ def check_recipe(recipe: Mapping) -> dict:
         radius = gen.default_radius(r["world"]) if gen.default_radius else dict(DEFAULT_RADIUS)
     r["radius"] = check_radius_spec(radius, "radius")
     r["look"] = check_look(r["look"], "look")
+    if r["motion"] is None:
+        del r["motion"]  # a static recipe stays exactly what it was before [motion] existed
+    else:
+        r["motion"] = check_motion(r["motion"], "motion")
     if r["name"] is None:
         r["name"] = f"{r['generator']}-{r['n']}"
     return r
@@ -96,7 +175,8 @@ def generate_recipe(
     n, world = r["n"], float(r["world"])
     origin = np.asarray(r["origin"], dtype=np.float64)
     lo, hi = origin - world / 2, origin + world / 2
-    s_layout, s_pos, s_rad, s_look = np.random.SeedSequence(r["seed"]).spawn(4)
+    # spawn(5)'s first four children are spawn(4)'s: the motion stream changes no other stream
+    s_layout, s_pos, s_rad, s_look, s_motion = np.random.SeedSequence(r["seed"]).spawn(5)
     r_pos, r_rad = _rng(s_pos), _rng(s_rad)
     layout = gen.setup(_rng(s_layout), n, lo, hi, r["params"], r["radius"])
 
@@ -112,6 +192,7 @@ def generate_recipe(
     look_rng = _rng(s_look)
     sizes = make_sizes(look_rng, radii, r["look"])
     colours = make_colours(look_rng, centres, radii, category, r["look"])
+    motion = make_motion(_rng(s_motion), n, r["motion"]) if r.get("motion") else None
     return Scene(
         name=r["name"],
         centres=centres,
@@ -126,6 +207,7 @@ def generate_recipe(
         cluster_spread=np.ascontiguousarray(layout.cluster_spread, dtype=np.float64).reshape(-1),
         extras=layout.extras,
         origin=origin,
+        motion=motion,
     )
 
 
@@ -138,6 +220,7 @@ def generate_scene(
     *,
     origin=(0.0, 0.0, 0.0),
     look: dict | None = None,
+    motion: dict | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     **params,
@@ -155,6 +238,7 @@ def generate_scene(
         generator's default (heavy-tailed for most)
     origin : (3,) centre of the world box, world units
     look : a look table (see :mod:`scenes.look`); None: the default look
+    motion : a ``[motion]`` table (see :data:`MOTION_FIELDS`), e.g. ``{"share": 0.1}``; None: static
     **params : the generator's parameters (e.g. ``clusters=32`` for "clustered")
 
     Raises
@@ -173,6 +257,8 @@ def generate_scene(
     }
     if radius is not None:
         recipe["radius"] = radius
+    if motion is not None:
+        recipe["motion"] = motion
     if name is not None:
         recipe["name"] = name
     return generate_recipe(recipe, progress)

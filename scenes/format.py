@@ -1,11 +1,12 @@
 """The ``.npz`` scene format: a numpy zip archive of named arrays, no pickles.
 
-Format version 1. Entries (N objects, K clusters):
+Format version 2 (version 1 files, without motion, are read as before). Entries (N objects, K clusters,
+M moving objects):
 
 =================  ==========================  ========  =============================================
 entry              shape / dtype               required  meaning
 =================  ==========================  ========  =============================================
-format_version     () integer                  yes       1
+format_version     () integer                  yes       2 (or 1)
 centres            (N, 3) real                 yes       world units; stored float64
 radii              (N,) real, >= 0             yes       view distance, world units; stored float64
 sizes              (N,) real, >= 0             no        drawn half-extent; default from the radii
@@ -19,10 +20,19 @@ cluster_centres    (K, 3) real                 no        default (0, 3)
 cluster_spread     (K,) real >= 0              no        default (0,)
 recipe             () str (JSON)               no        the recipe the scene was generated from
 extras             () str (JSON object)        no        generator-specific facts
+motion_ids         (M,) integer                v2        the moving objects: distinct, sorted, 0..N-1
+motion_kind        (M,) integer                v2        0 drift, 1 orbit, 2 random walk
+motion_speed       (M,) real >= 0              v2        world units per second
+motion_direction   (M, 3) real                 v2        drift heading / orbit centre -> start (unit)
+motion_axis        (M, 3) real                 v2        orbit heading at the start (unit, perpendicular)
+motion_orbit       (M,) real >= 0              v2        orbit radius, world units
+motion_phase       (M,) real                   v2        phase of the view-radius pulse, radians
+motion_params      () str (JSON object)        v2        radius_pulse, radius_period, seed
 =================  ==========================  ========  =============================================
 
-Every centre must lie inside the world box. Any other entry is an error (a misspelt name would
-otherwise be silently ignored).
+The ``motion_*`` entries (see :class:`scenes.scene.Motion`) come all together or not at all (a static
+scene), and only in a version 2 file. Every centre must lie inside the world box. Any other entry is
+an error (a misspelt name would otherwise be silently ignored).
 """
 
 from __future__ import annotations
@@ -37,16 +47,22 @@ import numpy as np
 
 from .errors import SceneError
 from .look import default_look, make_colours, make_sizes
-from .scene import Scene
+from .scene import MOTION_KINDS, Motion, Scene
 
-__all__ = ["FORMAT_VERSION", "NPZ_FIELDS", "save_scene", "read_npz"]
+__all__ = ["FORMAT_VERSION", "READ_VERSIONS", "NPZ_FIELDS", "MOTION_ENTRIES", "save_scene", "read_npz"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 MAX_N = 500_000_000
+
+MOTION_ENTRIES = (
+    "motion_ids", "motion_kind", "motion_speed", "motion_direction", "motion_axis", "motion_orbit",
+    "motion_phase", "motion_params",
+)
 
 NPZ_FIELDS = (
     "format_version", "centres", "radii", "sizes", "colours", "category", "world", "origin", "seed",
-    "name", "cluster_centres", "cluster_spread", "recipe", "extras",
+    "name", "cluster_centres", "cluster_spread", "recipe", "extras", *MOTION_ENTRIES,
 )
 
 
@@ -75,6 +91,20 @@ def save_scene(scene: Scene, path) -> Path:
         "recipe": np.array("" if scene.recipe is None else json.dumps(scene.recipe, sort_keys=True)),
         "extras": np.array(json.dumps(scene.extras or {}, sort_keys=True)),
     }
+    mo = getattr(scene, "motion", None)
+    if mo is not None:
+        arrays.update(
+            motion_ids=np.ascontiguousarray(mo.ids, dtype=np.int64),
+            motion_kind=np.ascontiguousarray(mo.kind, dtype=np.int8),
+            motion_speed=np.ascontiguousarray(mo.speed, dtype=np.float64),
+            motion_direction=np.ascontiguousarray(mo.direction, dtype=np.float64).reshape(-1, 3),
+            motion_axis=np.ascontiguousarray(mo.axis, dtype=np.float64).reshape(-1, 3),
+            motion_orbit=np.ascontiguousarray(mo.orbit_radius, dtype=np.float64),
+            motion_phase=np.ascontiguousarray(mo.phase, dtype=np.float64),
+            motion_params=np.array(json.dumps({"radius_pulse": float(mo.radius_pulse),
+                                               "radius_period": float(mo.radius_period), "seed": int(mo.seed)},
+                                              sort_keys=True)),
+        )
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -180,8 +210,12 @@ def _from_entries(npz, stem: str) -> Scene:
     _int(v, "format_version")
     if v.shape != ():
         raise SceneError(f"must be a single integer, got shape {v.shape}", "format_version")
-    if int(v) != FORMAT_VERSION:
-        raise SceneError(f"unknown format version {int(v)} (this viewer reads version {FORMAT_VERSION})", "format_version")
+    version = int(v)
+    if version not in READ_VERSIONS:
+        raise SceneError(
+            f"unknown format version {version} (this viewer reads versions {', '.join(map(str, READ_VERSIONS))})",
+            "format_version",
+        )
 
     c = _entry(npz, "centres")
     _real(c, "centres")
@@ -303,8 +337,59 @@ def _from_entries(npz, stem: str) -> Scene:
         colours = np.full((n, 4), 255, dtype=np.uint8)
         colours[:, : col.shape[1]] = col
 
+    motion = _motion(npz, keys, n, version)
     return Scene(
         name=name, centres=centres, radii=radii, sizes=sizes, colours=colours, category=category,
         world=world, seed=seed, recipe=recipe, cluster_centres=cluster_centres,
-        cluster_spread=cluster_spread, extras=extras, origin=origin,
+        cluster_spread=cluster_spread, extras=extras, origin=origin, motion=motion,
     )
+
+
+def _motion(npz, keys: list[str], n: int, version: int) -> Motion | None:
+    present = [k for k in MOTION_ENTRIES if k in keys]
+    if not present:
+        return None
+    if version < 2:
+        raise SceneError("moving objects need format version 2 (this file says 1)", present[0])
+    missing = [k for k in MOTION_ENTRIES if k not in keys]
+    if missing:
+        raise SceneError(f"missing (the motion_* entries come together; found {', '.join(present)})", missing[0])
+    ids = _entry(npz, "motion_ids")
+    _int(ids, "motion_ids")
+    if ids.ndim != 1:
+        raise SceneError(f"must have shape (M,), got {ids.shape}", "motion_ids")
+    m = ids.shape[0]
+    if m and (int(ids.min()) < 0 or int(ids.max()) >= n):
+        raise SceneError(f"must be object rows 0..{n - 1}, found {int(ids.min())}..{int(ids.max())}", "motion_ids")
+    if m > 1 and not (np.diff(ids) > 0).all():
+        raise SceneError("must be sorted and distinct", "motion_ids")
+    kind = _entry(npz, "motion_kind")
+    _int(kind, "motion_kind")
+    _shape(kind, (m,), "motion_kind", "motion_ids")
+    if m and (int(kind.min()) < 0 or int(kind.max()) >= len(MOTION_KINDS)):
+        raise SceneError(f"must be 0..{len(MOTION_KINDS) - 1} ({', '.join(MOTION_KINDS)})", "motion_kind")
+    arrays = {}
+    for key, shape, nonneg in (("motion_speed", (m,), True), ("motion_direction", (m, 3), False),
+                               ("motion_axis", (m, 3), False), ("motion_orbit", (m,), True),
+                               ("motion_phase", (m,), False)):
+        a = _entry(npz, key)
+        _real(a, key)
+        _shape(a, shape, key, "motion_ids")
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        _finite(a, key)
+        if nonneg:
+            _nonneg(a, key)
+        arrays[key] = a
+    params = _json(_entry(npz, "motion_params"), "motion_params", dict)
+    try:
+        pulse = float(params.get("radius_pulse", 0.0))
+        period = float(params.get("radius_period", 5.0))
+        seed = int(params.get("seed", 0))
+    except (TypeError, ValueError) as exc:
+        raise SceneError(f"radius_pulse, radius_period and seed must be numbers: {exc}", "motion_params") from None
+    if not (0.0 <= pulse < 1.0) or not (np.isfinite(period) and period > 0) or seed < 0:
+        raise SceneError("needs 0 <= radius_pulse < 1, radius_period > 0 and seed >= 0", "motion_params")
+    return Motion(ids=np.ascontiguousarray(ids, dtype=np.int64), kind=np.ascontiguousarray(kind, dtype=np.int8),
+                  speed=arrays["motion_speed"], direction=arrays["motion_direction"], axis=arrays["motion_axis"],
+                  orbit_radius=arrays["motion_orbit"], phase=arrays["motion_phase"], radius_pulse=pulse,
+                  radius_period=period, seed=seed)

@@ -1,4 +1,5 @@
-"""The :class:`Scene`: flat arrays describing N objects, and where they came from."""
+"""The :class:`Scene`: flat arrays describing N objects, and where they came from; :class:`Motion`: which
+of them move and how (the parameters; :mod:`viewer.motion` runs the models frame by frame)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,60 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Scene"]
+__all__ = ["MOTION_KINDS", "Motion", "Scene"]
+
+#: motion models, in the order of :attr:`Motion.kind` codes
+MOTION_KINDS: tuple[str, ...] = ("drift", "orbit", "random-walk")
+
+
+@dataclass(eq=False)
+class Motion:
+    """The moving objects of a scene and their motion models (M movers), as flat arrays.
+
+    Attributes
+    ----------
+    ids : (M,) int64, sorted, distinct: the moving objects (rows of the scene's arrays)
+    kind : (M,) int8: the model of each mover, an index into :data:`MOTION_KINDS`
+        0 drift: straight line at ``speed`` along ``direction``, reflected by the world box's walls
+        1 orbit: a circle of radius ``orbit_radius`` in the plane of ``direction`` and ``axis``, through
+          the start position (which is ``orbit_radius`` from the orbit's centre along ``direction``),
+          at ``speed`` along the circle (clamped into the world box)
+        2 random-walk: each frame, each axis steps by a uniform draw in [-speed dt, speed dt] from a
+          counter-based stream keyed by (``seed``, frame number, id, axis), reflected by the walls
+    speed : (M,) float64, world units per second
+    direction : (M, 3) float64 unit vectors (drift: the heading; orbit: centre -> start); zeros for walks
+    axis : (M, 3) float64 unit vectors perpendicular to ``direction`` (orbit: the heading at the start);
+        zeros otherwise
+    orbit_radius : (M,) float64, world units (0 unless an orbit)
+    phase : (M,) float64, radians: the phase of each mover's view-radius pulse
+    radius_pulse : float in [0, 1): a mover's view radius is r0 (1 + radius_pulse sin(2 pi t / radius_period
+        + phase)); 0 keeps view radii constant
+    radius_period : float, seconds
+    seed : int >= 0: the key of the random walk's stream
+    """
+
+    ids: np.ndarray
+    kind: np.ndarray
+    speed: np.ndarray
+    direction: np.ndarray
+    axis: np.ndarray
+    orbit_radius: np.ndarray
+    phase: np.ndarray
+    radius_pulse: float = 0.0
+    radius_period: float = 5.0
+    seed: int = 0
+
+    @property
+    def m(self) -> int:
+        """Number of moving objects."""
+        return int(self.ids.shape[0])
+
+    def counts(self) -> dict[str, int]:
+        """Movers per model name."""
+        return {name: int(np.count_nonzero(self.kind == k)) for k, name in enumerate(MOTION_KINDS)}
+
+    def __repr__(self) -> str:
+        return f"<Motion m={self.m} {self.counts()} pulse={self.radius_pulse:g}>"
 
 
 @dataclass(eq=False)
@@ -32,6 +86,7 @@ class Scene:
     cluster_spread : (K,) float64, world units (std dev per axis)
     extras : dict: generator-specific facts (e.g. ``extras["diagonal"]``, ``extras["remote"]``)
     origin : (3,) float64, world units: the centre of the world box
+    motion : :class:`Motion` or None: the objects that move (None: a static scene)
     """
 
     name: str
@@ -49,6 +104,7 @@ class Scene:
     cluster_spread: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     extras: dict = field(default_factory=dict)
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float64))
+    motion: Motion | None = None
 
     @property
     def n(self) -> int:
@@ -69,4 +125,5 @@ class Scene:
 
     def __repr__(self) -> str:
         src = f" from {self.source}" if self.source else ""
-        return f"<Scene {self.name!r} n={self.n} world={self.world:g}{src}>"
+        mv = f" moving={self.motion.m}" if self.motion is not None else ""
+        return f"<Scene {self.name!r} n={self.n} world={self.world:g}{mv}{src}>"
