@@ -16,7 +16,7 @@ from . import measure
 from .report import rows
 from .workloads import make_workload
 
-__all__ = ["BenchConfig", "IndexSpec", "parse_index_spec", "run_bench", "estimate_bytes"]
+__all__ = ["BenchConfig", "IndexSpec", "parse_index_spec", "parse_radius_spec", "run_bench", "estimate_bytes"]
 
 # rough bytes per object of each index at 1e6 (measured), for the memory estimate before a sweep
 _BYTES_PER_OBJECT = {"brute": 56, "octree": 190, "ckdtree": 60, "rtree": 120}
@@ -46,6 +46,28 @@ def parse_index_spec(text: str) -> IndexSpec:
     return IndexSpec(text.strip(), name, options)
 
 
+def parse_radius_spec(text: str) -> dict | None:
+    """``heavy-tailed`` (the default model, None), ``constant:value=20``, ``log-uniform:min=1,max=5``."""
+    from scenes import RADIUS_MODELS
+    from scenes.radii import check_radius_spec
+
+    name, _, opts = text.strip().partition(":")
+    if name == "default":
+        return None
+    if name not in RADIUS_MODELS:
+        raise UserError(f"unknown radius model {name!r} in --radius; choose from {', '.join(RADIUS_MODELS)}")
+    spec: dict = {"model": name}
+    for part in filter(None, (p.strip() for p in opts.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise UserError(f"--radius {text!r}: parameters are written model:key=value,key=value")
+        spec[key.strip()] = _number(value.strip())
+    try:
+        return check_radius_spec(spec, "--radius")
+    except UserError as exc:
+        raise UserError(str(exc)) from None
+
+
 def _number(v: str):
     for conv in (int, float):
         try:
@@ -65,6 +87,7 @@ class BenchConfig:
     dynamic: list[float] = field(default_factory=lambda: [0.01, 0.1])
     frames: int = 10
     seed: int = 0
+    radii: list = field(default_factory=lambda: [None])  # radius-model specs; None: heavy-tailed default
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
@@ -107,9 +130,9 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
         if need > 0.85 * have:
             log(f"N = {n:,}: skipped, it would not fit in memory")
             continue
-        for scene in cfg.scenes:
+        for scene, radius in ((s, r) for s in cfg.scenes for r in cfg.radii):
             t0 = time.perf_counter()
-            wl = make_workload(scene, n, seed=cfg.seed, queries=cfg.queries)
+            wl = make_workload(scene, n, seed=cfg.seed, queries=cfg.queries, radius=radius)
             log(f"[{wl.name}] generated in {time.perf_counter() - t0:.1f} s; building {len(usable)} indexes")
             built = {}
             for s in usable:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Workload", "make_workload", "camera_points"]
+__all__ = ["Workload", "make_workload", "camera_points", "radius_label"]
 
 
 @dataclass
@@ -48,14 +48,27 @@ def camera_points(centres: np.ndarray, world: float, q: int, seed: int) -> np.nd
     return np.ascontiguousarray(np.concatenate([dense, path]))
 
 
-def make_workload(scene: str, n: int, seed: int = 0, queries: int = 300, world: float = 10_000.0) -> Workload:
-    """Generate ``scene`` (a generator name from :data:`scenes.GENERATORS`) with ``n`` objects and the
-    default heavy-tailed radii (most 5..30, a few up to 1000) in a world ``world`` wide."""
+def make_workload(
+    scene: str, n: int, seed: int = 0, queries: int = 300, world: float = 10_000.0, radius: dict | None = None
+) -> Workload:
+    """Generate ``scene`` (a generator name from :data:`scenes.GENERATORS`) with ``n`` objects in a
+    world ``world`` wide, with radii from ``radius`` (a radius-model spec such as
+    ``{"model": "constant", "value": 20}``; None: the default heavy-tailed radii, most 5..30 and a few
+    up to 1000). Non-default radius models are named in the workload's label."""
     from scenes import generate_scene
 
-    sc = generate_scene(scene, n, seed=seed, world=world)
+    sc = generate_scene(scene, n, seed=seed, world=world, radius=radius)
     pts = camera_points(sc.centres, world, queries, seed)
-    return Workload(f"{scene}-{_short(n)}", scene, n, sc.centres, sc.radii, pts, world)
+    label = f"{scene}-{_short(n)}"
+    if radius is not None:
+        label += "-" + radius_label(radius)
+    return Workload(label, scene, n, sc.centres, sc.radii, pts, world)
+
+
+def radius_label(spec: dict) -> str:
+    """A short name of a radius-model spec: ``constant20``, ``log-uniform5-30``."""
+    params = [v for k, v in spec.items() if k != "model"]
+    return spec["model"] + "-".join(f"{v:g}" if isinstance(v, (int, float)) else str(v) for v in params)
 
 
 def _short(n: int) -> str:

@@ -54,6 +54,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--scene", default="uniform,clustered,diagonal",
                    help="comma-separated scene generators (see 'viewer scene --help')")
+    p.add_argument("--radius", default="default", metavar="MODELS",
+                   help="';'-separated view-radius models, each a workload of its own: 'default' (heavy-tailed: "
+                        "most 5..30, a few up to 1000), 'constant:value=20', 'log-uniform:min=1,max=5', "
+                        "'heavy-tailed:...' (see 'viewer scene --help')")
     p.add_argument("--n", type=_sizes, default=[100_000, 1_000_000], metavar="SIZES",
                    help="comma-separated object counts, e.g. 1e4,1e5,1e6,1e7")
     p.add_argument("--index", default=",".join(k for k in sorted(INDEXES)), metavar="SPECS",
@@ -76,7 +80,7 @@ def run(args) -> int:
     from scenes import GENERATORS
 
     from viewer.bench.report import format_table, write_csv
-    from viewer.bench.run import BenchConfig, parse_index_spec, run_bench
+    from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
     for s in scenes:
@@ -94,7 +98,8 @@ def run(args) -> int:
         probe.unlink()
     except OSError as exc:
         raise UserError(f"cannot write to --out {out}: {exc.strerror}") from None
-    cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed)
+    radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
+    cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii)
     table = run_bench(cfg)
     print(format_table(table))
     write_csv(table, out / "bench.csv")
