@@ -33,8 +33,8 @@ def expected_drawn(scene, cam):
 
 
 def test_columns_are_the_recorders():
-    assert FRAME_COLUMNS[:3] == ("frame", "t", "dt") and FRAME_COLUMNS[-1] == "frame_ms"
-    assert len(FRAME_COLUMNS) == 23 and FrameStats().as_row() == tuple(FrameStats().as_dict().values())
+    assert FRAME_COLUMNS[:3] == ("frame", "t", "dt") and FRAME_COLUMNS[-3:] == ("frame_ms", "entered", "left")
+    assert len(FRAME_COLUMNS) == 25 and FrameStats().as_row() == tuple(FrameStats().as_dict().values())
     rec = pytest.importorskip("viewer.recording")
     assert tuple(c for c in rec.COLUMNS if c != "record_ms") == FRAME_COLUMNS
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import moderngl_window as mglw
 
 from .camera import DEFAULT_BINDINGS, InputState, KeyBindings
+from .frame import FrameStats
 from .render import ViewerSession
 
 __all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowOptions", "run_window", "summary"]
@@ -31,12 +32,16 @@ COMMAND_KEYS: dict[str, str] = {
     "h": "hud",
     "m": "mouse_look",
     "p": "screenshot",
+    "y": "hysteresis",
     "f12": "screenshot",
     "escape": "quit",
 }
 
 HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look  wheel: speed  "
-             "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  P shot  Esc quit")
+             "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  Y hysteresis  P shot  Esc quit")
+
+#: the margin Y switches to when ``viewer view`` got no --hysteresis: 10% of each view radius
+DEFAULT_HYSTERESIS: tuple[float, bool] = (0.10, True)
 
 # toolkit-neutral key name -> the attribute of moderngl-window's key table
 _KEY_ATTRS = {
@@ -61,6 +66,8 @@ class WindowOptions:
     (None: ``screenshot-<time>.png`` in the working directory); fixed_dt : seconds per frame instead of
     the wall clock (replayable flights); max_frames : close after this many frames (0: never);
     pose : the starting (x, y, z, yaw, pitch) (default: fitted to the scene); speed : world units per second
+    hysteresis : ``(margin, relative)`` of the visibility events to start with (None: off); the Y key
+        toggles between off and this margin (or :data:`DEFAULT_HYSTERESIS`)
     """
 
     scene: object
@@ -76,7 +83,20 @@ class WindowOptions:
     max_frames: int = 0
     pose: tuple[float, float, float, float, float] | None = None
     speed: float | None = None
+    hysteresis: tuple[float, bool] | None = None
     bindings: KeyBindings = field(default_factory=lambda: DEFAULT_BINDINGS)
+
+
+class EventsSession(ViewerSession):
+    """The window's session: its HUD also shows the visibility events (and the moving objects)."""
+
+    def hud_lines(self, st: FrameStats) -> list[str]:
+        lines = super().hud_lines(st)
+        p = self.pipeline
+        moving = f"moving {p.motion.m}  moved {st.moved}  " if p.motion is not None else ""
+        lines.insert(3, f"{moving}entered {st.entered:5d}  left {st.left:5d}  in {len(p.events)}"
+                        f"  hysteresis {p.hysteresis} (Y)")
+        return lines
 
 
 class ViewerWindow(mglw.WindowConfig):
@@ -97,8 +117,12 @@ class ViewerWindow(mglw.WindowConfig):
         if o is None:
             raise RuntimeError("ViewerWindow.options must be set before the window is created")
         self.wnd.exit_key = None  # Escape is our "quit", so the summary is printed
-        self.session = ViewerSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
+        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
                                      fade=o.fade, fog=o.fog, hud=o.hud, boxes=o.boxes)
+        on = o.hysteresis is not None and o.hysteresis[0] > 0
+        self.hysteresis_margin = o.hysteresis if on else DEFAULT_HYSTERESIS
+        if on:
+            self.session.pipeline.set_hysteresis(*self.hysteresis_margin)
         self.session.help_line = HELP_LINE
         if o.pose is not None:
             self.session.camera.set_pose(o.pose)
@@ -159,6 +183,10 @@ class ViewerWindow(mglw.WindowConfig):
             self._say(f"colour: {s.toggle_colour()}")
         elif cmd == "draw_mode":
             self._say(f"draw: {s.toggle_draw_mode()}")
+        elif cmd == "hysteresis":
+            p = s.pipeline
+            p.set_hysteresis(*((0.0, False) if p.events.margin > 0 else self.hysteresis_margin))
+            self._say(f"hysteresis: {p.hysteresis}")
         elif cmd == "hud":
             s.show_hud = not s.show_hud
         elif cmd == "mouse_look":

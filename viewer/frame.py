@@ -1,9 +1,14 @@
-"""The per-frame pipeline, without GL: camera pose -> index query -> frustum cull -> instance records.
+"""The per-frame pipeline, without GL: camera pose -> moving objects -> index query -> events -> frustum
+cull -> instance records.
 
 Each frame flows one way and every stage is timed with ``perf_counter`` around its work::
 
-    update  the camera moves (an explicit pose for replays, or input state and dt)
+    update  the camera moves (an explicit pose for replays, or input state and dt); in a scene with
+            motion (``scene.motion``) the movers advance by dt (:func:`viewer.motion.advance`) and the
+            index learns their new centres / radii through ``move_many``
     query   index.query_into(camera position, ids)  -> the objects whose view sphere holds the camera
+    events  the visible ids -> entered / left since the last frame (:class:`viewer.events.VisibilityTracker`,
+            with the pipeline's hysteresis margin); counted in the frame, not in any stage column
     cull    frustum planes, then bounding spheres against them -> the drawn ids
     gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
             preallocated (cap, 6) float32 array
@@ -26,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _frame_kernels, frustum
+from . import _frame_kernels, events, frustum, motion
 from ._frame_kernels import gather_instances, sort_front_to_back
 from .camera import FlyCamera, InputState, Pose
+from .events import VisibilityTracker
 from .index import INDEXES, QueryOverflow, SphereIndex, make_index
+from .motion import MotionState, advance
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -68,6 +75,8 @@ class FrameStats:
     drawn : visible objects left after the frustum cull (the instances drawn)
     moved : objects moved this frame (0 in a static scene)
     *_ms : wall time of each stage in milliseconds; frame_ms covers the whole frame
+    entered, left : objects that came into / went out of view distance since the last frame (with the
+        pipeline's hysteresis margin, if any)
     """
 
     frame: int = 0
@@ -93,6 +102,8 @@ class FrameStats:
     upload_ms: float = 0.0
     draw_ms: float = 0.0
     frame_ms: float = 0.0
+    entered: int = 0
+    left: int = 0
 
     def as_row(self) -> tuple:
         """The values in :data:`FRAME_COLUMNS` order."""
@@ -121,6 +132,8 @@ def warm() -> None:
     """Compile the numba kernels of the pipeline (before anything timed)."""
     frustum.warm()
     _frame_kernels.warm()
+    motion.warm()
+    events.warm()
 
 
 class FramePipeline:
@@ -135,6 +148,13 @@ class FramePipeline:
     fade : fraction of each view distance, at its far end, over which objects fade in
     capacity : initial size of the id and instance buffers (they grow when a query overflows)
     index_options : per-index keyword options, ``{name: {...}}``
+    hysteresis : ``(margin, relative)`` of the visibility events (see :class:`viewer.events.VisibilityTracker`);
+        default none
+
+    In a scene with motion (``scene.motion`` not None), :attr:`motion` is its
+    :class:`viewer.motion.MotionState` and :attr:`centres` / :attr:`radii` are the state's arrays (the
+    world now, a copy of the scene's): each frame with ``dt > 0`` advances the movers and moves them in
+    the current index; an index switched to later catches up in one ``move_many``.
 
     ``sort`` (default True) draws nearest first: on a software rasteriser the depth test then skips
     most hidden fragments, a several-fold saving where big sprites overlap.
@@ -145,10 +165,16 @@ class FramePipeline:
     """
 
     def __init__(self, scene, index: str = "brute", *, indexes: list[str] | None = None, fade: float = 0.15,
-                 capacity: int = 1024, index_options: dict[str, dict] | None = None):
-        self.centres = np.ascontiguousarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+                 capacity: int = 1024, index_options: dict[str, dict] | None = None,
+                 hysteresis: tuple[float, bool] | None = None):
+        self.motion: MotionState | None = MotionState.from_scene(scene)
+        if self.motion is not None:
+            self.centres = self.motion.centres
+            self.radii = self.motion.radii
+        else:
+            self.centres = np.ascontiguousarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+            self.radii = np.ascontiguousarray(scene.radii, dtype=np.float64).reshape(self.centres.shape[0])
         n = self.centres.shape[0]
-        self.radii = np.ascontiguousarray(scene.radii, dtype=np.float64).reshape(n)
         self.sizes = np.ascontiguousarray(scene.sizes, dtype=np.float32).reshape(n)
         self.bounds = self.sizes.astype(np.float64) * math.sqrt(3.0)  # sphere around the cube of half-extent size
         self.category_colours = pack_colours(scene.colours)
@@ -163,7 +189,10 @@ class FramePipeline:
             indexes = [index, *indexes]
         self.index_names: list[str] = list(indexes)
         self._built: dict[str, SphereIndex] = {}
+        self._synced: dict[str, int] = {}  # index name -> the motion step its objects are at
         self.build_s: dict[str, float] = {}
+        self.events = VisibilityTracker(n, *(hysteresis or (0.0, False)))
+        self.events_ms = 0.0
         self.colour_mode = "category"
         self.frozen = False
         self._frozen_pose: Pose | None = None
@@ -218,10 +247,17 @@ class FramePipeline:
             if name not in INDEXES:
                 raise KeyError(f"unknown index {name!r}; choose from {', '.join(INDEXES)}")
             t0 = perf_counter()
-            self._built[name] = make_index(name, self.centres, self.radii, **self.index_options.get(name, {}))
+            # with motion, the index gets its own copy: the arrays here change under it every frame
+            c, r = (self.centres, self.radii) if self.motion is None else (self.centres.copy(), self.radii.copy())
+            self._built[name] = make_index(name, c, r, **self.index_options.get(name, {}))
             self.build_s[name] = perf_counter() - t0
             if name not in self.index_names:
                 self.index_names.append(name)
+        elif self.motion is not None and self._synced.get(name) != self.motion.step:
+            mo = self.motion
+            self._built[name].move_many(mo.ids, self.centres[mo.ids], self.radii[mo.ids] if mo.changes_radii else None)
+        if self.motion is not None:
+            self._synced[name] = self.motion.step
         self.index = self._built[name]
         self.index_name = name
         self._refresh_colours()
@@ -294,6 +330,23 @@ class FramePipeline:
         """The pose query and cull use: the frozen one, or None (the camera's own)."""
         return self._frozen_pose
 
+    # ----------------------------------------------------------------------------- events
+    def set_hysteresis(self, margin: float, relative: bool = False) -> None:
+        """Visibility events with a margin: leave beyond r + margin (``relative``: r (1 + margin)); 0: none."""
+        self.events.set_margin(margin, relative)
+
+    @property
+    def hysteresis(self) -> str:
+        """The events' margin as text (``"off"``, ``"5"``, ``"10%"``)."""
+        return self.events.hysteresis
+
+    def restart(self) -> None:
+        """Start the clock and frame count at 0 and forget the events' in-set (after warm-up frames), so
+        the next frame reports everything visible as entered. The moving objects stay where they are."""
+        self.frame = 0
+        self.t = 0.0
+        self.events.reset()
+
     # ----------------------------------------------------------------------------- the frame
     def step(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None,
              moved: int = 0) -> FrameStats:
@@ -301,6 +354,9 @@ class FramePipeline:
 
         camera : updated in place: set to ``pose`` ((x, y, z, yaw, pitch)) when given, else moved by
             ``input_state`` over ``dt`` seconds (neither: it stays)
+        dt : seconds; with motion and ``dt > 0`` the moving objects advance by ``dt`` (``dt == 0``, e.g.
+            warm-up frames, leaves them still)
+        moved : objects the caller moved in the index itself this frame (added to the movers' count)
         The records are then in :attr:`instances` / :meth:`instance_bytes`; the GL stages fill
         ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the returned stats.
         """
@@ -310,6 +366,12 @@ class FramePipeline:
             camera.set_pose(pose)
         elif input_state is not None:
             camera.update(dt, input_state)
+        index = self.index
+        if self.motion is not None and dt > 0.0:
+            ids, c, r = advance(self.motion, dt)
+            index.move_many(ids, c, r)
+            self._synced[self.index_name] = self.motion.step
+            moved += ids.size
         t1 = perf_counter()
 
         # query: the camera (or the frozen camera) is the point
@@ -320,7 +382,6 @@ class FramePipeline:
         else:
             qp = self._qp
             qp[:] = camera.position
-        index = self.index
         while True:
             try:
                 k = index.query_into(qp, self.ids)
@@ -328,6 +389,8 @@ class FramePipeline:
             except QueryOverflow as exc:
                 self._grow(exc.needed)
         t2 = perf_counter()
+        self.events.update(self.ids, k, qp, self.centres, self.radii)
+        t2e = perf_counter()
 
         # cull
         if self._frozen_planes is not None:
@@ -363,10 +426,13 @@ class FramePipeline:
         st.nodes_visited = int(s.nodes_visited)
         st.max_nodes_per_level = int(s.max_nodes_per_level)
         st.moved = int(moved)
+        st.entered = self.events.n_entered
+        st.left = self.events.n_left
         st.update_ms = (t1 - t0) * 1e3
         st.query_ms = (t2 - t1) * 1e3
-        st.cull_ms = (t3 - t2) * 1e3
+        st.cull_ms = (t3 - t2e) * 1e3
         st.gather_ms = (t4 - t3) * 1e3
+        self.events_ms = (t2e - t2) * 1e3  # in frame_ms only (the CSV has no events column)
         st.frame_ms = (t4 - t0) * 1e3  # the renderer extends this over upload and draw
         self.frame += 1
         self.t += float(dt)

@@ -61,12 +61,17 @@ class HeadlessViewer:
     colour : "category" or "level"; hud, boxes : draw the HUD / the index's node boxes
     fade : fraction of the view distance over which objects fade in; fog : density x 1/far (0 = none)
     camera : lens and speed to use (default: fitted to the scene); poses given to :meth:`run` move it
+    hysteresis : ``(margin, relative)`` of the visibility events (``entered`` / ``left``; see
+        :class:`viewer.events.VisibilityTracker`); None: no margin
+
+    A scene with motion (``scene.motion``) moves every frame rendered with ``dt > 0`` (warm-up frames do
+    not move it), so two runs of the same poses and ``dt`` see the same world.
     """
 
     def __init__(self, scene, *, size: tuple[int, int] = (1280, 720), index: str = "brute",
                  indexes: list[str] | None = None, draw: str = "sprites", colour: str = "category",
                  hud: bool = False, boxes: bool = False, fade: float = 0.15, fog: float = 1.5,
-                 camera: FlyCamera | None = None):
+                 camera: FlyCamera | None = None, hysteresis: tuple[float, bool] | None = None):
         from . import frame as _frame
         from .render import ViewerSession, create_headless_context, offscreen_target
 
@@ -76,6 +81,8 @@ class HeadlessViewer:
         self.fbo = offscreen_target(self.ctx, self.size)
         self.session = ViewerSession(self.ctx, self.fbo, scene, index=index, indexes=indexes, draw=draw,
                                      colour=colour, fade=fade, fog=fog, hud=hud, boxes=boxes, camera=camera)
+        if hysteresis is not None:
+            self.session.pipeline.set_hysteresis(*hysteresis)
 
     # ----------------------------------------------------------------------------- shortcuts
     @property
@@ -100,12 +107,11 @@ class HeadlessViewer:
         return self.session.frame(dt, pose=pose)
 
     def warm(self, pose=None, frames: int = 2) -> None:
-        """Render ``frames`` unrecorded frames (JIT, shader and buffer warm-up), then restart the clock at 0."""
-        p = self.pipeline
+        """Render ``frames`` unrecorded frames (JIT, shader and buffer warm-up; dt 0, so nothing moves), then
+        restart the clock at 0 and the visibility events afresh."""
         for _ in range(frames):
             self.session.frame(0.0, pose=pose)
-        p.frame = 0
-        p.t = 0.0
+        self.pipeline.restart()
         self.session.last = None
 
     def run(self, poses, dt: float | None = None, *, on_frame: Callable[[FrameStats], object] | None = None,
@@ -156,6 +162,6 @@ class HeadlessViewer:
 def render_frames(scene, poses, *, dt: float | None = None, screenshot=None,
                   on_frame: Callable[[FrameStats], object] | None = None, **options) -> list[FrameStats]:
     """Render ``poses`` of ``scene`` offscreen and return the per-frame stats; ``options`` go to
-    :class:`HeadlessViewer` (size, index, draw, colour, hud, boxes, fade, fog, camera)."""
+    :class:`HeadlessViewer` (size, index, draw, colour, hud, boxes, fade, fog, camera, hysteresis)."""
     with HeadlessViewer(scene, **options) as hv:
         return hv.run(poses, dt, on_frame=on_frame, screenshot=screenshot)

@@ -18,6 +18,10 @@ DIR/INDEX.csv with DIR/INDEX.meta.json beside it. Two runs of the same path see 
 camera poses and visible sets. With several --index, the indexes run interleaved (frame k by each
 index in turn) so a noisy machine slows them alike.
 
+A scene with a [motion] table moves every frame by the same fixed dt (each index its own copy of the
+world, from the same seed), and the CSV's moved / update_ms columns carry the cost; entered / left count
+the visibility events (--hysteresis MARGIN: leave only beyond r + MARGIN, or r * (1 + P%) for "P%").
+
 Without --path the scene's generated fly-through is used (--generated picks another: it crosses
 the clusters, runs along the diagonal, passes near the remote cluster). Read the results with
 'viewer plot DIR/*.csv -o fig.png' and 'viewer compare DIR/*.csv'.
@@ -55,6 +59,12 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _margin(text: str) -> tuple[float, bool]:
+    from ..events import parse_margin
+
+    return parse_margin(text)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from ..paths import GENERATED
 
@@ -80,6 +90,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="camera speed of a generated path, world units per second (default: world size / 10)")
     p.add_argument("--save-path", metavar="FILE",
                    help="also write the path replayed to FILE (TOML), e.g. to edit a generated path by hand")
+    p.add_argument("--hysteresis", type=_margin, default=(0.0, False), metavar="MARGIN",
+                   help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
+                        "(default 0: leave as soon as out of view distance)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -132,8 +145,9 @@ def run(args) -> int:
     if args.save_path:
         save_path(cam_path, args.save_path)
     if not args.quiet:
-        print(f"{scene.name}: {len(scene.centres)} objects; path {cam_path.name}: {len(samples)} frames, "
+        moving = "" if scene.motion is None else f" ({scene.motion.m} moving)"
+        print(f"{scene.name}: {len(scene.centres)} objects{moving}; path {cam_path.name}: {len(samples)} frames, "
               f"dt {samples.dt:.4g} s; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
     replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
-           progress=not args.quiet)
+           progress=not args.quiet, hysteresis=args.hysteresis)
     return 0

@@ -21,7 +21,11 @@ one GPU buffer for one instanced draw.
 Keys: WASD move, Q/E or Ctrl/Space down/up, Shift faster, mouse look while a button is held (or M to
 toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and look at what the frozen
 camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
-octree level, V sprites/mesh, H HUD, P/F12 screenshot, Esc quit.
+octree level, V sprites/mesh, H HUD, P/F12 screenshot, Y hysteresis on/off, Esc quit.
+
+A scene with a [motion] table moves while you fly; the HUD counts the objects that entered and left view
+distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN (or r * (1 + P%) for
+"P%"); Y toggles it (default margin when none is given: 10%).
 
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
@@ -80,6 +84,12 @@ def _pose(text: str) -> tuple[float, float, float, float, float]:
     return vals
 
 
+def _margin(text: str) -> tuple[float, bool]:
+    from ..events import parse_margin
+
+    return parse_margin(text)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,6 +112,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "instead of flying a path")
     p.add_argument("--speed", type=_positive_float, metavar="UNITS_PER_S",
                    help="camera speed, world units per second (default: fitted to the scene)")
+    p.add_argument("--hysteresis", type=_margin, metavar="MARGIN",
+                   help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
+                        "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
                    help="headless: save the last frame here; window: where the screenshot key saves")
     g = p.add_argument_group("headless")
@@ -176,7 +189,7 @@ def _headless(args, scene, index: str, cam_path) -> int:
         name, dt = cam_path.name, samples.dt
     try:
         hv = HeadlessViewer(scene, size=args.size, index=index, draw=args.draw, colour=args.colour,
-                            hud=bool(args.hud), boxes=args.boxes, fade=args.fade)
+                            hud=bool(args.hud), boxes=args.boxes, fade=args.fade, hysteresis=args.hysteresis)
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
     with hv:
@@ -204,7 +217,9 @@ def summarise(rows) -> str:
         f"upload {med('upload_ms'):.3f}  draw {med('draw_ms'):.2f}\n"
         f"index+cull+gather+upload share of the frame (median): {100.0 * cpu:.1f}%\n"
         f"median counts: visible {med('visible'):g}  drawn {med('drawn'):g}  candidates {med('candidates'):g}  "
-        f"nodes {med('nodes_visited'):g}; max drawn {max(r.drawn for r in rows)}"
+        f"nodes {med('nodes_visited'):g}; max drawn {max(r.drawn for r in rows)}\n"
+        f"moved per frame {med('moved'):g} (update median {med('update_ms'):.3f} ms)  events: entered "
+        f"{sum(r.entered for r in rows)}  left {sum(r.left for r in rows)} over {len(rows)} frames"
     )
 
 
@@ -215,7 +230,8 @@ def _window(args, scene, index: str) -> int:
         raise UserError(f"cannot open a window: {exc}") from None
     opts = WindowOptions(scene=scene, index=index, draw=args.draw, colour=args.colour, fade=args.fade,
                          hud=True if args.hud is None else args.hud, boxes=args.boxes, screenshot=args.screenshot,
-                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed)
+                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed,
+                         hysteresis=args.hysteresis)
     win = run_window(opts, size=args.size)
     print(summary(win), file=sys.stderr)
     return 0

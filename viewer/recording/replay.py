@@ -77,12 +77,17 @@ def replay(
     progress: bool = True,
     on_frame: Callable | None = None,
     flush_rows: int = 256,
+    hysteresis: tuple[float, bool] | None = None,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
 
     on_frame(index, k, session, stats) : called after each frame (tests read ``session.pipeline``)
     warmup : unrecorded frames at the first pose per index (JIT, shaders, buffers), before frame 0
+    hysteresis : ``(margin, relative)`` of the visibility events (the ``entered`` / ``left`` columns)
+
+    Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
+    from the same seed: every index sees the same objects at the same places.
     """
     names = check_indexes(indexes)
     d = prepare_out_dir(out_dir, names, create=False)
@@ -105,10 +110,11 @@ def replay(
                                            hud=False, boxes=False, camera=None)
         first = samples.pose(0)
         for s in sessions.values():
+            if hysteresis is not None:
+                s.pipeline.set_hysteresis(*hysteresis)
             for _ in range(warmup):
-                s.frame(0.0, pose=first)
-            s.pipeline.frame = 0
-            s.pipeline.t = 0.0
+                s.frame(0.0, pose=first)  # dt 0: a moving world stays still
+            s.pipeline.restart()
             s.last = None
 
         gl = gl_info(hv.ctx)
@@ -127,6 +133,8 @@ def replay(
                 interleaved=names,
                 build_s=s.pipeline.build_s.get(name),
                 camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
+                hysteresis=s.pipeline.hysteresis,
+                moving=0 if s.pipeline.motion is None else s.pipeline.motion.m,
             )
             recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
 

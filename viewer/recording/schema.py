@@ -79,8 +79,15 @@ _V1: tuple[Column, ...] = (
     ),
 )
 
+# version 2: visibility events (dynamic worlds), after every version 1 column
+_V2: tuple[Column, ...] = _V1 + (
+    Column("entered", "int", "", "objects that came into view distance since the last frame (the first frame: all visible)"),
+    Column("left", "int", "", "objects that went out of view distance since the last frame (with hysteresis: beyond "
+                              "r + margin)"),
+)
+
 #: every schema version this code reads, oldest first
-SCHEMAS: dict[int, tuple[Column, ...]] = {1: _V1}
+SCHEMAS: dict[int, tuple[Column, ...]] = {1: _V1, 2: _V2}
 
 #: the version new recordings are written with
 SCHEMA_VERSION: int = max(SCHEMAS)
