@@ -19,13 +19,16 @@ Arrays (G node groups of 8, B blocks of m rows, I ids):
 - ``gfree`` (G,) int32 / ``bfree`` (B,) int32: stacks of free groups / blocks.
 - ``meta`` (8,) int64: GRP_TOP, GRP_FREEN, BLK_TOP, BLK_FREEN, NLIVE; ``gm`` (1,) float64: the
   largest radius ever held (sets the query's window of cells).
+
+Every kernel is compiled without reference counting (``njit_noref``): none allocates, the class passes
+every buffer (``stack``, ``levels``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from viewer._jit import njit
+from viewer._jit import njit_noref
 
 from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 
@@ -36,7 +39,7 @@ BLOCKS_PER_OP = 10 * (MAXD + 2)
 INF = np.inf
 
 
-@njit
+@njit_noref
 def _grp_alloc(ni, nb, gfree, meta):
     if meta[GRP_FREEN] > 0:
         meta[GRP_FREEN] -= 1
@@ -55,7 +58,7 @@ def _grp_alloc(ni, nb, gfree, meta):
     return base
 
 
-@njit
+@njit_noref
 def _grp_free(ni, gfree, meta, base):
     for n in range(base, base + 8):
         ni[n, 3] = -1
@@ -63,7 +66,7 @@ def _grp_free(ni, gfree, meta, base):
     meta[GRP_FREEN] += 1
 
 
-@njit
+@njit_noref
 def _blk_alloc(bl, bfree, meta, leaf):
     if meta[BLK_FREEN] > 0:
         meta[BLK_FREEN] -= 1
@@ -77,14 +80,14 @@ def _blk_alloc(bl, bfree, meta, leaf):
     return b
 
 
-@njit
+@njit_noref
 def _blk_free(bl, bfree, meta, b):
     bl[b, 2] = -1
     bfree[meta[BLK_FREEN]] = b
     meta[BLK_FREEN] += 1
 
 
-@njit
+@njit_noref
 def room(ni, bl, ck, tab, cmeta, meta):
     if meta[GRP_FREEN] + ni.shape[0] // 8 - meta[GRP_TOP] < GROUPS_PER_OP:
         return False
@@ -93,7 +96,7 @@ def room(ni, bl, ck, tab, cmeta, meta):
     return cell_room(tab, ck, cmeta, 1)
 
 
-@njit
+@njit_noref
 def _octant(ng, n, x, y, z):
     o = 0
     if x >= ng[n, 0]:
@@ -105,7 +108,7 @@ def _octant(ng, n, x, y, z):
     return o
 
 
-@njit
+@njit_noref
 def _grow_box(nb, n, x, y, z, r):
     e = r + margin(x, r)
     if x - e < nb[n, 0]:
@@ -124,7 +127,7 @@ def _grow_box(nb, n, x, y, z, r):
         nb[n, 5] = z + e
 
 
-@njit
+@njit_noref
 def _leaf_put(n, i, x, y, z, r, m, ni, bd, bid, bl, bfree, loc, meta):
     bs = bd.shape[0] // bl.shape[0]  # rows per block
     b = ni[n, 1]
@@ -147,7 +150,7 @@ def _leaf_put(n, i, x, y, z, r, m, ni, bd, bid, bl, bfree, loc, meta):
     loc[i] = row
 
 
-@njit
+@njit_noref
 def _leaf_count(n, ni, bl):
     t = 0
     b = ni[n, 1]
@@ -157,7 +160,7 @@ def _leaf_count(n, ni, bl):
     return t
 
 
-@njit
+@njit_noref
 def _split(n0, m, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, stack):
     """Split overfull leaf n0 into 8 children, and any child that is still overfull."""
     bs = bd.shape[0] // bl.shape[0]
@@ -197,7 +200,7 @@ def _split(n0, m, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, stack):
                     top += 1
 
 
-@njit
+@njit_noref
 def _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc,
             meta, gm, stack):
     cx = cell_of(x, inv)
@@ -228,7 +231,7 @@ def _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, 
     meta[NLIVE] += 1
 
 
-@njit
+@njit_noref
 def _refit(n, m, ni, nb, bd, bl):
     """Recompute leaf n's box from its rows, then each ancestor's from its children, while they change."""
     bs = bd.shape[0] // bl.shape[0]
@@ -273,7 +276,7 @@ def _refit(n, m, ni, nb, bd, bl):
             hi2 = max(hi2, nb[c, 5])
 
 
-@njit
+@njit_noref
 def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta):
     bs = bd.shape[0] // bl.shape[0]
     row = loc[i]
@@ -332,7 +335,7 @@ def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, 
         _grp_free(ni, gfree, meta, root)
 
 
-@njit
+@njit_noref
 def _leaf_of(x, y, z, inv, tab, ni, ng, ck):
     """The leaf a centre descends to, or -1 when its cell does not exist."""
     c = cell_find(tab, 0, cell_of(x, inv), cell_of(y, inv), cell_of(z, inv))
@@ -344,7 +347,7 @@ def _leaf_of(x, y, z, inv, tab, ni, ng, ck):
     return n
 
 
-@njit
+@njit_noref
 def insert_many(start, ids, cen, rad, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree,
                 loc, meta, gm, stack):
     """Insert objects ``ids[k]`` from ``start``; returns where it stopped (arrays must grow) or len(ids)."""
@@ -356,12 +359,23 @@ def insert_many(start, ids, cen, rad, m, inv, edge, tab, ck, cfree, cmeta, ni, n
     return ids.shape[0]
 
 
-@njit
+@njit_noref
+def insert_one(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta,
+               gm, stack):
+    """Insert object i; False (nothing changed) when the arrays must grow first."""
+    if not room(ni, bl, ck, tab, cmeta, meta):
+        return False
+    _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
+            stack)
+    return True
+
+
+@njit_noref
 def remove_one(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta):
     _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta)
 
 
-@njit
+@njit_noref
 def move_many(start, ids, cen, rad, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree,
               loc, meta, gm, stack):
     """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``. A centre that stays
@@ -370,28 +384,47 @@ def move_many(start, ids, cen, rad, m, inv, edge, tab, ck, cfree, cmeta, ni, ng,
     for k in range(start, ids.shape[0]):
         if not room(ni, bl, ck, tab, cmeta, meta):
             return k
-        i = ids[k]
-        row = loc[i]
-        x, y, z, r = cen[k, 0], cen[k, 1], cen[k, 2], rad[k]
-        if r != r:
-            r = bd[row, 3]
-        leaf = bl[row // (bd.shape[0] // bl.shape[0]), 2]
-        if _leaf_of(x, y, z, inv, tab, ni, ng, ck) == leaf:
-            bd[row, 0] = x
-            bd[row, 1] = y
-            bd[row, 2] = z
-            bd[row, 3] = r
-            if r > gm[0]:
-                gm[0] = r
-            _refit(leaf, m, ni, nb, bd, bl)
-            continue
-        _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta)
-        _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc,
-                meta, gm, stack)
+        _move(ids[k], cen[k, 0], cen[k, 1], cen[k, 2], rad[k], m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd,
+              bid, bl, gfree, bfree, loc, meta, gm, stack)
     return ids.shape[0]
 
 
-@njit
+@njit_noref
+def move_one(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
+             stack):
+    """Move object i (radius kept when ``r`` is NaN); False (nothing changed) when the arrays must grow
+    first."""
+    if not room(ni, bl, ck, tab, cmeta, meta):
+        return False
+    _move(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
+          stack)
+    return True
+
+
+@njit_noref
+def _move(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
+          stack):
+    """A centre that stays in its leaf is rewritten in place and the boxes refitted; otherwise remove +
+    insert."""
+    row = loc[i]
+    if r != r:
+        r = bd[row, 3]
+    leaf = bl[row // (bd.shape[0] // bl.shape[0]), 2]
+    if _leaf_of(x, y, z, inv, tab, ni, ng, ck) == leaf:
+        bd[row, 0] = x
+        bd[row, 1] = y
+        bd[row, 2] = z
+        bd[row, 3] = r
+        if r > gm[0]:
+            gm[0] = r
+        _refit(leaf, m, ni, nb, bd, bl)
+        return
+    _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta)
+    _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
+            stack)
+
+
+@njit_noref
 def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stack, levels, stats):
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
     int64 gets candidates, visible, nodes entered (cell roots included), most nodes entered on one

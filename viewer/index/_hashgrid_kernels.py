@@ -14,17 +14,25 @@ Hash grid arrays (E entry slots, B big-list slots, I ids):
 - ``ed`` (E, 4) float64: x, y, z, r copied into every entry, so walking a cell reads one contiguous run
   (the build lays each cell's list out consecutively).
 - ``ei`` (E, 2) int32: object id, next entry (-1 ends the list; free entries chain through it too).
+  Only ``ed`` and ``ei`` are read by a query.
+- ``el`` (E, 3) int32: previous entry in the cell's list (-1: the head), cell record, next entry of
+  the same object (-1 ends): updates reach an object's entries, and unlink each, in O(1) per entry
+  instead of walking cell lists (thousands long in dense clusters).
 - ``bd`` (B, 4) float64 / ``bi`` (B,) int64: the big list (spheres spanning more than ``max_span`` cells on
   an axis), dense, swap-removed.
-- ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot.
+- ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot;
+  ``oe`` (I,) int64: first entry of the object's chain (-1: none).
 - ``meta`` (8,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE.
+
+Every kernel is compiled without reference counting (``njit_noref``): none allocates, the classes pass
+every buffer.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from viewer._jit import njit
+from viewer._jit import njit_noref
 
 CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
 ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE = 0, 1, 2, 3, 4
@@ -40,14 +48,14 @@ _P5 = -49064778989728563
 # --------------------------------------------------------------------------- shared pieces
 
 
-@njit
+@njit_noref
 def margin(c, r):
     """How far the float predicate may accept a point beyond |p - c| <= r on one axis (rounding of
     p - c and of the squares, and squares that underflow to 0), plus the rounding of c +- r itself."""
     return (abs(c) + r) * 4e-15 + 1e-150
 
 
-@njit
+@njit_noref
 def cell_of(v, inv):
     """Cell coordinate floor(v * inv), clamped to +-2^30. Monotone in v, which is all exactness needs."""
     f = np.floor(v * inv)
@@ -58,7 +66,7 @@ def cell_of(v, inv):
     return np.int64(f)
 
 
-@njit
+@njit_noref
 def hash4(k0, k1, k2, k3):
     h = np.int64(k0) * _P1 + np.int64(k1) * _P2 + np.int64(k2) * _P3 + np.int64(k3) * _P4
     h ^= h >> 31
@@ -67,7 +75,7 @@ def hash4(k0, k1, k2, k3):
     return h
 
 
-@njit
+@njit_noref
 def cell_find(tab, k0, k1, k2, k3):
     """The record of cell (k0, k1, k2, k3), or -1."""
     mask = tab.shape[0] - 1
@@ -81,7 +89,7 @@ def cell_find(tab, k0, k1, k2, k3):
         i = (i + 1) & mask
 
 
-@njit
+@njit_noref
 def _tab_put(tab, k0, k1, k2, k3, c):
     mask = tab.shape[0] - 1
     i = hash4(k0, k1, k2, k3) & mask
@@ -94,7 +102,7 @@ def _tab_put(tab, k0, k1, k2, k3, c):
     tab[i, 4] = c
 
 
-@njit
+@njit_noref
 def cell_add(tab, ck, cfree, cmeta, k0, k1, k2, k3, payload):
     """A new record for a cell not in the map (the caller checked ``cell_room``)."""
     if cmeta[CELL_FREEN] > 0:
@@ -113,7 +121,7 @@ def cell_add(tab, ck, cfree, cmeta, k0, k1, k2, k3, payload):
     return c
 
 
-@njit
+@njit_noref
 def cell_drop(tab, ck, cfree, cmeta, c):
     """Remove record ``c`` from the map (backward-shift deletion) and free it."""
     mask = tab.shape[0] - 1
@@ -138,7 +146,7 @@ def cell_drop(tab, ck, cfree, cmeta, c):
     cmeta[CELLS_LIVE] -= 1
 
 
-@njit
+@njit_noref
 def cell_room(tab, ck, cmeta, k):
     """Can ``k`` more cells be added without growing the map or the records?"""
     if 2 * (cmeta[CELLS_LIVE] + k) > tab.shape[0]:
@@ -146,7 +154,7 @@ def cell_room(tab, ck, cmeta, k):
     return cmeta[CELL_FREEN] + ck.shape[0] - cmeta[CELL_TOP] >= k
 
 
-@njit
+@njit_noref
 def rehash(tab, ck, cmeta):
     """Fill an empty (all -1) ``tab`` with every live record."""
     for c in range(cmeta[CELL_TOP]):
@@ -157,13 +165,13 @@ def rehash(tab, ck, cmeta):
 # --------------------------------------------------------------------------- hash grid
 
 
-@njit
+@njit_noref
 def _span(x, r, inv):
     m = r + margin(x, r)
     return cell_of(x - m, inv), cell_of(x + m, inv)
 
 
-@njit
+@njit_noref
 def _is_big(x, y, z, r, inv, max_span):
     x0, x1 = _span(x, r, inv)
     y0, y1 = _span(y, r, inv)
@@ -171,7 +179,7 @@ def _is_big(x, y, z, r, inv, max_span):
     return x1 - x0 >= max_span or y1 - y0 >= max_span or z1 - z0 >= max_span
 
 
-@njit
+@njit_noref
 def _ent_alloc(ei, meta):
     if meta[ENT_FREEN] > 0:
         e = meta[ENT_FREE]
@@ -183,15 +191,7 @@ def _ent_alloc(ei, meta):
     return e
 
 
-@njit
-def _ent_free(ei, meta, e):
-    ei[e, 0] = -1
-    ei[e, 1] = meta[ENT_FREE]
-    meta[ENT_FREE] = e
-    meta[ENT_FREEN] += 1
-
-
-@njit
+@njit_noref
 def room(tab, ck, cmeta, ed, bd, meta, need):
     """Room for one more object: ``need`` entries and cells, and one big-list slot."""
     if meta[ENT_FREEN] + ed.shape[0] - meta[ENT_TOP] < need:
@@ -201,13 +201,59 @@ def room(tab, ck, cmeta, ed, bd, meta, need):
     return cell_room(tab, ck, cmeta, need)
 
 
-@njit
-def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+@njit_noref
+def _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta):
+    """A new entry for object i at the head of cell (cx, cy, cz)'s list and of i's own chain."""
+    c = cell_find(tab, 0, cx, cy, cz)
+    if c < 0:
+        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
+    e = _ent_alloc(ei, meta)
+    ed[e, 0] = x
+    ed[e, 1] = y
+    ed[e, 2] = z
+    ed[e, 3] = r
+    h = ck[c, 4]
+    ei[e, 0] = i
+    ei[e, 1] = h
+    if h >= 0:
+        el[h, 0] = e
+    el[e, 0] = -1
+    el[e, 1] = c
+    el[e, 2] = oe[i]
+    oe[i] = e
+    ck[c, 4] = e
+
+
+@njit_noref
+def _unlink(e, tab, ck, cfree, cmeta, ei, el, meta):
+    """Take entry e out of its cell's list (O(1): the list is doubly linked) and free it; drop the
+    cell when it empties. The caller unchains e from its object."""
+    c = el[e, 1]
+    p = el[e, 0]
+    n = ei[e, 1]
+    if p >= 0:
+        ei[p, 1] = n
+    else:
+        ck[c, 4] = n
+    if n >= 0:
+        el[n, 0] = p
+    ei[e, 0] = -1
+    ei[e, 1] = meta[ENT_FREE]
+    el[e, 1] = -1
+    meta[ENT_FREE] = e
+    meta[ENT_FREEN] += 1
+    if n < 0 and p < 0:
+        cell_drop(tab, ck, cfree, cmeta, c)
+
+
+@njit_noref
+def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     obj[i, 0] = x
     obj[i, 1] = y
     obj[i, 2] = z
     obj[i, 3] = r
     meta[NLIVE] += 1
+    oe[i] = -1
     if _is_big(x, y, z, r, inv, max_span):
         j = meta[BIG_N]
         bd[j, 0] = x
@@ -225,54 +271,11 @@ def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, ob
     for cx in range(x0, x1 + 1):
         for cy in range(y0, y1 + 1):
             for cz in range(z0, z1 + 1):
-                _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta)
+                _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
 
 
-@njit
-def _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta):
-    c = cell_find(tab, 0, cx, cy, cz)
-    if c < 0:
-        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
-    e = _ent_alloc(ei, meta)
-    ed[e, 0] = x
-    ed[e, 1] = y
-    ed[e, 2] = z
-    ed[e, 3] = r
-    ei[e, 0] = i
-    ei[e, 1] = ck[c, 4]
-    ck[c, 4] = e
-
-
-@njit
-def _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta):
-    c = cell_find(tab, 0, cx, cy, cz)
-    prev = -1
-    e = ck[c, 4]
-    while ei[e, 0] != i:
-        prev = e
-        e = ei[e, 1]
-    if prev < 0:
-        ck[c, 4] = ei[e, 1]
-    else:
-        ei[prev, 1] = ei[e, 1]
-    _ent_free(ei, meta, e)
-    if ck[c, 4] < 0:
-        cell_drop(tab, ck, cfree, cmeta, c)
-
-
-@njit
-def _update(i, x, y, z, r, cx, cy, cz, tab, ck, ed, ei):
-    e = ck[cell_find(tab, 0, cx, cy, cz), 4]
-    while ei[e, 0] != i:
-        e = ei[e, 1]
-    ed[e, 0] = x
-    ed[e, 1] = y
-    ed[e, 2] = z
-    ed[e, 3] = r
-
-
-@njit
-def _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+@njit_noref
+def _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
     w = ow[i]
     meta[NLIVE] -= 1
     ow[i] = -2
@@ -285,18 +288,16 @@ def _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
             ow[bi[w]] = w
         meta[BIG_N] = last
         return
-    x, y, z, r = obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]
-    x0, x1 = _span(x, r, inv)
-    y0, y1 = _span(y, r, inv)
-    z0, z1 = _span(z, r, inv)
-    for cx in range(x0, x1 + 1):
-        for cy in range(y0, y1 + 1):
-            for cz in range(z0, z1 + 1):
-                _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta)
+    e = oe[i]
+    while e >= 0:
+        nxt = el[e, 2]
+        _unlink(e, tab, ck, cfree, cmeta, ei, el, meta)
+        e = nxt
+    oe[i] = -1
 
 
-@njit
-def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+@njit_noref
+def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     w = ow[i]
     big = _is_big(x, y, z, r, inv, max_span)
     if w >= 0 and big:  # stays in the big list: in place
@@ -310,57 +311,79 @@ def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, o
         obj[i, 3] = r
         return
     if w >= 0 or big:
-        _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
-        _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+        _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta)
+        _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
         return
-    # cells -> cells: update the entries in both boxes, unlink the old-only, link the new-only
+    # cells -> cells: walk i's own entries (each knows its cell), rewrite those whose cell is still in
+    # the new box, unlink the rest; then link the cells of the new box that the old one lacked
+    x0, x1 = _span(x, r, inv)
+    y0, y1 = _span(y, r, inv)
+    z0, z1 = _span(z, r, inv)
     ox, oy, oz, orad = obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]
     a0, a1 = _span(ox, orad, inv)
     b0, b1 = _span(oy, orad, inv)
     c0, c1 = _span(oz, orad, inv)
-    x0, x1 = _span(x, r, inv)
-    y0, y1 = _span(y, r, inv)
-    z0, z1 = _span(z, r, inv)
-    for cx in range(a0, a1 + 1):
-        for cy in range(b0, b1 + 1):
-            for cz in range(c0, c1 + 1):
-                if x0 <= cx <= x1 and y0 <= cy <= y1 and z0 <= cz <= z1:
-                    _update(i, x, y, z, r, cx, cy, cz, tab, ck, ed, ei)
-                else:
-                    _unlink(i, cx, cy, cz, tab, ck, cfree, cmeta, ei, meta)
-    for cx in range(x0, x1 + 1):
-        for cy in range(y0, y1 + 1):
-            for cz in range(z0, z1 + 1):
-                if not (a0 <= cx <= a1 and b0 <= cy <= b1 and c0 <= cz <= c1):
-                    _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, meta)
+    same = a0 == x0 and a1 == x1 and b0 == y0 and b1 == y1 and c0 == z0 and c1 == z1
+    prev = -1
+    e = oe[i]
+    while e >= 0:
+        nxt = el[e, 2]
+        c = el[e, 1]
+        if same or (x0 <= ck[c, 1] <= x1 and y0 <= ck[c, 2] <= y1 and z0 <= ck[c, 3] <= z1):
+            ed[e, 0] = x
+            ed[e, 1] = y
+            ed[e, 2] = z
+            ed[e, 3] = r
+            prev = e
+        else:
+            if prev < 0:
+                oe[i] = nxt
+            else:
+                el[prev, 2] = nxt
+            _unlink(e, tab, ck, cfree, cmeta, ei, el, meta)
+        e = nxt
+    if not same:
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                for cz in range(z0, z1 + 1):
+                    if not (a0 <= cx <= a1 and b0 <= cy <= b1 and c0 <= cz <= c1):
+                        _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
     obj[i, 0] = x
     obj[i, 1] = y
     obj[i, 2] = z
     obj[i, 3] = r
 
 
-@njit
-def insert_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
-    """Add objects ``ids[k]`` for k from ``start``; returns where it stopped (len(ids) when done, less
-    when the arrays need to grow)."""
-    need = (max_span + 1) ** 3
-    for k in range(start, ids.shape[0]):
-        if not room(tab, ck, cmeta, ed, bd, meta, need):
-            return k
-        _add(ids[k], cen[k, 0], cen[k, 1], cen[k, 2], rad[k], inv, max_span,
-             tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
-    return ids.shape[0]
+@njit_noref
+def insert_one(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
+    """Add object i; False (nothing changed) when the arrays must grow first."""
+    if not room(tab, ck, cmeta, ed, bd, meta, (max_span + 1) ** 3):
+        return False
+    _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
+    return True
 
 
-@njit
-def remove_one(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
-    _remove(i, inv, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+@njit_noref
+def remove_one(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
+    _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta)
 
 
-@njit
-def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta):
+@njit_noref
+def move_one(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
+    """Move object i (radius kept when ``r`` is NaN); False (nothing changed) when the arrays must grow
+    first."""
+    if not room(tab, ck, cmeta, ed, bd, meta, (max_span + 1) ** 3):
+        return False
+    if r != r:
+        r = obj[i, 3]
+    _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
+    return True
+
+
+@njit_noref
+def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``; returns where it
-    stopped, as ``insert_many``."""
+    stopped (len(ids) when done, less when the arrays need to grow)."""
     need = (max_span + 1) ** 3
     for k in range(start, ids.shape[0]):
         if not room(tab, ck, cmeta, ed, bd, meta, need):
@@ -370,18 +393,29 @@ def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei
         if r != r:
             r = obj[i, 3]
         _move(i, cen[k, 0], cen[k, 1], cen[k, 2], r, inv, max_span,
-              tab, ck, cfree, cmeta, ed, ei, bd, bi, obj, ow, meta)
+              tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
     return ids.shape[0]
 
 
-@njit
+@njit_noref
+def check_ids(ids, next_id, state, live_from):
+    """The first k whose ``ids[k]`` is unknown (outside 0..next_id-1) or removed (``state[i] <
+    live_from``), or -1. Shared by the grid rivals' ``move_many`` validation."""
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        if i < 0 or i >= next_id or state[i] < live_from:
+            return k
+    return -1
+
+
+@njit_noref
 def big_mask(cen, rad, inv, max_span, out):
     """``out[i]``: does sphere i span more than ``max_span`` cells on some axis?"""
     for i in range(cen.shape[0]):
         out[i] = _is_big(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span)
 
 
-@njit
+@njit_noref
 def build_count(start, cen, rad, big, inv, tab, ck, cfree, cmeta, cnt, need):
     """Bulk build, pass 1: a record for every cell a small sphere's box touches, and in ``cnt`` how
     many. Returns where it stopped (the cell arrays need to grow) or N."""
@@ -405,10 +439,11 @@ def build_count(start, cen, rad, big, inv, tab, ck, cfree, cmeta, cnt, need):
     return n
 
 
-@njit
-def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei):
+@njit_noref
+def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
     """Bulk build, pass 2: entries of each cell laid out consecutively from ``off[c]`` (the exclusive
-    prefix sum of the counts), lists linked in that order."""
+    prefix sum of the counts), lists linked in that order; each object's entries chained from
+    ``oe[i]`` (set to -1 beforehand)."""
     ncell = off.shape[0] - 1
     for c in range(ncell):
         ck[c, 4] = off[c]
@@ -431,11 +466,15 @@ def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei):
                     ed[e, 3] = r
                     ei[e, 0] = i
                     ei[e, 1] = e + 1
+                    el[e, 0] = e - 1 if e > ck[c, 4] else -1
+                    el[e, 1] = c
+                    el[e, 2] = oe[i]
+                    oe[i] = e
     for c in range(ncell):
         ei[off[c] - 1, 1] = -1  # off[c] is now the end of cell c's run
 
 
-@njit
+@njit_noref
 def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are.
     ``stats`` (4,) int64 gets candidates, visible, cells entered, 0."""

@@ -14,13 +14,16 @@ Arrays (S object slots, C cell records, I ids):
 - ``lc`` (64,) int64 objects per level; ``lr`` (64,) float64 largest radius per level (reset when the
   level empties); ``linv`` (64,) float64 1 / cell edge.
 - ``meta`` (4,) int64: SLOT_TOP, SLOT_FREE, SLOT_FREEN, NLIVE.
+
+Every kernel is compiled without reference counting (``njit_noref``): none allocates, the class passes
+every buffer.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from viewer._jit import njit
+from viewer._jit import njit_noref
 
 from ._hashgrid_kernels import cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 
@@ -28,7 +31,7 @@ MAXL = 64
 SLOT_TOP, SLOT_FREE, SLOT_FREEN, NLIVE = 0, 1, 2, 3
 
 
-@njit
+@njit_noref
 def level_of(r, base):
     """The smallest k with r <= base 2^k (at most MAXL - 1)."""
     if r <= base:
@@ -41,7 +44,7 @@ def level_of(r, base):
     return k
 
 
-@njit
+@njit_noref
 def _link(s, r, lvl, x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr):
     inv = linv[lvl]
     cx = cell_of(x, inv)
@@ -65,7 +68,7 @@ def _link(s, r, lvl, x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr):
         lr[lvl] = r
 
 
-@njit
+@njit_noref
 def _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr):
     c = sl[s, 2]
     p = sl[s, 1]
@@ -84,40 +87,37 @@ def _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr):
         lr[lvl] = 0.0
 
 
-@njit
+@njit_noref
 def room(tab, ck, cmeta, sd, meta):
     if meta[SLOT_FREEN] == 0 and meta[SLOT_TOP] >= sd.shape[0]:
         return False
     return cell_room(tab, ck, cmeta, 1)
 
 
-@njit
-def insert_many(start, ids, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, sid, id2s, lc, lr, meta):
-    """Add objects ``ids[k]`` from ``start``; returns where it stopped (arrays must grow) or len(ids)."""
-    for k in range(start, ids.shape[0]):
-        if not room(tab, ck, cmeta, sd, meta):
-            return k
-        if meta[SLOT_FREEN] > 0:
-            s = meta[SLOT_FREE]
-            meta[SLOT_FREE] = sl[s, 0]
-            meta[SLOT_FREEN] -= 1
-        else:
-            s = meta[SLOT_TOP]
-            meta[SLOT_TOP] += 1
-        i = ids[k]
-        x, y, z, r = cen[k, 0], cen[k, 1], cen[k, 2], rad[k]
-        sd[s, 0] = x
-        sd[s, 1] = y
-        sd[s, 2] = z
-        sd[s, 3] = r
-        sid[s] = i
-        id2s[i] = s
-        _link(s, r, level_of(r, base), x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr)
-        meta[NLIVE] += 1
-    return ids.shape[0]
+@njit_noref
+def insert_one(i, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, sid, id2s, lc, lr, meta):
+    """Add object i; False (nothing changed) when the arrays must grow first."""
+    if not room(tab, ck, cmeta, sd, meta):
+        return False
+    if meta[SLOT_FREEN] > 0:
+        s = meta[SLOT_FREE]
+        meta[SLOT_FREE] = sl[s, 0]
+        meta[SLOT_FREEN] -= 1
+    else:
+        s = meta[SLOT_TOP]
+        meta[SLOT_TOP] += 1
+    sd[s, 0] = x
+    sd[s, 1] = y
+    sd[s, 2] = z
+    sd[s, 3] = r
+    sid[s] = i
+    id2s[i] = s
+    _link(s, r, level_of(r, base), x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr)
+    meta[NLIVE] += 1
+    return True
 
 
-@njit
+@njit_noref
 def remove_one(i, tab, ck, cfree, cmeta, sl, sid, id2s, lc, lr, meta):
     s = id2s[i]
     _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr)
@@ -130,37 +130,53 @@ def remove_one(i, tab, ck, cfree, cmeta, sl, sid, id2s, lc, lr, meta):
     meta[NLIVE] -= 1
 
 
-@njit
+@njit_noref
+def _move(s, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, lc, lr):
+    """Move slot s (radius kept when ``r`` is NaN): in place when it stays in its cell and band, else
+    unlink + link, O(1) either way."""
+    if r != r:
+        r = sd[s, 3]
+    sd[s, 0] = x
+    sd[s, 1] = y
+    sd[s, 2] = z
+    sd[s, 3] = r
+    lvl = level_of(r, base)
+    c = sl[s, 2]
+    inv = linv[lvl]
+    if (ck[c, 0] == lvl and ck[c, 1] == cell_of(x, inv) and ck[c, 2] == cell_of(y, inv)
+            and ck[c, 3] == cell_of(z, inv)):
+        if r > crm[c]:
+            crm[c] = r
+        if r > lr[lvl]:
+            lr[lvl] = r
+        return
+    _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr)
+    _link(s, r, lvl, x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr)
+
+
+@njit_noref
+def move_one(i, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, id2s, lc, lr):
+    """Move object i (radius kept when ``r`` is NaN); False (nothing changed) when the cell arrays
+    must grow first."""
+    if not cell_room(tab, ck, cmeta, 1):
+        return False
+    _move(id2s[i], x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, lc, lr)
+    return True
+
+
+@njit_noref
 def move_many(start, ids, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, id2s, lc, lr):
-    """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``: in place when the
-    object stays in its cell, else unlink + link, O(1) either way. Returns where it stopped."""
+    """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``. Returns where it
+    stopped (the cell arrays must grow) or len(ids)."""
     for k in range(start, ids.shape[0]):
         if not cell_room(tab, ck, cmeta, 1):
             return k
-        s = id2s[ids[k]]
-        x, y, z, r = cen[k, 0], cen[k, 1], cen[k, 2], rad[k]
-        if r != r:
-            r = sd[s, 3]
-        sd[s, 0] = x
-        sd[s, 1] = y
-        sd[s, 2] = z
-        sd[s, 3] = r
-        lvl = level_of(r, base)
-        c = sl[s, 2]
-        inv = linv[lvl]
-        if (ck[c, 0] == lvl and ck[c, 1] == cell_of(x, inv) and ck[c, 2] == cell_of(y, inv)
-                and ck[c, 3] == cell_of(z, inv)):
-            if r > crm[c]:
-                crm[c] = r
-            if r > lr[lvl]:
-                lr[lvl] = r
-            continue
-        _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr)
-        _link(s, r, lvl, x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr)
+        _move(id2s[ids[k]], cen[k, 0], cen[k, 1], cen[k, 2], rad[k], base, linv, tab, ck, cfree, cmeta, crm, sd,
+              sl, lc, lr)
     return ids.shape[0]
 
 
-@njit
+@njit_noref
 def build_count(start, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, cnt, cobj, lc, lr):
     """Bulk build, pass 1: each object's cell record in ``cobj``, objects per cell in ``cnt``, cell and
     level radius bounds. Returns where it stopped (cell arrays must grow) or N."""
@@ -187,11 +203,13 @@ def build_count(start, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, cnt, co
     return cen.shape[0]
 
 
-@njit
-def build_fill(cen, rad, cobj, off, ck, sd, sl, sid, id2s):
-    """Bulk build, pass 2: slots of cell c are off[c]..off[c+1]-1, linked in that order."""
+@njit_noref
+def build_fill(cen, rad, cobj, off, pos, ck, sd, sl, sid, id2s):
+    """Bulk build, pass 2: slots of cell c are off[c]..off[c+1]-1, linked in that order. ``pos``
+    (C,) int64 scratch, filled with ``off[:-1]`` here."""
     ncell = off.shape[0] - 1
-    pos = off[:-1].copy()
+    for c in range(ncell):
+        pos[c] = off[c]
     for i in range(cen.shape[0]):
         c = cobj[i]
         s = pos[c]
@@ -212,7 +230,7 @@ def build_fill(cen, rad, cobj, off, ck, sd, sl, sid, id2s):
             sl[s, 1] = s - 1 if s > a else -1
 
 
-@njit
+@njit_noref
 def query(px, py, pz, tab, ck, crm, sd, sl, sid, lc, lr, linv, out, stats):
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
     int64 gets candidates, visible, cells probed, most cells probed on one level."""

@@ -188,7 +188,8 @@ class BucketTree(SphereIndex):
         i = self._next_id
         if i >= self._loc.size:
             self._loc = _grown(self._loc, 2 * self._loc.size, -1)
-        self._run(K.insert_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        while not K.insert_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
         self._next_id = i + 1
         return i
 
@@ -201,13 +202,14 @@ class BucketTree(SphereIndex):
     def move(self, id, centre, radius=None) -> None:
         i = self._live(id)
         x, y, z = as_point(centre, "centre")
-        r = np.nan if radius is None else as_radius(radius)
-        self._run(K.move_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        r = math.nan if radius is None else as_radius(radius)
+        while not K.move_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
         None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._loc < 0)
+        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._loc, 0)
         self._run(K.move_many, ids, centres, rad)
 
     def nbytes(self) -> int:

@@ -25,6 +25,8 @@ reverse. The default is ``cell_scale`` times a percentile of the diameters, capp
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _hashgrid_kernels as K
@@ -160,6 +162,7 @@ class HashGrid(SphereIndex):
         self._obj[:n, :3] = centres
         self._obj[:n, 3] = radii
         self._ow = np.full(icap, -2, dtype=np.int64)
+        self._oe = np.full(icap, -1, dtype=np.int64)
         self._next_id = n
         big = np.zeros(n, dtype=np.bool_)
         K.big_mask(centres, radii, self._inv, self.max_span, big)
@@ -196,7 +199,8 @@ class HashGrid(SphereIndex):
         ecap = max(64, total + total // 4)
         self._ed = np.zeros((ecap, 4))
         self._ei = np.full((ecap, 2), -1, dtype=np.int32)
-        K.build_fill(centres, radii, big, self._inv, ct.tab, ct.ck, off, self._ed, self._ei)
+        self._el = np.full((ecap, 3), -1, dtype=np.int32)
+        K.build_fill(centres, radii, big, self._inv, ct.tab, ct.ck, off, self._ed, self._ei, self._el, self._oe)
         self._meta[K.ENT_TOP] = total
 
     # ------------------------------------------------------------------------- growth
@@ -210,7 +214,9 @@ class HashGrid(SphereIndex):
             ed[:cap] = self._ed
             ei = np.full((new, 2), -1, dtype=np.int32)
             ei[:cap] = self._ei
-            self._ed, self._ei = ed, ei
+            el = np.full((new, 3), -1, dtype=np.int32)
+            el[:cap] = self._el
+            self._ed, self._ei, self._el = ed, ei, el
         if m[K.BIG_N] >= self._bd.shape[0]:
             cap = self._bd.shape[0]
             bd = np.zeros((2 * cap, 4))
@@ -229,12 +235,14 @@ class HashGrid(SphereIndex):
         obj[:cap] = self._obj
         ow = np.full(new, -2, dtype=np.int64)
         ow[:cap] = self._ow
-        self._obj, self._ow = obj, ow
+        oe = np.full(new, -1, dtype=np.int64)
+        oe[:cap] = self._oe
+        self._obj, self._ow, self._oe = obj, ow, oe
 
     def _arrays(self):
         ct = self._ct
-        return (self._inv, self.max_span, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ed, self._ei,
-                self._bd, self._bi, self._obj, self._ow, self._meta)
+        return (self._inv, self.max_span, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ed, self._ei, self._el,
+                self._bd, self._bi, self._obj, self._ow, self._oe, self._meta)
 
     # ------------------------------------------------------------------------- contract
     def __len__(self) -> int:
@@ -279,29 +287,32 @@ class HashGrid(SphereIndex):
         r = as_radius(radius)
         i = self._next_id
         self._grow_ids(i + 1)
-        self._run(K.insert_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        while not K.insert_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
         self._next_id = i + 1
         return i
 
     def remove(self, id) -> None:
         i = self._live(id)
-        a = self._arrays()
-        K.remove_one(i, a[0], *a[2:])
+        ct = self._ct
+        K.remove_one(i, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ei, self._el, self._bd, self._bi, self._ow,
+                     self._oe, self._meta)
 
     def move(self, id, centre, radius=None) -> None:
         i = self._live(id)
         x, y, z = as_point(centre, "centre")
-        r = np.nan if radius is None else as_radius(radius)
-        self._run(K.move_many, np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        r = math.nan if radius is None else as_radius(radius)
+        while not K.move_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
         None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._ow == -2)
+        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._ow, -1)
         self._run(K.move_many, ids, centres, rad)
 
     def nbytes(self) -> int:
-        arrays = (self._obj, self._ow, self._ed, self._ei, self._bd, self._bi, self._meta)
+        arrays = (self._obj, self._ow, self._oe, self._ed, self._ei, self._el, self._bd, self._bi, self._meta)
         return sum(a.nbytes for a in arrays) + self._ct.nbytes()
 
     # ------------------------------------------------------------------------- inspection
@@ -333,20 +344,21 @@ class HashGrid(SphereIndex):
         _exercise(cls)
 
 
-def _check_many(ids, centres, radii, next_id: int, dead: np.ndarray):
-    """Validate a ``move_many`` batch; returns (ids int64, centres (M, 3), radii (M,) with NaN = keep)."""
+def _check_many(ids, centres, radii, next_id: int, state: np.ndarray, live_from: int):
+    """Validate a ``move_many`` batch: an id is live when ``state[id] >= live_from`` (``state`` (I,)
+    int64, the index's own per-id array). Returns (ids int64, centres (M, 3), radii (M,) with NaN =
+    keep). O(M): the ids are checked by one kernel pass, not against a mask of all I ids."""
     ids = np.asarray(ids)
     if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
         raise KeyError("move_many: ids must be a 1-D array of integers")
     ids = np.ascontiguousarray(ids, dtype=np.int64)
     centres = as_centres(centres, n=ids.size)
-    if ids.size:
-        if ids.min() < 0 or ids.max() >= next_id:
-            bad = ids[(ids < 0) | (ids >= next_id)][0]
-            raise KeyError(f"move_many: unknown id {int(bad)}")
-        isdead = dead[ids]
-        if isdead.any():
-            raise KeyError(f"move_many: id {int(ids[np.argmax(isdead)])} was removed")
+    k = K.check_ids(ids, next_id, state, live_from)
+    if k >= 0:
+        bad = int(ids[k])
+        if 0 <= bad < next_id:
+            raise KeyError(f"move_many: id {bad} was removed")
+        raise KeyError(f"move_many: unknown id {bad}")
     if radii is None:
         rad = np.full(ids.size, np.nan)
     else:

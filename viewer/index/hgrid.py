@@ -117,7 +117,8 @@ class HGrid(SphereIndex):
         self._sl = np.full((scap, 3), -1, dtype=np.int32)
         self._sid = np.full(scap, -1, dtype=np.int64)
         self._id2s = np.full(max(16, n), -1, dtype=np.int64)
-        K.build_fill(centres, radii, cobj, off, ct.ck, self._sd, self._sl, self._sid, self._id2s)
+        K.build_fill(centres, radii, cobj, off, np.empty(ncell, dtype=np.int64), ct.ck, self._sd, self._sl, self._sid,
+                     self._id2s)
         self._meta = np.zeros(4, dtype=np.int64)
         self._meta[K.SLOT_TOP] = n
         self._meta[K.NLIVE] = n
@@ -183,11 +184,11 @@ class HGrid(SphereIndex):
             g = np.full(2 * self._id2s.size, -1, dtype=np.int64)
             g[: self._id2s.size] = self._id2s
             self._id2s = g
-        ids, cen, rad = np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r])
-        ct = self._ct
-        while not K.insert_many(0, ids, cen, rad, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta,
-                                self._crm, self._sd, self._sl, self._sid, self._id2s, self._lc, self._lr,
-                                self._meta):
+        while True:
+            ct = self._ct
+            if K.insert_one(i, x, y, z, r, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._crm,
+                            self._sd, self._sl, self._sid, self._id2s, self._lc, self._lr, self._meta):
+                break
             self._grow()
         self._next_id = i + 1
         return i
@@ -201,13 +202,18 @@ class HGrid(SphereIndex):
     def move(self, id, centre, radius=None) -> None:
         i = self._live(id)
         x, y, z = as_point(centre, "centre")
-        r = np.nan if radius is None else as_radius(radius)
-        self._move(np.array([i], dtype=np.int64), np.array([[x, y, z]]), np.array([r]))
+        r = math.nan if radius is None else as_radius(radius)
+        while True:
+            ct = self._ct
+            if K.move_one(i, x, y, z, r, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._crm,
+                          self._sd, self._sl, self._id2s, self._lc, self._lr):
+                break
+            self._grow_cells()
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
         None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._id2s < 0)
+        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._id2s, 0)
         self._move(ids, centres, rad)
 
     def _move(self, ids, cen, rad) -> None:
