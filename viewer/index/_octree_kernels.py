@@ -591,6 +591,12 @@ def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levco
                         out[k] = oid[s]
                     k += 1
         c = nint[n, CHILD]
+        if c >= 0:
+            # siblings usually sit in consecutive slots (the build lays nodes out breadth-first):
+            # start loading them all before walking the list
+            for j in range(1, 8):
+                if c + j < meta[NODE_TOP]:
+                    prefetch(ncorner, c + j, 0)
         while c >= 0:
             if _holds(nlev, ncorner, nq, c, 6, px, py, pz):
                 stack[top] = c
@@ -714,6 +720,26 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, o
     meta[NOBJ] = n_obj
     refit(nint, nlev, ncorner, nq, obj, meta, scratch)
     return 0
+
+
+@njit
+def bfs_order(nint, meta):
+    """(M,) int32: the live nodes in breadth-first order from the root, each node's children in a
+    row (so a layout in this order keeps siblings adjacent in memory)."""
+    m = meta[NODE_TOP]
+    order = np.empty(m, dtype=np.int32)
+    order[0] = meta[ROOT]
+    head = 0
+    tail = 1
+    while head < tail:
+        n = order[head]
+        head += 1
+        c = nint[n, CHILD]
+        while c >= 0:
+            order[tail] = c
+            tail += 1
+            c = nint[c, SIB]
+    return order[:tail]
 
 
 @njit

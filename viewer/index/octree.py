@@ -93,7 +93,7 @@ class Octree(SphereIndex):
             while K.build(*self._tree(), self._meta, self._bfree, centres, radii, order, self._scratch):
                 self._alloc(node_cap=2 * self._node.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
                 self._init_root(centres, radii)
-            self._trim_nodes()
+            self._relayout()
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
@@ -143,12 +143,25 @@ class Octree(SphereIndex):
         precision_lev = _level_of_edge(2.0 ** math.ceil(math.log2(max(np.spacing(big), 1e-300) * 1024)))
         return max(root_lev - self.max_depth, precision_lev, 1)
 
-    def _trim_nodes(self) -> None:
-        # the bulk build over-allocates nodes; keep what it used plus room for ordinary growth
-        cap = int(self._meta[K.NODE_TOP] * 1.02) + 400
-        if cap < self._node.shape[0]:
-            self._set_nodes(self._node[:cap].copy())
-            self._meta[K.NODE_CAP] = cap
+    def _relayout(self) -> None:
+        """Renumber the nodes breadth-first (siblings adjacent, so a query's walk over a node's
+        children touches neighbouring cache lines) and trim the arrays to what is used plus room
+        for ordinary growth. Only right after a bulk build: no free slots, no stale ids."""
+        order = K.bfs_order(self._nint, self._meta).astype(np.int64)
+        m = order.size
+        new = np.full(int(self._meta[K.NODE_TOP]) + 1, -1, dtype=np.int32)  # new[-1] stays -1
+        new[order] = np.arange(m, dtype=np.int32)
+        cap = int(m * 1.02) + 400
+        node = np.zeros((cap, 64), dtype=np.uint8)
+        node[:m] = self._node[order]
+        self._set_nodes(node)
+        for col in (K.PARENT, K.CHILD, K.SIB):
+            self._nint[:m, col] = new[self._nint[:m, col]]
+        live = self._ids[: self._next_id, 1]
+        self._ids[: self._next_id, 1] = new[live]
+        self._meta[K.ROOT] = 0
+        self._meta[K.NODE_TOP] = m
+        self._meta[K.NODE_CAP] = cap
 
     def _grow_nodes(self) -> None:
         cap = 2 * self._node.shape[0]
