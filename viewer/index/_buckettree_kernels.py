@@ -401,7 +401,7 @@ def move_one(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd,
     return True
 
 
-@njit_noref
+@njit_noref(inline="always")
 def _move(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, gm,
           stack):
     """A centre that stays in its leaf is rewritten in place and the boxes refitted; otherwise remove +

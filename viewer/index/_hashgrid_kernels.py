@@ -296,7 +296,7 @@ def _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
     oe[i] = -1
 
 
-@njit_noref
+@njit_noref(inline="always")
 def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     w = ow[i]
     big = _is_big(x, y, z, r, inv, max_span)

@@ -130,7 +130,7 @@ def remove_one(i, tab, ck, cfree, cmeta, sl, sid, id2s, lc, lr, meta):
     meta[NLIVE] -= 1
 
 
-@njit_noref
+@njit_noref(inline="always")
 def _move(s, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, lc, lr):
     """Move slot s (radius kept when ``r`` is NaN): in place when it stays in its cell and band, else
     unlink + link, O(1) either way."""
