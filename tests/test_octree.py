@@ -131,3 +131,36 @@ def test_unbounded_world_grows_root(rng):
     assert far in ix.query((1e7 + 1, -3e6, 5.0))
     assert huge in ix.query((4e6, 1.0, 1.0))
     assert ix.node_of(0)[1] == edge0  # the old nodes were kept, the root wrapped around them
+
+
+def test_octant_runs_of_dense_blocks(rng):
+    """Dense blocks are sorted into octant runs with a box each; queries stay exact through moves
+    and removals (which drop a block's runs) and a refit (which sorts them again)."""
+    from viewer.index import brute_query
+
+    c = rng.normal(0, 20, (20000, 3))
+    r = rng.uniform(4, 8, 20000)
+    ix = Octree(c, r)
+    with_runs = lambda: int(((ix._nq[:, 12] | ix._nq[:, 13] | ix._nq[:, 14]) > 0).sum())
+    assert with_runs() > 10
+    ix.check()
+    pts = query_points(rng, c, 200)
+    plain = 0
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+        plain += ix.stats.candidates
+    for i in rng.choice(20000, 2000, replace=False):
+        c[i] += rng.normal(0, 1, 3)
+        ix.move(int(i), c[i])
+    ix.check()
+    assert with_runs() < 10  # moved-in-place blocks scan whole until the next refit
+    for p in pts[:50]:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+    ix.refit()
+    ix.check()
+    assert with_runs() > 10
+    after = 0
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+        after += ix.stats.candidates
+    assert after < 1.2 * plain

@@ -30,7 +30,9 @@ from viewer._prefetch import prefetch
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
-ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE = range(10)
+ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP = range(11)
+# a node holding at least this many objects gets its block sorted into 8 octant runs, each with a box
+AUX_MIN = 24
 
 EDGE = 2.0 ** (np.arange(256, dtype=np.float64) - 128.0)
 INV_STEPS = 1.0 / 128.0  # quantisation step as a fraction of the edge
@@ -197,6 +199,8 @@ def new_node(nint, nlev, ncorner, nq, meta, parent, lev, x, y, z):
     ncorner[n, 2] = z
     for a in range(12):
         nq[n, a] = EMPTY_Q[a % 6]
+    for a in range(12, 15):
+        nq[n, a] = 0  # no octant runs
     meta[LIVE_NODES] += 1
     if parent >= 0:
         nint[n, SIB] = nint[parent, CHILD]
@@ -306,6 +310,21 @@ def append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
     ids[i, 1] = n
     nint[n, COUNT] = cnt + 1
     return True
+
+
+@njit_noref
+def aux_of(nq, n):
+    """The node's octant-run record + 1 (0: none), kept in bytes 12..14 of its nq row."""
+    return np.int64(nq[n, 12]) | (np.int64(nq[n, 13]) << 8) | (np.int64(nq[n, 14]) << 16)
+
+
+@njit_noref
+def drop_aux(nq, n):
+    # a removal or an in-place move reorders or changes a sorted block: scan it whole until the
+    # next refit sorts it again (always correct, only slower)
+    nq[n, 12] = 0
+    nq[n, 13] = 0
+    nq[n, 14] = 0
 
 
 @njit_noref
@@ -444,6 +463,7 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
     _obj_box(obj, s, lo3, hi3)
     quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
     unlink_obj(nint, obj, oid, ids, bfree, n, s)
+    drop_aux(nq, n)
     ids[i, 0] = -1
     ids[i, 1] = -1
     meta[NOBJ] -= 1
@@ -475,6 +495,8 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
         obj[s, 1] = y
         obj[s, 2] = z
         obj[s, 3] = r
+        if cnt >= AUX_MIN:
+            drop_aux(nq, n)
         _obj_box(obj, s, lo3, hi3)
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
         changed = False
@@ -510,6 +532,7 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
         grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6)
         t = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     unlink_obj(nint, obj, oid, ids, bfree, n, s)
+    drop_aux(nq, n)
     if not append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r):
         # no room: put it back (its old slot was just freed, so this cannot fail) and report
         append_obj(nint, obj, oid, ids, meta, bfree, n, i, ox, oy, oz, orr)
@@ -552,7 +575,7 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
 
 
 @njit_noref
-def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levcount, stats):
+def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, aux_end, aux_q, meta, out, stack, levcount, stats):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns the count (which may exceed
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
     visible, nodes visited, max nodes on one level."""
@@ -580,16 +603,22 @@ def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levco
         cnt = nint[n, COUNT]
         if cnt > 0 and _holds(nlev, ncorner, nq, n, 0, px, py, pz):
             s0 = nint[n, START]
-            cand += cnt
-            for s in range(s0, s0 + cnt):
-                dx = px - obj[s, 0]
-                dy = py - obj[s, 1]
-                dz = pz - obj[s, 2]
-                r = obj[s, 3]
-                if (dx * dx + dy * dy) + dz * dz <= r * r:
-                    if k < cap:
-                        out[k] = oid[s]
-                    k += 1
+            a = aux_of(nq, n) - 1
+            if a < 0:
+                cand += cnt
+                k = _scan(px, py, pz, obj, oid, s0, s0 + cnt, out, k)
+            else:
+                # octant runs, each tested against its own box, then the unsorted tail
+                prev = s0
+                for j in range(8):
+                    e = s0 + aux_end[a, j]
+                    if e > prev and _holds_run(nlev, ncorner, aux_q, a, j, n, px, py, pz):
+                        cand += e - prev
+                        k = _scan(px, py, pz, obj, oid, prev, e, out, k)
+                    prev = e
+                if prev < s0 + cnt:
+                    cand += s0 + cnt - prev
+                    k = _scan(px, py, pz, obj, oid, prev, s0 + cnt, out, k)
         c = nint[n, CHILD]
         if c >= 0:
             # siblings usually sit in consecutive slots (the build lays nodes out breadth-first):
@@ -612,6 +641,40 @@ def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, meta, out, stack, levco
     stats[2] = visited
     stats[3] = most
     return k
+
+
+@njit_noref
+def _scan(px, py, pz, obj, oid, s0, s1, out, k):
+    """Test slots s0..s1 exactly; write hits into out from position k (while it has room)."""
+    cap = out.shape[0]
+    for s in range(s0, s1):
+        dx = px - obj[s, 0]
+        dy = py - obj[s, 1]
+        dz = pz - obj[s, 2]
+        r = obj[s, 3]
+        if (dx * dx + dy * dy) + dz * dz <= r * r:
+            if k < cap:
+                out[k] = oid[s]
+            k += 1
+    return k
+
+
+@njit_noref
+def _holds_run(nlev, ncorner, aux_q, a, j, n, px, py, pz):
+    e = EDGE[nlev[n]]
+    step = e * INV_STEPS
+    slack = e * 1e-12
+    o = 6 * j
+    b = ncorner[n, 0] - 0.5 * e
+    if px < b + aux_q[a, o] * step - slack or px > b + (aux_q[a, o + 3] + 1) * step + slack:
+        return False
+    b = ncorner[n, 1] - 0.5 * e
+    if py < b + aux_q[a, o + 1] * step - slack or py > b + (aux_q[a, o + 4] + 1) * step + slack:
+        return False
+    b = ncorner[n, 2] - 0.5 * e
+    if pz < b + aux_q[a, o + 2] * step - slack or pz > b + (aux_q[a, o + 5] + 1) * step + slack:
+        return False
+    return True
 
 
 @njit_noref
@@ -662,7 +725,7 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, o
     """Bulk build into an empty tree (a root only). Pass 1 places every object (in ``order``, a
     Morton order of the centres, so consecutive objects share most of their path), creating nodes;
     pass 2 lays the blocks out in depth-first order, exactly sized; pass 3 scatters the objects;
-    then :func:`refit` computes the boxes. Returns 0, or 1 when the node arrays ran out (the caller
+    the caller then runs :func:`refit` for the boxes and octant runs. Returns 0, or 1 when the node arrays ran out (the caller
     grows them and starts again)."""
     n_obj = centres.shape[0]
     node_of = np.empty(n_obj, dtype=np.int32)
@@ -718,7 +781,6 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, o
         ids[i, 0] = s
         ids[i, 1] = n
     meta[NOBJ] = n_obj
-    refit(nint, nlev, ncorner, nq, obj, meta, scratch)
     return 0
 
 
@@ -742,10 +804,78 @@ def bfs_order(nint, meta):
     return order[:tail]
 
 
+@njit_noref
+def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
+    """Counting-sort node n's block by the octant of each centre; record the 8 run ends and the
+    quantised box of each run in a new aux row."""
+    s0 = nint[n, START]
+    cnt = nint[n, COUNT]
+    e = EDGE[nlev[n]]
+    hx = ncorner[n, 0] + 0.5 * e
+    hy = ncorner[n, 1] + 0.5 * e
+    hz = ncorner[n, 2] + 0.5 * e
+    a = meta[AUX_TOP]
+    meta[AUX_TOP] = a + 1
+    for j in range(8):
+        aux_end[a, j] = 0
+    for t in range(cnt):
+        s = s0 + t
+        o = (1 if obj[s, 0] >= hx else 0) | (2 if obj[s, 1] >= hy else 0) | (4 if obj[s, 2] >= hz else 0)
+        octant[t] = o
+        aux_end[a, o] += 1
+        for c in range(4):
+            tmp[t, c] = obj[s, c]
+        tmp_id[t] = oid[s]
+    total = 0
+    for j in range(8):  # counts -> run starts
+        c = aux_end[a, j]
+        aux_end[a, j] = total
+        total += c
+    for t in range(cnt):
+        s = s0 + aux_end[a, octant[t]]
+        aux_end[a, octant[t]] += 1  # start -> end as the run fills
+        for c in range(4):
+            obj[s, c] = tmp[t, c]
+        oid[s] = tmp_id[t]
+        ids[tmp_id[t], 0] = s
+    prev = 0
+    for j in range(8):
+        lo0 = lo1 = lo2 = np.inf
+        hi0 = hi1 = hi2 = -np.inf
+        for s in range(s0 + prev, s0 + aux_end[a, j]):
+            r = obj[s, 3]
+            c = obj[s, 0]
+            m0 = _margin(c, r)
+            lo0 = min(lo0, (c - r) - m0)
+            hi0 = max(hi0, (c + r) + m0)
+            c = obj[s, 1]
+            m0 = _margin(c, r)
+            lo1 = min(lo1, (c - r) - m0)
+            hi1 = max(hi1, (c + r) + m0)
+            c = obj[s, 2]
+            m0 = _margin(c, r)
+            lo2 = min(lo2, (c - r) - m0)
+            hi2 = max(hi2, (c + r) + m0)
+        if lo0 <= hi0:
+            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+            for c in range(6):
+                aux_q[a, 6 * j + c] = q6[c]
+        else:
+            for c in range(6):
+                aux_q[a, 6 * j + c] = EMPTY_Q[c]
+        prev = aux_end[a, j]
+    a1 = a + 1
+    nq[n, 12] = a1 & 0xFF
+    nq[n, 13] = (a1 >> 8) & 0xFF
+    nq[n, 14] = (a1 >> 16) & 0xFF
+
+
 @njit
-def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
-    """Recompute every node's own and subtree box exactly. Boxes are gathered in float64 (children
-    merged into their parent in reverse depth-first order) and quantised once per node."""
+def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, scratch):
+    """Recompute every node's own and subtree box exactly, and sort every block of at least
+    ``AUX_MIN`` objects into 8 octant runs with a box each (``aux_end``/``aux_q`` need a row per
+    such node). Boxes are gathered in float64 (children merged into their parent in reverse
+    depth-first order) and quantised once per node."""
     root = meta[ROOT]
     m = meta[NODE_TOP]
     order = np.empty(m, dtype=np.int32)
@@ -770,8 +900,20 @@ def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
             box[n, a] = np.inf
             box[n, 3 + a] = -np.inf
     q6 = np.empty(6, dtype=np.int64)
+    biggest = 0
+    for j in range(cnt):
+        biggest = max(biggest, nint[order[j], COUNT])
+    tmp = np.empty((biggest, 4))
+    tmp_id = np.empty(biggest, dtype=np.int32)
+    octant = np.empty(biggest, dtype=np.int64)
+    meta[AUX_TOP] = 0
     for j in range(cnt - 1, -1, -1):
         n = order[j]
+        nq[n, 12] = 0
+        nq[n, 13] = 0
+        nq[n, 14] = 0
+        if nint[n, COUNT] >= AUX_MIN:
+            _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6)
         lo0 = lo1 = lo2 = np.inf
         hi0 = hi1 = hi2 = -np.inf
         s0 = nint[n, START]
@@ -825,7 +967,7 @@ def refit(nint, nlev, ncorner, nq, obj, meta, scratch):
 
 
 @njit
-def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, meta):
+def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
     """Walk the whole tree; returns an error code (0: all invariants hold) and a node/slot."""
     root = meta[ROOT]
     stack = np.empty(meta[NODE_TOP] + 1, dtype=np.int32)
@@ -856,6 +998,17 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, meta):
             quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
             if not _contains_q(nq, n, 0, q6):
                 return 5, s  # the own box does not hold its sphere
+            a = aux_of(nq, n) - 1
+            if a >= 0:
+                if nint[n, COUNT] < aux_end[a, 7]:
+                    return 10, n  # runs reach past the block
+                t = s - s0
+                for j in range(8):
+                    if t < aux_end[a, j]:
+                        for c in range(3):
+                            if q6[c] < aux_q[a, 6 * j + c] or q6[3 + c] > aux_q[a, 6 * j + 3 + c]:
+                                return 11, s  # an octant run's box does not hold its sphere
+                        break
             a = n
             while a >= 0:
                 quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)

@@ -94,6 +94,7 @@ class Octree(SphereIndex):
                 self._alloc(node_cap=2 * self._node.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
                 self._init_root(centres, radii)
             self._relayout()
+            self.refit()
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
@@ -101,6 +102,7 @@ class Octree(SphereIndex):
         self._obj = np.zeros((pool_cap, 4), dtype=np.float64)
         self._oid = np.full(pool_cap, -1, dtype=np.int32)
         self._ids = np.full((id_cap, 2), -1, dtype=np.int32)
+        self._set_aux(np.zeros((16, 80), dtype=np.uint8))
         self._meta = np.zeros(16, dtype=np.int64)
         self._bfree = np.full(64, -1, dtype=np.int32)
         self._meta[K.NODE_FREE] = -1
@@ -109,13 +111,20 @@ class Octree(SphereIndex):
 
     def _set_nodes(self, node: np.ndarray) -> None:
         # One 64-byte cache line per node: corner (3 float64) | parent, child, sibling, block start,
-        # count, block size (6 int32) | own and subtree boxes (12 uint8) | level (uint8). The kernels
-        # see four strided views of it, so a node costs one cache miss instead of four.
+        # count, block size (6 int32) | own and subtree boxes (12 uint8) | octant-run record (3
+        # bytes) | level (uint8). The kernels see four strided views of it, so a node costs one
+        # cache miss instead of four.
         self._node = node
         self._ncorner = node.view(np.float64)[:, 0:3]
         self._nint = node.view(np.int32)[:, 6:12]
-        self._nq = node[:, 48:60]
-        self._nlev = node[:, 60]
+        self._nq = node[:, 48:63]  # 12 box bytes, then the octant-run record + 1 in 3 bytes
+        self._nlev = node[:, 63]
+
+    def _set_aux(self, aux: np.ndarray) -> None:
+        # octant runs of dense blocks: 8 run ends (int32, relative to the block) | 8 boxes (6 uint8)
+        self._aux = aux
+        self._aux_end = aux.view(np.int32)[:, 0:8]
+        self._aux_q = aux[:, 32:80]
 
     def _tree(self):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
@@ -197,8 +206,8 @@ class Octree(SphereIndex):
         px, py, pz = as_point(point)
         check_out(out)
         k = K.query(
-            px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._meta,
-            out, self._stack, self._levcount, self._stats,
+            px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid,
+            self._aux_end, self._aux_q, self._meta, out, self._stack, self._levcount, self._stats,
         )
         if k > out.shape[0]:
             raise QueryOverflow(k, out.shape[0])
@@ -265,8 +274,18 @@ class Octree(SphereIndex):
             self.refit()
 
     def refit(self) -> None:
-        """Recompute every node's boxes exactly (moves leave them conservative but loose)."""
-        K.refit(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._meta, self._scratch)
+        """Recompute every node's boxes exactly (moves leave them conservative but loose) and sort
+        every block of at least ``AUX_MIN`` objects into octant runs, each with its own box, so a
+        query tests only the runs whose box holds the point."""
+        top = int(self._meta[K.NODE_TOP])
+        live = self._nint[:top, K.PARENT] != -2
+        need = int(np.count_nonzero(live & (self._nint[:top, K.COUNT] >= K.AUX_MIN)))
+        if need > self._aux.shape[0]:
+            self._set_aux(np.zeros((need + need // 4 + 16, 80), dtype=np.uint8))
+        K.refit(
+            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
+            self._aux_end, self._aux_q, self._meta, self._scratch,
+        )
 
     def move_many(self, ids, centres, radii=None) -> None:
         """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
@@ -304,7 +323,7 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- inspection
     def nbytes(self) -> int:
-        arrays = (self._node, self._obj, self._oid, self._ids)
+        arrays = (self._node, self._obj, self._oid, self._ids, self._aux)
         return sum(a.nbytes for a in arrays)
 
     @property
@@ -316,7 +335,7 @@ class Octree(SphereIndex):
         """Walk the tree and raise AssertionError naming the first broken invariant: centre in its
         node, radius in its node's band, ids in step, own and ancestors' boxes holding each sphere, no
         empty leaf left behind, counts right."""
-        code, where = K.check_invariants(*self._tree(), self._meta)
+        code, where = K.check_invariants(*self._tree(), self._aux_end, self._aux_q, self._meta)
         what = {
             1: "empty leaf not freed (node {})",
             2: "centre outside its node (slot {})",
@@ -327,6 +346,8 @@ class Octree(SphereIndex):
             7: "child with wrong parent or level (node {})",
             8: "object count mismatch (saw {})",
             9: "live node count mismatch (saw {})",
+            10: "octant runs reach past their block (node {})",
+            11: "an octant run's box does not hold its sphere (slot {})",
         }
         if code:
             raise AssertionError(what[int(code)].format(int(where)))
