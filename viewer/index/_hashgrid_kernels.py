@@ -21,7 +21,7 @@ Hash grid arrays (E entry slots, B big-list slots, I ids):
 - ``bd`` (B, 4) float64 / ``bi`` (B,) int64: the big list (spheres spanning more than ``max_span`` cells on
   an axis), dense, swap-removed.
 - ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot;
-  ``oe`` (I,) int64: first entry of the object's chain (-1: none).
+  ``oe`` (I,) int32: first entry of the object's chain (-1: none).
 - ``meta`` (8,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE.
 
 Every kernel is compiled without reference counting (``njit_noref``): none allocates, the classes pass

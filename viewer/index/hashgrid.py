@@ -15,7 +15,10 @@ Layout choices that make the idea as fast as it can be:
   later inserts link free entries in anywhere (the lists stay correct, only less local);
 - the big list is a dense (B, 4) array, swap-removed, scanned by one tight loop;
 - a move that keeps a sphere's box in the same cells rewrites its entries in place; otherwise only
-  the cells that differ are unlinked / linked.
+  the cells that differ are unlinked / linked;
+- cell lists are doubly linked and each object's entries are chained (in a side array a query never
+  reads), so a move or removal reaches and unlinks its entries in O(1) each instead of walking cell
+  lists, which hold thousands of entries in dense clusters.
 
 The cell size is the knob the article discusses: small cells mean few candidates per query but more
 entries per sphere (memory, build and move time) and more spheres in the big list; large cells the
@@ -162,7 +165,7 @@ class HashGrid(SphereIndex):
         self._obj[:n, :3] = centres
         self._obj[:n, 3] = radii
         self._ow = np.full(icap, -2, dtype=np.int64)
-        self._oe = np.full(icap, -1, dtype=np.int64)
+        self._oe = np.full(icap, -1, dtype=np.int32)
         self._next_id = n
         big = np.zeros(n, dtype=np.bool_)
         K.big_mask(centres, radii, self._inv, self.max_span, big)
@@ -235,7 +238,7 @@ class HashGrid(SphereIndex):
         obj[:cap] = self._obj
         ow = np.full(new, -2, dtype=np.int64)
         ow[:cap] = self._ow
-        oe = np.full(new, -1, dtype=np.int64)
+        oe = np.full(new, -1, dtype=np.int32)
         oe[:cap] = self._oe
         self._obj, self._ow, self._oe = obj, ow, oe
 
