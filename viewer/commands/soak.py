@@ -138,7 +138,7 @@ def run(args) -> int:
     checked = 0
     mismatches: list[str] = []
     total_visible = 0
-    frame_times = []
+    frame_times = np.empty(args.frames)  # preallocated: the soak's own bookkeeping must not grow RSS
     start = time.perf_counter()
     done = 0
     for f in range(args.frames):
@@ -157,7 +157,7 @@ def run(args) -> int:
             except QueryOverflow as exc:
                 out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64)
         tracker.update(out, k, p, state.centres, state.radii)
-        frame_times.append(time.perf_counter() - t_f)
+        frame_times[f] = time.perf_counter() - t_f
         total_visible += k
         done = f + 1
         if f % args.check_every == 0:
@@ -190,7 +190,7 @@ def run(args) -> int:
                 + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
     elapsed = time.perf_counter() - start
     rss1, nb1 = rss_bytes(), index.nbytes()
-    ft = np.asarray(frame_times) * 1e3
+    ft = frame_times[:done] * 1e3
     med = float(np.median(ft)) if ft.size else float("nan")
     p99 = float(np.percentile(ft, 99)) if ft.size else float("nan")
     print(f"soak {scene.name} ({scene.n} objects, {state.m} moving) index {args.index}: {done} frames in "
@@ -200,6 +200,11 @@ def run(args) -> int:
     print(f"memory: RSS {_mib(rss0)} -> {_mib(rss1)} ({(rss1 - rss0) / 2**20:+.1f} MiB); index nbytes "
           f"{_mib(nb0)} -> {_mib(nb1)} ({nb1 - nb0:+d} bytes)"
           + (f"; nodes {node_count()}" if node_count() else ""))
+    if node_count():
+        fresh = make_index(args.index, state.centres.copy(), state.radii.copy())
+        print(f"nodes: {node_count()} live after {done} frames; a fresh build of the world as it is now has "
+              f"{fresh.node_count} (the difference is what moves left behind, not a leak, when it stays bounded)")
+        del fresh
     check = getattr(index, "check", None)
     if callable(check):
         try:
