@@ -166,8 +166,8 @@ def check_id(id) -> int:
 class SphereIndex:
     """What every index shares: ``query`` on top of ``query_into``, id bookkeeping helpers.
 
-    Subclasses implement ``query_into``, ``insert``, ``remove``, ``move``, ``__len__`` and set
-    ``self.stats``. ``name`` is the key in :data:`viewer.index.INDEXES`; ``updates_in_place`` says
+    Subclasses implement ``query_into``, ``insert``, ``remove``, ``move``, ``__len__`` and fill
+    the counters behind ``stats`` (``self._stats`` (4,) int64, from a kernel or ``_record``). ``name`` is the key in :data:`viewer.index.INDEXES`; ``updates_in_place`` says
     whether ``move`` is a true in-place update (False: remove + insert or rebuild, reported by the
     bench).
     """
@@ -176,16 +176,29 @@ class SphereIndex:
     updates_in_place: bool = True
     update_note: str = ""  # how moves are done, printed by the bench ("rebuilt on change", ...)
 
-    stats: QueryStats
-
     @classmethod
     def unavailable(cls) -> str | None:
         """Why this index cannot be built here (an optional peer library missing), or None."""
         return None
 
     def __init__(self) -> None:
-        self.stats = QueryStats()
+        # counters of the last query (candidates, visible, nodes visited, max nodes on a level),
+        # written by the query kernel or by _record
+        self._stats = np.zeros(4, dtype=np.int64)
         self._qbuf = np.empty(1024, dtype=np.int64)
+
+    @property
+    def stats(self) -> QueryStats:
+        """:class:`QueryStats` of the last query."""
+        s = self._stats
+        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
+
+    def _record(self, candidates: int, visible: int, nodes_visited: int = 0, max_nodes_per_level: int = 0) -> None:
+        s = self._stats
+        s[0] = candidates
+        s[1] = visible
+        s[2] = nodes_visited
+        s[3] = max_nodes_per_level
 
     def query(self, point) -> np.ndarray:
         """Ids (K,) int64 of the spheres containing ``point`` ((3,) world units), any order."""

@@ -579,7 +579,6 @@ def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, aux_end, aux_q, meta, o
     """Ids of the spheres holding (px, py, pz) into ``out``; returns the count (which may exceed
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
     visible, nodes visited, max nodes on one level."""
-    cap = out.shape[0]
     k = 0
     cand = 0
     visited = 0

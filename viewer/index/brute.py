@@ -10,7 +10,6 @@ import numpy as np
 from ._contract import (
     IdTable,
     QueryOverflow,
-    QueryStats,
     SphereIndex,
     as_centres,
     as_point,
@@ -100,11 +99,7 @@ class BruteForce(SphereIndex):
                 if room:
                     np.take(self._ids[s:e], hits[:room], out=out[k : k + room])
                 k += h
-        st = self.stats
-        st.candidates = n
-        st.visible = k
-        st.nodes_visited = 0
-        st.max_nodes_per_level = 0
+        self._record(n, k)
         if k > size:
             raise QueryOverflow(k, size)
         return k

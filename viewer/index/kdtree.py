@@ -141,11 +141,7 @@ class KDTree(SphereIndex):
         k, cand, visited, most = K.query(
             px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels
         )
-        st = self.stats
-        st.candidates = cand
-        st.visible = k
-        st.nodes_visited = visited
-        st.max_nodes_per_level = most
+        self._record(cand, k, visited, most)
         if k > out.size:
             raise QueryOverflow(k, out.size)
         return k

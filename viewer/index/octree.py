@@ -34,7 +34,6 @@ import numpy as np
 from . import _octree_kernels as K
 from ._contract import (
     QueryOverflow,
-    QueryStats,
     SphereIndex,
     as_centres,
     as_point,
@@ -75,7 +74,6 @@ class Octree(SphereIndex):
         centres = as_centres(centres, n=radii.size)
         n = radii.size
         self.max_depth = max_depth
-        self._stats = np.zeros(4, dtype=np.int64)
         self._stack = np.empty(K.STACK, dtype=np.int32)
         self._levcount = np.zeros(256, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
@@ -212,15 +210,6 @@ class Octree(SphereIndex):
         if k > out.shape[0]:
             raise QueryOverflow(k, out.shape[0])
         return k
-
-    @property
-    def stats(self) -> QueryStats:
-        s = self._stats
-        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
-
-    @stats.setter
-    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
-        pass
 
     def _slot(self, id) -> int:
         i = check_id(id)

@@ -187,11 +187,7 @@ class RTreeIndex(SphereIndex):
         # whenever its small initial buffer overflows, which made it slower for single points
         cand = np.fromiter(self._tree.intersection((px, py, pz, px, py, pz), objects=False), dtype=np.int64)
         k = K.filter_ids(px, py, pz, cand, self._objs.obj, out, 0)
-        st = self.stats
-        st.candidates = int(cand.size)
-        st.visible = k
-        st.nodes_visited = 0  # libspatialindex does not report per-query node visits
-        st.max_nodes_per_level = 0
+        self._record(int(cand.size), k)  # libspatialindex does not report per-query node visits
         if k > out.size:
             raise QueryOverflow(k, out.size)
         return k
@@ -337,11 +333,7 @@ class CKDTreeIndex(SphereIndex):
                 pos = np.array(pos, dtype=np.int64)
                 cand += pos.size
                 k = K.filter_mapped(px, py, pz, pos, members, obj, out, k)
-        st = self.stats
-        st.candidates = cand
-        st.visible = k
-        st.nodes_visited = len(self._order)  # trees searched; cKDTree reports no node visits
-        st.max_nodes_per_level = 0
+        self._record(cand, k, len(self._order))  # trees searched; cKDTree reports no node visits
         if k > out.size:
             raise QueryOverflow(k, out.size)
         return k
