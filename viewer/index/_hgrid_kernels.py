@@ -275,16 +275,23 @@ def query(px, py, pz, tab, ck, crm, sd, sl, sid, lc, lr, linv, out, stats):
                             continue
                     s = ck[c, 4]
                     while s >= 0:
-                        cand += 1
-                        dx = px - sd[s, 0]
-                        dy = py - sd[s, 1]
-                        dz = pz - sd[s, 2]
-                        r = sd[s, 3]
-                        if (dx * dx + dy * dy) + dz * dz <= r * r:
-                            if k < size:
-                                out[k] = sid[s]
-                            k += 1
-                        s = sl[s, 0]
+                        # runs of consecutive slots (the build's layout) are walked by s + 1, so the
+                        # next address does not wait on the link's load
+                        while True:
+                            cand += 1
+                            dx = px - sd[s, 0]
+                            dy = py - sd[s, 1]
+                            dz = pz - sd[s, 2]
+                            r = sd[s, 3]
+                            if (dx * dx + dy * dy) + dz * dz <= r * r:
+                                if k < size:
+                                    out[k] = sid[s]
+                                k += 1
+                            nxt = sl[s, 0]
+                            if nxt != s + 1:
+                                break
+                            s += 1
+                        s = nxt
         probes += pl
         if pl > maxp:
             maxp = pl
