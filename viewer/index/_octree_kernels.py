@@ -869,6 +869,25 @@ def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, 
     nq[n, 14] = (a1 >> 16) & 0xFF
 
 
+@njit_noref
+def permute_nodes(src, dst, dst_int, order, new, ids, next_id):
+    """Copy node rows ``src[order[j]]`` to ``dst[j]`` (rows as 8 int64 words) and renumber the
+    parent / child / sibling links (``dst_int`` is ``dst`` as int32 columns 6..11) and the ids'
+    nodes through ``new`` (old slot -> new slot)."""
+    for j in range(order.shape[0]):
+        o = order[j]
+        for w in range(8):
+            dst[j, w] = src[o, w]
+        for col in range(3):
+            v = dst_int[j, col]
+            if v >= 0:
+                dst_int[j, col] = new[v]
+    for i in range(next_id):
+        n = ids[i, 1]
+        if n >= 0:
+            ids[i, 1] = new[n]
+
+
 @njit
 def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, scratch):
     """Recompute every node's own and subtree box exactly, and sort every block of at least

@@ -154,18 +154,17 @@ class Octree(SphereIndex):
         """Renumber the nodes breadth-first (siblings adjacent, so a query's walk over a node's
         children touches neighbouring cache lines) and trim the arrays to what is used plus room
         for ordinary growth. Only right after a bulk build: no free slots, no stale ids."""
-        order = K.bfs_order(self._nint, self._meta).astype(np.int64)
+        order = K.bfs_order(self._nint, self._meta)
         m = order.size
-        new = np.full(int(self._meta[K.NODE_TOP]) + 1, -1, dtype=np.int32)  # new[-1] stays -1
+        new = np.full(int(self._meta[K.NODE_TOP]), -1, dtype=np.int32)
         new[order] = np.arange(m, dtype=np.int32)
         cap = int(m * 1.02) + 400
         node = np.zeros((cap, 64), dtype=np.uint8)
-        node[:m] = self._node[order]
+        K.permute_nodes(
+            self._node.view(np.int64), node.view(np.int64), node.view(np.int32)[:, 6:12], order, new,
+            self._ids, self._next_id,
+        )
         self._set_nodes(node)
-        for col in (K.PARENT, K.CHILD, K.SIB):
-            self._nint[:m, col] = new[self._nint[:m, col]]
-        live = self._ids[: self._next_id, 1]
-        self._ids[: self._next_id, 1] = new[live]
         self._meta[K.ROOT] = 0
         self._meta[K.NODE_TOP] = m
         self._meta[K.NODE_CAP] = cap
