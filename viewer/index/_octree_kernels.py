@@ -554,14 +554,19 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
     for k in range(m):
         if meta[NODE_TOP] + 300 > meta[NODE_CAP]:
             return k
-        # Prefetch in two stages: the id row of the move 16 ahead, and (its row now cached) the
-        # object and node of the move 8 ahead, so their cache misses overlap with this move's work.
+        # Prefetch in stages: the id row of the move 16 ahead; (its row now cached) the object and
+        # node of the move 8 ahead; (that node now cached) the parent of the move 4 ahead. Their
+        # cache misses then overlap with this move's work instead of following it.
         if k + 16 < m:
             prefetch(ids, mids[k + 16], 0)
         if k + 8 < m:
             j = mids[k + 8]
             prefetch(obj, ids[j, 0], 0)
             prefetch(ncorner, ids[j, 1], 0)
+        if k + 4 < m:  # third stage: the parent, whose box a move usually checks
+            p = nint[ids[mids[k + 4], 1], PARENT]
+            if p >= 0:
+                prefetch(ncorner, p, 0)
         i = mids[k]
         r = rad[k]
         if r != r:
