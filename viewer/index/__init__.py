@@ -5,27 +5,54 @@
 ``move`` by id, ``stats``). No GL here: this package imports only numpy and numba.
 """
 
+import importlib
+from collections.abc import Iterator, Mapping
+
 from ._contract import QueryOverflow, QueryStats, SphereIndex
 from .brute import BruteForce, brute_query
-from .buckettree import BucketTree
-from .bvh import BVH
-from .hashgrid import HashGrid
-from .hgrid import HGrid
-from .kdtree import KDTree
-from .octree import Octree
-from .peers import CKDTreeIndex, RTreeIndex
 
-INDEXES: dict[str, type[SphereIndex]] = {
-    "brute": BruteForce,
-    "buckettree": BucketTree,
-    "bvh": BVH,
-    "ckdtree": CKDTreeIndex,
-    "hashgrid": HashGrid,
-    "hgrid": HGrid,
-    "kdtree": KDTree,
-    "octree": Octree,
-    "rtree": RTreeIndex,
+# name -> (module, class). Modules are imported on first use, so `from viewer.index import Octree`
+# does not pay for compiling-or-loading every rival's kernels (about 0.3 s of import here).
+_CLASSES: dict[str, tuple[str, str]] = {
+    "brute": ("brute", "BruteForce"),
+    "buckettree": ("buckettree", "BucketTree"),
+    "bvh": ("bvh", "BVH"),
+    "ckdtree": ("peers", "CKDTreeIndex"),
+    "hashgrid": ("hashgrid", "HashGrid"),
+    "hgrid": ("hgrid", "HGrid"),
+    "kdtree": ("kdtree", "KDTree"),
+    "octree": ("octree", "Octree"),
+    "rtree": ("peers", "RTreeIndex"),
 }
+
+
+class _Registry(Mapping):
+    """Read-only mapping of index name -> class, importing each class's module when first asked."""
+
+    def __getitem__(self, name: str) -> type[SphereIndex]:
+        module, cls = _CLASSES[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_CLASSES)
+
+    def __len__(self) -> int:
+        return len(_CLASSES)
+
+    def __repr__(self) -> str:
+        return f"INDEXES({', '.join(_CLASSES)})"
+
+
+INDEXES: Mapping[str, type[SphereIndex]] = _Registry()
+
+
+def __getattr__(name: str):
+    # the index classes by their own names (`from viewer.index import Octree`), imported lazily
+    for key, (_, cls) in _CLASSES.items():
+        if cls == name:
+            return INDEXES[key]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "INDEXES",
