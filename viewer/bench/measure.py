@@ -149,61 +149,80 @@ def _query(ix, p, out, name):
         return ix.query_into(p, out[name])
 
 
-def measure_updates(ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int) -> None:
-    """Throughput of remove, insert, move (per call) and move_many (batch of small moves), objects/s.
-    Small moves: each centre displaced by N(0, 0.5) world units, radius kept."""
+def _throughput(step, count: int, budget_s: float) -> float:
+    """Objects per second of ``step(k)`` for k in 0..count-1, stopping early once ``budget_s``
+    seconds have gone (a slow index, e.g. an R-tree deleting, is then measured on fewer objects)."""
+    t0 = time.perf_counter()
+    done = 0
+    for k in range(count):
+        step(k)
+        done += 1
+        if (done & 63) == 0 and time.perf_counter() - t0 > budget_s:
+            break
+    return done / max(time.perf_counter() - t0, 1e-9)
+
+
+def measure_updates(
+    ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int, budget_s: float = 10.0
+) -> None:
+    """Throughput of remove, insert, move (per call) and move_many (batches of small moves),
+    objects/s. Small moves: each centre displaced by N(0, 0.5) world units, radius kept. Each phase
+    stops after ``budget_s`` seconds."""
     rng = np.random.default_rng(seed)
     n = len(ix)
     if n == 0:
         return
     count = min(count, n)
     victims = rng.choice(n, count, replace=False)
-    t0 = time.perf_counter()
-    for i in victims:
-        ix.remove(int(i))
-    res.remove_per_s = count / (time.perf_counter() - t0)
-    c, r = wl.centres[victims], wl.radii[victims]
-    t0 = time.perf_counter()
-    for k in range(count):
-        ix.insert(c[k], r[k])
-    res.insert_per_s = count / (time.perf_counter() - t0)
+    removed: list[int] = []
+
+    def remove(k):
+        ix.remove(int(victims[k]))
+        removed.append(int(victims[k]))
+
+    res.remove_per_s = _throughput(remove, count, budget_s)
+    c, r = wl.centres[removed], wl.radii[removed]
+    res.insert_per_s = _throughput(lambda k: ix.insert(c[k], r[k]), len(removed), budget_s)
     alive = np.setdiff1d(np.arange(n), victims)
     movers = rng.choice(alive, min(count, alive.size), replace=False)
     targets = wl.centres[movers] + rng.normal(0.0, 0.5, (movers.size, 3))
-    t0 = time.perf_counter()
-    for k in range(movers.size):
-        ix.move(int(movers[k]), targets[k])
-    res.move_per_s = movers.size / (time.perf_counter() - t0)
+    res.move_per_s = _throughput(lambda k: ix.move(int(movers[k]), targets[k]), movers.size, budget_s)
     batch = rng.choice(alive, min(10 * count, alive.size), replace=False)
     targets = wl.centres[batch] + rng.normal(0.0, 0.5, (batch.size, 3))
-    t0 = time.perf_counter()
-    ix.move_many(batch, targets)
-    res.move_many_per_s = batch.size / (time.perf_counter() - t0)
+    chunk = max(1, min(batch.size, 10_000))
+    res.move_many_per_s = chunk * _throughput(
+        lambda k: ix.move_many(batch[k * chunk : (k + 1) * chunk], targets[k * chunk : (k + 1) * chunk]),
+        max(1, batch.size // chunk), budget_s,
+    )
 
 
 def measure_dynamic(
-    built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int
+    built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int,
+    budget_s: float = 20.0,
 ) -> dict[str, dict[float, float]]:
     """Per-frame cost (ms, median over ``frames``) with a share of the objects drifting every frame:
-    ``move_many`` of the movers, then one query at the frame's camera point. Interleaved by frame."""
+    ``move_many`` of the movers, then one query at the frame's camera point. Interleaved by frame.
+    An index whose frames have taken ``budget_s`` seconds stops there (its median is over the
+    frames it ran)."""
     rng = np.random.default_rng(seed + 1)
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     result: dict[str, dict[float, float]] = {name: {} for name in built}
-    alive = {name: np.arange(len(ix)) for name, ix in built.items()}
     for share in shares:
         m = max(1, int(share * wl.n))
         movers = rng.choice(wl.n, m, replace=False)
         vel = rng.normal(0.0, 1.0, (m, 3))  # world units per frame: small moves
         pos = {name: wl.centres[movers].copy() for name in built}
-        times = {name: np.empty(frames) for name in built}
+        times: dict[str, list[float]] = {name: [] for name in built}
         for f in range(frames):
             p = tuple(map(float, wl.points[f % len(wl.points)]))
             for name, ix in built.items():
+                if sum(times[name]) > 1e3 * budget_s:
+                    continue
                 pos[name] += vel
                 t0 = time.perf_counter_ns()
-                ix.move_many(alive[name][movers], pos[name])
+                ix.move_many(movers, pos[name])
                 _query(ix, p, out, name)
-                times[name][f] = (time.perf_counter_ns() - t0) / 1e6
+                times[name].append((time.perf_counter_ns() - t0) / 1e6)
         for name in built:
             result[name][share] = float(np.median(times[name]))
     return result
