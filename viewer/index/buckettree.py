@@ -28,7 +28,6 @@ import numpy as np
 from . import _buckettree_kernels as K
 from ._contract import (
     QueryOverflow,
-    QueryStats,
     SphereIndex,
     as_centres,
     as_point,
@@ -94,7 +93,6 @@ class BucketTree(SphereIndex):
         self.bs = int(block_rows)
         self.cell_size = float(cell_size)
         self._inv = 1.0 / self.cell_size
-        self._stats = np.zeros(4, dtype=np.int64)
         self._stack = np.zeros(8 * K.MAXD + 16, dtype=np.int64)
         self._levels = np.zeros(K.MAXD + 1, dtype=np.int64)
         n = radii.size
@@ -164,15 +162,6 @@ class BucketTree(SphereIndex):
         if k > out.shape[0]:
             raise QueryOverflow(k, out.shape[0])
         return k
-
-    @property
-    def stats(self) -> QueryStats:
-        s = self._stats
-        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
-
-    @stats.setter
-    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
-        pass
 
     def _live(self, id) -> int:
         i = check_id(id)

@@ -35,7 +35,6 @@ import numpy as np
 from . import _hashgrid_kernels as K
 from ._contract import (
     QueryOverflow,
-    QueryStats,
     SphereIndex,
     as_centres,
     as_point,
@@ -154,7 +153,6 @@ class HashGrid(SphereIndex):
         self.max_span = int(max_span)
         self._inv = 1.0 / self.cell_size
         self._need = (self.max_span + 1) ** 3
-        self._stats = np.zeros(4, dtype=np.int64)
         self._build(centres, radii)
 
     # ------------------------------------------------------------------------- build
@@ -260,15 +258,6 @@ class HashGrid(SphereIndex):
         if k > out.shape[0]:
             raise QueryOverflow(k, out.shape[0])
         return k
-
-    @property
-    def stats(self) -> QueryStats:
-        s = self._stats
-        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
-
-    @stats.setter
-    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
-        pass
 
     def _live(self, id) -> int:
         i = check_id(id)

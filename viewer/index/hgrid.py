@@ -27,7 +27,6 @@ import numpy as np
 from . import _hgrid_kernels as K
 from ._contract import (
     QueryOverflow,
-    QueryStats,
     SphereIndex,
     as_centres,
     as_point,
@@ -86,7 +85,6 @@ class HGrid(SphereIndex):
         self.cell_factor = float(cell_factor)
         edges = np.minimum(2.0 * self.cell_factor * self.base * 2.0 ** np.arange(K.MAXL), 1e300)
         self._linv = 1.0 / edges
-        self._stats = np.zeros(4, dtype=np.int64)
         self._build(centres, radii)
 
     # ------------------------------------------------------------------------- build
@@ -158,15 +156,6 @@ class HGrid(SphereIndex):
         if k > out.shape[0]:
             raise QueryOverflow(k, out.shape[0])
         return k
-
-    @property
-    def stats(self) -> QueryStats:
-        s = self._stats
-        return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
-
-    @stats.setter
-    def stats(self, value) -> None:  # the base class initialises it; the kernel owns the counters
-        pass
 
     def _live(self, id) -> int:
         i = check_id(id)
