@@ -119,6 +119,8 @@ def as_radii(radii, name: str = "radii") -> np.ndarray:
 def as_point(point, name: str = "point") -> tuple[float, float, float]:
     """Validate a query point / centre as three finite floats (fast path for the frame loop)."""
     try:
+        if type(point) is np.ndarray:
+            point = point.tolist()  # one C call instead of three numpy scalar conversions
         x, y, z = point
         x = float(x)
         y = float(y)
@@ -146,11 +148,19 @@ def as_radius(radius, name: str = "radius") -> float:
 
 def check_out(out) -> np.ndarray:
     """``out`` of ``query_into`` must be a writable contiguous (M,) int64 array."""
+    if type(out) is np.ndarray and out.dtype is _INT64 and out.ndim == 1:
+        flags = out.flags
+        if flags.c_contiguous and flags.writeable:
+            return out
+        raise ValueError("out must be contiguous and writable")
     if not isinstance(out, np.ndarray) or out.dtype != np.int64 or out.ndim != 1:
         raise ValueError("out must be a 1-D numpy int64 array")
     if not (out.flags.c_contiguous and out.flags.writeable):
         raise ValueError("out must be contiguous and writable")
     return out
+
+
+_INT64 = np.dtype(np.int64)
 
 
 def check_id(id) -> int:
