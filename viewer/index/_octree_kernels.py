@@ -809,6 +809,40 @@ def bfs_order(nint, meta):
 
 
 @njit_noref
+def _slots_box(obj, s0, s1):
+    """The float64 box (lo x, y, z, hi x, y, z) of the spheres in slots s0..s1, with margins."""
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    for s in range(s0, s1):
+        r = obj[s, 3]
+        c = obj[s, 0]
+        m0 = _margin(c, r)
+        lo0 = min(lo0, (c - r) - m0)
+        hi0 = max(hi0, (c + r) + m0)
+        c = obj[s, 1]
+        m0 = _margin(c, r)
+        lo1 = min(lo1, (c - r) - m0)
+        hi1 = max(hi1, (c + r) + m0)
+        c = obj[s, 2]
+        m0 = _margin(c, r)
+        lo2 = min(lo2, (c - r) - m0)
+        hi2 = max(hi2, (c + r) + m0)
+    return lo0, lo1, lo2, hi0, hi1, hi2
+
+
+@njit_noref
+def _put_box(dst, row, off, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
+    """Store the float box quantised on node n's grid at dst[row, off:off + 6] (empty if lo > hi)."""
+    if lo0 <= hi0:
+        quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        for c in range(6):
+            dst[row, off + c] = q6[c]
+    else:
+        for c in range(6):
+            dst[row, off + c] = EMPTY_Q[c]
+
+
+@njit_noref
 def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
     """Counting-sort node n's block by the octant of each centre; record the 8 run ends and the
     quantised box of each run in a new aux row."""
@@ -844,29 +878,8 @@ def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, 
         ids[tmp_id[t], 0] = s
     prev = 0
     for j in range(8):
-        lo0 = lo1 = lo2 = np.inf
-        hi0 = hi1 = hi2 = -np.inf
-        for s in range(s0 + prev, s0 + aux_end[a, j]):
-            r = obj[s, 3]
-            c = obj[s, 0]
-            m0 = _margin(c, r)
-            lo0 = min(lo0, (c - r) - m0)
-            hi0 = max(hi0, (c + r) + m0)
-            c = obj[s, 1]
-            m0 = _margin(c, r)
-            lo1 = min(lo1, (c - r) - m0)
-            hi1 = max(hi1, (c + r) + m0)
-            c = obj[s, 2]
-            m0 = _margin(c, r)
-            lo2 = min(lo2, (c - r) - m0)
-            hi2 = max(hi2, (c + r) + m0)
-        if lo0 <= hi0:
-            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
-            for c in range(6):
-                aux_q[a, 6 * j + c] = q6[c]
-        else:
-            for c in range(6):
-                aux_q[a, 6 * j + c] = EMPTY_Q[c]
+        lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0 + prev, s0 + aux_end[a, j])
+        _put_box(aux_q, a, 6 * j, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         prev = aux_end[a, j]
     a1 = a + 1
     nq[n, 12] = a1 & 0xFF
@@ -937,30 +950,9 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, scratch)
         nq[n, 14] = 0
         if nint[n, COUNT] >= AUX_MIN:
             _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6)
-        lo0 = lo1 = lo2 = np.inf
-        hi0 = hi1 = hi2 = -np.inf
         s0 = nint[n, START]
-        for s in range(s0, s0 + nint[n, COUNT]):
-            r = obj[s, 3]
-            c = obj[s, 0]
-            m0 = _margin(c, r)
-            lo0 = min(lo0, (c - r) - m0)
-            hi0 = max(hi0, (c + r) + m0)
-            c = obj[s, 1]
-            m0 = _margin(c, r)
-            lo1 = min(lo1, (c - r) - m0)
-            hi1 = max(hi1, (c + r) + m0)
-            c = obj[s, 2]
-            m0 = _margin(c, r)
-            lo2 = min(lo2, (c - r) - m0)
-            hi2 = max(hi2, (c + r) + m0)
-        if lo0 <= hi0:
-            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
-            for a in range(6):
-                nq[n, a] = q6[a]
-        else:
-            for a in range(6):
-                nq[n, a] = EMPTY_Q[a]
+        lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + nint[n, COUNT])
+        _put_box(nq, n, 0, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         # the subtree box: own spheres plus what the children merged in
         lo0 = min(lo0, box[n, 0])
         lo1 = min(lo1, box[n, 1])
@@ -968,13 +960,7 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, scratch)
         hi0 = max(hi0, box[n, 3])
         hi1 = max(hi1, box[n, 4])
         hi2 = max(hi2, box[n, 5])
-        if lo0 <= hi0:
-            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
-            for a in range(6):
-                nq[n, 6 + a] = q6[a]
-        else:
-            for a in range(6):
-                nq[n, 6 + a] = EMPTY_Q[a]
+        _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         p = nint[n, PARENT]
         if p >= 0:
             box[p, 0] = min(box[p, 0], lo0)
