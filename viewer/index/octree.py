@@ -12,11 +12,18 @@ Beyond the paper:
   paper's bound, and cost 12 bytes a node). A child is entered only if the point is in its subtree box,
   and a node's objects are tested only if the point is in its own box. A far dense cluster therefore
   costs nothing even when its spheres are large, and candidates per visible object drop from ~40 to a
-  few on heavy-tailed radii. Boxes grow on insert and move; a removal or a move that leaves a box face
-  recomputes that node's box and tightens its ancestors while they change.
+  few on heavy-tailed radii. Boxes grow on insert and move (a block of up to 4 objects recomputes
+  its own box exactly); a removal recomputes its node's box and tightens the ancestors while they
+  change; the looseness moves leave is counted, and :meth:`Octree.refit` (run once it exceeds 4x the
+  object count: amortised O(1) a move) recomputes every box.
 - **Contiguous storage.** Each node's objects sit in one block of a shared pool (x, y, z, r rows), so a
   query walks contiguous memory; removal is a swap with the block's last object (O(1)); a full block
-  moves to one twice as large; freed blocks go to per-size-class free lists.
+  moves to one twice as large; freed blocks go to per-size-class free lists. A block of ``AUX_MIN``
+  (24) or more objects is sorted into 8 octant runs with a box each, so a query in a dense node scans
+  only the runs whose box holds the point (a removal or in-place move drops the runs until the next
+  :meth:`Octree.refit`).
+- **One cache line per node** (corner, links, block, boxes, level: 64 bytes), renumbered breadth-first
+  after a bulk build so siblings are neighbours; the bulk build places objects in Morton order.
 - **Unbounded worlds.** A centre outside the root or a radius too large for it wraps the root in new
   parents; the user never states the world's extent.
 - **Finest level.** Below ``max_depth`` levels under the initial root (or where float64 corners would
@@ -78,7 +85,6 @@ class Octree(SphereIndex):
         self._levcount = np.zeros(256, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
         self._iscratch = np.empty(12, dtype=np.int64)
-        self._nan1 = np.full(1, np.nan)
         self._alloc(node_cap=max(64, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, n))
         self._next_id = n
         self._init_root(centres, radii)
