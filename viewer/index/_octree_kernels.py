@@ -514,8 +514,16 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
             changed = old_touch
         if changed:
             meta[LOOSE] += 1
-        if _union_q(nq, n, 6, q6):
-            a = nint[n, PARENT]
+        if not _contains_q(nq, n, 6, q6):
+            # The subtree boxes must grow. Grow them by half the radius more than needed: an object
+            # drifting on then stays inside for a few frames instead of climbing to its ancestors
+            # every frame (the own box stays exact, so candidates do not change; the looseness is
+            # counted and refit removes it).
+            slack = 0.5 * r
+            for c in range(3):
+                lo3[c] -= slack
+                hi3[c] += slack
+            a = n
             while a >= 0:
                 quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
                 if not _union_q(nq, a, 6, q6):
