@@ -163,11 +163,14 @@ def _throughput(step, count: int, budget_s: float) -> float:
 
 
 def measure_updates(
-    ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int, budget_s: float = 10.0
+    ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int, budget_s: float = 10.0,
+    centres: np.ndarray | None = None,
 ) -> None:
     """Throughput of remove, insert, move (per call) and move_many (batches of small moves),
-    objects/s. Small moves: each centre displaced by N(0, 0.5) world units, radius kept. Each phase
-    stops after ``budget_s`` seconds."""
+    objects/s. Small moves: each centre displaced by N(0, 0.5) world units from where it is now
+    (``centres`` (N, 3), default the workload's), radius kept. Each phase stops after ``budget_s``
+    seconds."""
+    centres = wl.centres if centres is None else centres
     rng = np.random.default_rng(seed)
     n = len(ix)
     if n == 0:
@@ -181,14 +184,14 @@ def measure_updates(
         removed.append(int(victims[k]))
 
     res.remove_per_s = _throughput(remove, count, budget_s)
-    c, r = wl.centres[removed], wl.radii[removed]
+    c, r = centres[removed], wl.radii[removed]
     res.insert_per_s = _throughput(lambda k: ix.insert(c[k], r[k]), len(removed), budget_s)
     alive = np.setdiff1d(np.arange(n), victims)
     movers = rng.choice(alive, min(count, alive.size), replace=False)
-    targets = wl.centres[movers] + rng.normal(0.0, 0.5, (movers.size, 3))
+    targets = centres[movers] + rng.normal(0.0, 0.5, (movers.size, 3))
     res.move_per_s = _throughput(lambda k: ix.move(int(movers[k]), targets[k]), movers.size, budget_s)
     batch = rng.choice(alive, min(10 * count, alive.size), replace=False)
-    targets = wl.centres[batch] + rng.normal(0.0, 0.5, (batch.size, 3))
+    targets = centres[batch] + rng.normal(0.0, 0.5, (batch.size, 3))
     chunk = max(1, min(batch.size, 10_000))
     res.move_many_per_s = chunk * _throughput(
         lambda k: ix.move_many(batch[k * chunk : (k + 1) * chunk], targets[k * chunk : (k + 1) * chunk]),
@@ -199,19 +202,20 @@ def measure_updates(
 def measure_dynamic(
     built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int,
     budget_s: float = 20.0,
-) -> dict[str, dict[float, float]]:
+) -> tuple[dict[str, dict[float, float]], dict[str, np.ndarray]]:
     """Per-frame cost (ms, median over ``frames``) with a share of the objects drifting every frame:
     ``move_many`` of the movers, then one query at the frame's camera point. Interleaved by frame.
     An index whose frames have taken ``budget_s`` seconds stops there (its median is over the
-    frames it ran)."""
+    frames it ran). Also returns, per index, where its objects are afterwards ((N, 3) centres)."""
     rng = np.random.default_rng(seed + 1)
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     result: dict[str, dict[float, float]] = {name: {} for name in built}
+    where = {name: wl.centres.copy() for name in built}
     for share in shares:
         m = max(1, int(share * wl.n))
         movers = rng.choice(wl.n, m, replace=False)
         vel = rng.normal(0.0, 1.0, (m, 3))  # world units per frame: small moves
-        pos = {name: wl.centres[movers].copy() for name in built}
+        pos = {name: where[name][movers] for name in built}  # fancy indexing copies
         times: dict[str, list[float]] = {name: [] for name in built}
         for f in range(frames):
             p = tuple(map(float, wl.points[f % len(wl.points)]))
@@ -225,4 +229,6 @@ def measure_dynamic(
                 times[name].append((time.perf_counter_ns() - t0) / 1e6)
         for name in built:
             result[name][share] = float(np.median(times[name]))
-    return result
+            if times[name]:
+                where[name][movers] = pos[name]
+    return result, where

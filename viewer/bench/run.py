@@ -150,13 +150,15 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
             floors[wl.name] = float(np.median(floor))
             if cfg.dynamic and cfg.frames:
                 log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
-                dyn = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
+                dyn, where = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
                 for label in built:
                     res[label].dynamic_ms = dyn[label]
+            else:
+                where = {label: wl.centres for label in built}
             if cfg.updates:
                 log(f"  updates: {cfg.updates:,} removes, inserts, moves; {10 * cfg.updates:,} batch moves ...")
                 for label, ix in built.items():
-                    measure.measure_updates(ix, wl, res[label], cfg.updates, cfg.seed)
+                    measure.measure_updates(ix, wl, res[label], cfg.updates, cfg.seed, centres=where[label])
             for label, ix in built.items():
                 r = res[label]
                 r.index = label
