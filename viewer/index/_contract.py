@@ -203,6 +203,19 @@ class SphereIndex:
         s = self._stats
         return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
 
+    def _live(self, id) -> int:
+        """``id`` as an int if it names a live object, else ``KeyError`` (not an integer, never
+        handed out, or removed). Needs ``self._next_id`` and :meth:`_is_removed`."""
+        i = check_id(id)
+        if i < 0 or i >= self._next_id:
+            raise KeyError(f"unknown id {i}")
+        if self._is_removed(i):
+            raise KeyError(f"id {i} was removed")
+        return i
+
+    def _is_removed(self, i: int) -> bool:  # pragma: no cover - for indexes that use _live
+        raise NotImplementedError
+
     def _record(self, candidates: int, visible: int, nodes_visited: int = 0, max_nodes_per_level: int = 0) -> None:
         s = self._stats
         s[0] = candidates

@@ -21,7 +21,6 @@ every buffer.
 
 from __future__ import annotations
 
-import numpy as np
 
 from viewer._jit import njit_noref
 

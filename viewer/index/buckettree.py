@@ -33,7 +33,6 @@ from ._contract import (
     as_point,
     as_radii,
     as_radius,
-    check_id,
     check_out,
 )
 from .hashgrid import CellTable, _check_many, _exercise
@@ -163,13 +162,8 @@ class BucketTree(SphereIndex):
             raise QueryOverflow(k, out.shape[0])
         return k
 
-    def _live(self, id) -> int:
-        i = check_id(id)
-        if i < 0 or i >= self._next_id:
-            raise KeyError(f"unknown id {i}")
-        if self._loc[i] < 0:
-            raise KeyError(f"id {i} was removed")
-        return i
+    def _is_removed(self, i: int) -> bool:
+        return bool(self._loc[i] < 0)
 
     def insert(self, centre, radius) -> int:
         x, y, z = as_point(centre, "centre")

@@ -40,7 +40,6 @@ from ._contract import (
     as_point,
     as_radii,
     as_radius,
-    check_id,
     check_out,
 )
 
@@ -259,13 +258,8 @@ class HashGrid(SphereIndex):
             raise QueryOverflow(k, out.shape[0])
         return k
 
-    def _live(self, id) -> int:
-        i = check_id(id)
-        if i < 0 or i >= self._next_id:
-            raise KeyError(f"unknown id {i}")
-        if self._ow[i] == -2:
-            raise KeyError(f"id {i} was removed")
-        return i
+    def _is_removed(self, i: int) -> bool:
+        return bool(self._ow[i] == -2)
 
     def _run(self, kernel, ids, cen, rad) -> None:
         done = 0

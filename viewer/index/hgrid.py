@@ -32,7 +32,6 @@ from ._contract import (
     as_point,
     as_radii,
     as_radius,
-    check_id,
     check_out,
 )
 from .hashgrid import CellTable, _check_many, _exercise
@@ -157,13 +156,8 @@ class HGrid(SphereIndex):
             raise QueryOverflow(k, out.shape[0])
         return k
 
-    def _live(self, id) -> int:
-        i = check_id(id)
-        if i < 0 or i >= self._next_id:
-            raise KeyError(f"unknown id {i}")
-        if self._id2s[i] < 0:
-            raise KeyError(f"id {i} was removed")
-        return i
+    def _is_removed(self, i: int) -> bool:
+        return bool(self._id2s[i] < 0)
 
     def insert(self, centre, radius) -> int:
         x, y, z = as_point(centre, "centre")

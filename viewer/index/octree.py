@@ -46,7 +46,6 @@ from ._contract import (
     as_point,
     as_radii,
     as_radius,
-    check_id,
     check_out,
 )
 
@@ -216,13 +215,8 @@ class Octree(SphereIndex):
             raise QueryOverflow(k, out.shape[0])
         return k
 
-    def _slot(self, id) -> int:
-        i = check_id(id)
-        if i < 0 or i >= self._next_id:
-            raise KeyError(f"unknown id {i}")
-        if self._ids[i, 0] < 0:
-            raise KeyError(f"id {i} was removed")
-        return i
+    def _is_removed(self, i: int) -> bool:
+        return bool(self._ids[i, 0] < 0)
 
     def insert(self, centre, radius) -> int:
         x, y, z = as_point(centre, "centre")
@@ -244,11 +238,11 @@ class Octree(SphereIndex):
         return i
 
     def remove(self, id) -> None:
-        i = self._slot(id)
+        i = self._live(id)
         K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch, self._iscratch)
 
     def move(self, id, centre, radius=None) -> None:
-        i = self._slot(id)
+        i = self._live(id)
         x, y, z = as_point(centre, "centre")
         r = float(self._obj[self._ids[i, 0], 3]) if radius is None else as_radius(radius)
         root = self._meta[K.ROOT]
@@ -356,7 +350,7 @@ class Octree(SphereIndex):
 
     def node_of(self, id) -> tuple[np.ndarray, float]:
         """The corner (3,) float64 and edge of the node holding ``id``."""
-        i = self._slot(id)
+        i = self._live(id)
         n = self._ids[i, 1]
         return self._ncorner[n].copy(), float(K.EDGE[self._nlev[n]])
 
