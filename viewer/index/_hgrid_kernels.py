@@ -21,7 +21,6 @@ every buffer.
 
 from __future__ import annotations
 
-
 from viewer._jit import njit_noref
 
 from ._hashgrid_kernels import cell_add, cell_drop, cell_find, cell_of, cell_room, margin
