@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import math
 from pathlib import Path
 
 from ..errors import UserError
+from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
 
@@ -28,41 +28,8 @@ the clusters, runs along the diagonal, passes near the remote cluster). Read the
 """
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = text.lower().split("x")
-        w, h = int(w), int(h)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 1280x720, got {text!r}") from None
-    if not (16 <= w <= 16384 and 16 <= h <= 16384):
-        raise argparse.ArgumentTypeError(f"size must be between 16 and 16384 pixels per side, got {text!r}")
-    return w, h
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _margin(text: str) -> tuple[float, bool]:
-    from ..events import parse_margin
-
-    return parse_margin(text)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -70,27 +37,27 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
     p = subparsers.add_parser("record", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scene", metavar="SCENE", help="a scene recipe (.toml), scene data (.npz) or a bundled recipe name")
+    p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--path", metavar="PATH", help="a camera path file (.toml or .json) to replay")
     src.add_argument("--generated", choices=GENERATED, default="flythrough",
                      help="which generated path to replay when no --path is given (default: %(default)s)")
-    p.add_argument("--frames", type=_positive_int, metavar="N",
+    p.add_argument("--frames", type=_args.positive_int, metavar="N",
                    help="render the whole path in N frames (dt = duration / (N - 1)); "
                         "default: as many frames as the path lasts at --dt")
-    p.add_argument("--dt", type=_positive_float, metavar="SECONDS",
+    p.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
     p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
                    help="index(es) to record, interleaved; repeatable (default: brute and octree)")
-    p.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH",
+    p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
                    help="how objects are drawn (default: %(default)s)")
-    p.add_argument("--speed", type=_positive_float, metavar="UNITS_PER_S",
+    p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed of a generated path, world units per second (default: world size / 10)")
     p.add_argument("--save-path", metavar="FILE",
                    help="also write the path replayed to FILE (TOML), e.g. to edit a generated path by hand")
-    p.add_argument("--hysteresis", type=_margin, default=(0.0, False), metavar="MARGIN",
+    p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default 0: leave as soon as out of view distance)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")

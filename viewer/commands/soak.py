@@ -4,11 +4,11 @@ checking sampled frames against brute force and reporting memory."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 
 from ..errors import UserError
+from . import _args
 
 HELP = "reliability run: many frames of a moving world headless (no rendering), checked against brute force"
 
@@ -27,30 +27,7 @@ bad argument. A scene without [motion] is refused (nothing would move).
 """
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
 
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _margin(text: str) -> tuple[float, bool]:
-    from ..events import parse_margin
-
-    return parse_margin(text)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -59,17 +36,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE", help="a scene with a [motion] table (.toml, .npz or a bundled name, "
                                                   "e.g. dynamic-100k)")
     p.add_argument("--index", default="octree", metavar="NAME", help="the index to soak (default: %(default)s)")
-    p.add_argument("--frames", type=_positive_int, default=100_000, metavar="N",
+    p.add_argument("--frames", type=_args.positive_int, default=100_000, metavar="N",
                    help="frames to run (default 100000; 1e5 is accepted)")
-    p.add_argument("--dt", type=_positive_float, default=1.0 / 60.0, metavar="SECONDS",
+    p.add_argument("--dt", type=_args.positive_float, default=1.0 / 60.0, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s)")
-    p.add_argument("--check-every", type=_positive_int, default=100, metavar="K",
+    p.add_argument("--check-every", type=_args.positive_int, default=100, metavar="K",
                    help="compare every K-th frame with brute force (default %(default)s)")
-    p.add_argument("--report-every", type=_positive_int, default=10_000, metavar="K",
+    p.add_argument("--report-every", type=_args.positive_int, default=10_000, metavar="K",
                    help="print memory every K frames (default %(default)s)")
-    p.add_argument("--hysteresis", type=_margin, default=(0.0, False), metavar="MARGIN",
+    p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
                    help="events' margin: world units, or 'P%%' of each view radius (default 0)")
-    p.add_argument("--time-limit", type=_positive_float, metavar="SECONDS",
+    p.add_argument("--time-limit", type=_args.positive_float, metavar="SECONDS",
                    help="stop after this much wall time, reporting the frames done (the run still passes "
                         "or fails on the frames checked)")
     p.add_argument("-q", "--quiet", action="store_true", help="only the final summary")

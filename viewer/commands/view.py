@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys
 
 from ..errors import UserError
+from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
 
@@ -33,102 +33,51 @@ the last frame.
 """
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = text.lower().split("x")
-        w, h = int(w), int(h)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 1280x720, got {text!r}") from None
-    if not (16 <= w <= 16384 and 16 <= h <= 16384):
-        raise argparse.ArgumentTypeError(f"size must be between 16 and 16384 pixels per side, got {text!r}")
-    return w, h
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
 
 
-def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (0.0 <= v <= 1.0):
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return v
-
-
-def _pose(text: str) -> tuple[float, float, float, float, float]:
-    try:
-        vals = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        vals = ()
-    if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
-        raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
-    return vals
-
-
-def _margin(text: str) -> tuple[float, bool]:
-    from ..events import parse_margin
-
-    return parse_margin(text)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scene", metavar="SCENE", help="a scene recipe (.toml), scene data (.npz) or a bundled recipe name")
+    p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     p.add_argument("--index", metavar="NAME",
                    help="the index to start with (default: octree when available, else brute); I cycles at run time")
-    p.add_argument("--size", type=_size, default=(1280, 720), metavar="WxH",
+    p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="window / framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
                    help="point-sprite impostors (cheaper) or instanced cubes (default: %(default)s)")
     p.add_argument("--colour", choices=("category", "level"), default="category",
                    help="colour by the scene's category or by the octree level holding each object")
-    p.add_argument("--fade", type=_fraction, default=0.15, metavar="FRACTION",
+    p.add_argument("--fade", type=_args.fraction, default=0.15, metavar="FRACTION",
                    help="objects fade in over this last fraction of their view distance (default 0.15; 0: pop)")
     p.add_argument("--boxes", action="store_true", help="start with the index's node boxes shown")
     p.add_argument("--no-hud", dest="hud", action="store_false", default=None, help="start with the HUD hidden")
     p.add_argument("--hud", dest="hud", action="store_true", help="draw the HUD (default on in a window, off headless)")
-    p.add_argument("--pose", type=_pose, metavar="X,Y,Z,YAW,PITCH",
+    p.add_argument("--pose", type=_args.pose, metavar="X,Y,Z,YAW,PITCH",
                    help="camera pose to start at (world units, degrees); headless: render every frame there "
                         "instead of flying a path")
-    p.add_argument("--speed", type=_positive_float, metavar="UNITS_PER_S",
+    p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed, world units per second (default: fitted to the scene)")
-    p.add_argument("--hysteresis", type=_margin, metavar="MARGIN",
+    p.add_argument("--hysteresis", type=_args.margin, metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
                    help="headless: save the last frame here; window: where the screenshot key saves")
     g = p.add_argument_group("headless")
     g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
-    g.add_argument("--frames", type=_positive_int, metavar="N",
+    g.add_argument("--frames", type=_args.positive_int, metavar="N",
                    help="frames to render headless: the whole path in N frames (default 120; with --dt: the "
                         "first N frames at that step)")
     g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
-    g.add_argument("--dt", type=_positive_float, metavar="SECONDS",
+    g.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
                    help="seconds of path per frame (alone: the whole path at this step, e.g. 0.016667 to fly it in real time)")
     w = p.add_argument_group("window (for scripted runs)")
-    w.add_argument("--fixed-dt", type=_positive_float, metavar="SECONDS",
+    w.add_argument("--fixed-dt", type=_args.positive_float, metavar="SECONDS",
                    help="advance the camera by this fixed step per frame instead of the wall clock")
-    w.add_argument("--max-frames", type=_positive_int, metavar="N", help="close the window after N frames")
+    w.add_argument("--max-frames", type=_args.positive_int, metavar="N", help="close the window after N frames")
     p.set_defaults(func=run)
     return p
 

@@ -1,0 +1,75 @@
+"""Argument types shared by the sub-commands: each turns a flag's text into a value or raises
+``argparse.ArgumentTypeError`` with a message saying what was expected."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+SCENE_HELP = "a scene recipe (.toml), scene data (.npz) or a bundled recipe name"
+
+
+def size(text: str) -> tuple[int, int]:
+    """``WIDTHxHEIGHT`` in pixels, each side 16..16384."""
+    try:
+        w, h = text.lower().split("x")
+        w, h = int(w), int(h)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 1280x720, got {text!r}") from None
+    if not (16 <= w <= 16384 and 16 <= h <= 16384):
+        raise argparse.ArgumentTypeError(f"size must be between 16 and 16384 pixels per side, got {text!r}")
+    return w, h
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1, also written like ``1e5``."""
+    try:
+        f = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not math.isfinite(f) or f != int(f):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    v = int(f)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0.0 <= v <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text!r}")
+    return v
+
+
+def pose(text: str) -> tuple[float, float, float, float, float]:
+    """``X,Y,Z,YAW,PITCH``: world units and degrees."""
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
+    return vals
+
+
+def margin(text: str) -> tuple[float, bool]:
+    """A hysteresis margin: world units, or ``P%`` of each radius (see :func:`viewer.events.parse_margin`)."""
+    from ..events import parse_margin
+
+    return parse_margin(text)
