@@ -27,6 +27,8 @@ import numpy as np
 
 from viewer._jit import njit
 
+from ._split_kernels import gather_split
+
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
 RMAX, SPLIT = 6, 7
@@ -453,30 +455,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
         return
     # split the full leaf
     m = cnt + 1
-    tmp = np.empty((m, 4))
-    tid = np.empty(m, dtype=np.int64)
-    s = ni[leaf, START]
-    for t in range(cnt):
-        for q in range(4):
-            tmp[t, q] = obj[s + t, q]
-        tid[t] = oid[s + t]
-        oid[s + t] = -1
-    tmp[cnt, 0] = x
-    tmp[cnt, 1] = y
-    tmp[cnt, 2] = z
-    tmp[cnt, 3] = r
-    tid[cnt] = id
-    a = 0
-    span = -1.0
-    for q in range(3):
-        lo = INF
-        hi = -INF
-        for t in range(m):
-            lo = min(lo, tmp[t, q])
-            hi = max(hi, tmp[t, q])
-        if hi - lo > span:
-            span = hi - lo
-            a = q
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
     order = np.argsort(tmp[:, a], kind="mergesort")
     half = m // 2
     st[GARBAGE] += cap
