@@ -25,7 +25,7 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._split_kernels import gather_split
+from ._split_kernels import select_kth, swap_rows, gather_split
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
 NI_COLS = 6
@@ -62,50 +62,6 @@ def _set_empty(nf, i):
 
 
 # ----------------------------------------------------------------------------------------- build
-
-
-@njit
-def _swap_rows(D, perm, i, j):
-    for q in range(D.shape[1]):
-        t = D[i, q]
-        D[i, q] = D[j, q]
-        D[j, q] = t
-    t2 = perm[i]
-    perm[i] = perm[j]
-    perm[j] = t2
-
-
-@njit
-def _select(D, perm, col, lo, hi, k):
-    """Quickselect on rows ``lo..hi`` (inclusive) of ``D`` by column ``col`` (rows and ``perm`` swapped
-    together): afterwards row k holds the k-th smallest, rows left of it are <=, right of it >=."""
-    while hi > lo:
-        mid = (lo + hi) >> 1
-        a = D[lo, col]
-        b = D[mid, col]
-        c = D[hi, col]
-        if a > b:
-            a, b = b, a
-        if b > c:
-            b = c
-        v = a if a > b else b  # median of three
-        i = lo
-        j = hi
-        while i <= j:
-            while D[i, col] < v:
-                i += 1
-            while D[j, col] > v:
-                j -= 1
-            if i <= j:
-                _swap_rows(D, perm, i, j)
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            break
 
 
 @njit
@@ -309,7 +265,7 @@ def build(obj, leaf_size, nbins, rkey_eps):
                 if b < best_bin:
                     i += 1
                 else:
-                    _swap_rows(D, perm, i, j)
+                    swap_rows(D, perm, i, j)
                     j -= 1
             mid = i
         else:
@@ -321,7 +277,7 @@ def build(obj, leaf_size, nbins, rkey_eps):
                     span = kmax[q] - kmin[q]
                     a = q
             mid = s + c // 2
-            _select(D, perm, a, s, s + c - 1, mid)
+            select_kth(D, perm, a, s, s + c - 1, mid)
         left = nnodes
         nnodes += 2
         ni[node, CHILD] = left

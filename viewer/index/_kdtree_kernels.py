@@ -27,7 +27,7 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._split_kernels import gather_split
+from ._split_kernels import select_kth, swap_rows, gather_split
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
@@ -47,50 +47,6 @@ def _box_d2(nf, i, px, py, pz):
 
 
 # ----------------------------------------------------------------------------------------- build
-
-
-@njit
-def _swap_rows(D, perm, i, j):
-    for q in range(D.shape[1]):
-        t = D[i, q]
-        D[i, q] = D[j, q]
-        D[j, q] = t
-    t2 = perm[i]
-    perm[i] = perm[j]
-    perm[j] = t2
-
-
-@njit
-def _select(D, perm, col, lo, hi, k):
-    """Quickselect rows ``lo..hi`` (inclusive) of ``D`` by column ``col``: afterwards row k holds the
-    k-th smallest, rows left of it are <=, rows right of it >=."""
-    while hi > lo:
-        mid = (lo + hi) >> 1
-        a = D[lo, col]
-        b = D[mid, col]
-        c = D[hi, col]
-        if a > b:
-            a, b = b, a
-        if b > c:
-            b = c
-        v = a if a > b else b
-        i = lo
-        j = hi
-        while i <= j:
-            while D[i, col] < v:
-                i += 1
-            while D[j, col] > v:
-                j -= 1
-            if i <= j:
-                _swap_rows(D, perm, i, j)
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            break
 
 
 @njit
@@ -128,7 +84,7 @@ def build(obj, leaf_size):
             for i in range(s + 1, s + c):
                 j = i
                 while j > s and D[j - 1, 3] < D[j, 3]:
-                    _swap_rows(D, perm, j - 1, j)
+                    swap_rows(D, perm, j - 1, j)
                     j -= 1
             continue
         k0 = INF
@@ -152,7 +108,7 @@ def build(obj, leaf_size):
         if m2 - k2 > span:
             a = 2
         mid = s + c // 2
-        _select(D, perm, a, s, s + c - 1, mid)
+        select_kth(D, perm, a, s, s + c - 1, mid)
         left = nnodes
         nnodes += 2
         ni[node, CHILD] = left

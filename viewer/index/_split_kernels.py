@@ -1,10 +1,55 @@
-"""A kernel the two binary trees (``bvh``, ``kdtree``) share for splitting a full leaf."""
+"""Kernels the two binary trees (``bvh``, ``kdtree``) share: quickselect for their builds and the
+gather that splits a full leaf."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from viewer._jit import njit
+
+
+@njit
+def swap_rows(D, perm, i, j):
+    for q in range(D.shape[1]):
+        t = D[i, q]
+        D[i, q] = D[j, q]
+        D[j, q] = t
+    t2 = perm[i]
+    perm[i] = perm[j]
+    perm[j] = t2
+
+
+@njit
+def select_kth(D, perm, col, lo, hi, k):
+    """Quickselect on rows ``lo..hi`` (inclusive) of ``D`` by column ``col`` (rows and ``perm`` swapped
+    together): afterwards row k holds the k-th smallest, rows left of it are <=, right of it >=."""
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        a = D[lo, col]
+        b = D[mid, col]
+        c = D[hi, col]
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b = c
+        v = a if a > b else b  # median of three
+        i = lo
+        j = hi
+        while i <= j:
+            while D[i, col] < v:
+                i += 1
+            while D[j, col] > v:
+                j -= 1
+            if i <= j:
+                swap_rows(D, perm, i, j)
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
 
 
 @njit
