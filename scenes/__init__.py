@@ -2,10 +2,10 @@
 
 Generated from a recipe (TOML, or arguments to :func:`generate_scene`) by one of the
 :data:`GENERATORS`, with a view-radius model from :data:`RADIUS_MODELS`; or read from a ``.npz`` data
-file (:mod:`scenes.format`). Deterministic: the same recipe and seed give bit-identical arrays on any
+file (:mod:`viewer.scenes.format`). Deterministic: the same recipe and seed give bit-identical arrays on any
 machine. Pure: imports only the standard library and numpy (no GL).
 
->>> from scenes import generate_scene
+>>> from viewer.scenes import generate_scene
 >>> s = generate_scene("clustered", 1000, seed=1, clusters=8)
 >>> s.centres.shape, s.radii.dtype, s.colours.dtype
 ((1000, 3), dtype('float64'), dtype('uint8'))

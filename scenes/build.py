@@ -237,7 +237,7 @@ def generate_scene(
     radius : a radius-model spec, e.g. ``{"model": "log-uniform", "min": 5, "max": 30}``; None: the
         generator's default (heavy-tailed for most)
     origin : (3,) centre of the world box, world units
-    look : a look table (see :mod:`scenes.look`); None: the default look
+    look : a look table (see :mod:`viewer.scenes.look`); None: the default look
     motion : a ``[motion]`` table (see :data:`MOTION_FIELDS`), e.g. ``{"share": 0.1}``; None: static
     **params : the generator's parameters (e.g. ``clusters=32`` for "clustered")
 

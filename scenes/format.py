@@ -30,7 +30,7 @@ motion_phase       (M,) real                   v2        phase of the view-radiu
 motion_params      () str (JSON object)        v2        radius_pulse, radius_period, seed
 =================  ==========================  ========  =============================================
 
-The ``motion_*`` entries (see :class:`scenes.scene.Motion`) come all together or not at all (a static
+The ``motion_*`` entries (see :class:`viewer.scenes.scene.Motion`) come all together or not at all (a static
 scene), and only in a version 2 file. Every centre must lie inside the world box. Any other entry is
 an error (a misspelt name would otherwise be silently ignored).
 """

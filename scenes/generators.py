@@ -3,7 +3,7 @@
 ``GENERATORS`` maps a name to a :class:`Generator`. Each has a *layout* step (cluster centres, the
 remote cluster's place, ...: drawn once, from its own random stream, so the layout does not depend on
 N) and a *sample* step that places ``m`` objects at a time (called chunk by chunk, so memory stays
-proportional to the chunk, not to N). Positions use only :mod:`scenes._portable` arithmetic: a seed
+proportional to the chunk, not to N). Positions use only :mod:`viewer.scenes._portable` arithmetic: a seed
 gives bit-identical centres on every machine.
 
 Every centre lies inside the world box ``[lo, hi]`` (points drawn outside are drawn again).

@@ -1,7 +1,7 @@
 """View-radius models: how far away each object can be seen (world units).
 
 ``RADIUS_MODELS`` maps a model name to a :class:`RadiusModel`; a recipe's ``[radius]`` table picks one
-with ``model = "..."`` and gives its parameters. All draws go through :mod:`scenes._portable`, so a
+with ``model = "..."`` and gives its parameters. All draws go through :mod:`viewer.scenes._portable`, so a
 seed gives the same radii on every machine.
 """
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from scenes import generate_scene
+from viewer.scenes import generate_scene
 from viewer.camera import FlyCamera
 from viewer.frame import FramePipeline
 from viewer.index import brute_query
@@ -118,7 +118,7 @@ def test_the_csv_has_schema_2_columns_and_version_1_still_reads(tmp_path):
 
 
 def test_soak_checks_frames_and_reports_memory(tmp_path, capsys):
-    from scenes import save_scene
+    from viewer.scenes import save_scene
     from viewer.cli import main
 
     path = save_scene(dynamic_scene(), tmp_path / "dyn.npz")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scenes import MOTION_KINDS, SceneError, check_recipe, generate_scene, load_scene, save_scene
+from viewer.scenes import MOTION_KINDS, SceneError, check_recipe, generate_scene, load_scene, save_scene
 from viewer.motion import MotionState, advance
 
 DT = 1.0 / 60.0

@@ -12,7 +12,7 @@ GL_MODULES = ("moderngl", "moderngl_window", "pyglet", "glcontext")
 PURE = [
     "viewer",
     "viewer.index",
-    "scenes",
+    "viewer.scenes",
     "viewer.camera",
     "viewer.frustum",
     "viewer.frame",

@@ -199,7 +199,7 @@ def test_path_recorder_drops_and_captures_keyframes(tmp_path):
 
 @pytest.fixture(scope="module")
 def scenes_():
-    from scenes import generate_scene
+    from viewer.scenes import generate_scene
 
     return {
         "clustered": generate_scene("clustered", 3000, seed=5, clusters=8),

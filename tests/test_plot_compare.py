@@ -18,7 +18,7 @@ from viewer.recording import COLUMNS, SCHEMA_VERSION, Recorder, build_meta, meta
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory):
     """Two recordings of the GL-free frame pipeline flying a generated path (brute and octree if present)."""
-    from scenes import generate_scene
+    from viewer.scenes import generate_scene
     from viewer.camera import FlyCamera
     from viewer.frame import FramePipeline, warm
     from viewer.index import INDEXES

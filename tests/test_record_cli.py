@@ -26,7 +26,7 @@ POSE_AND_COUNTS = ("frame", "t", "dt", "cam_x", "cam_y", "cam_z", "yaw", "pitch"
 
 @pytest.fixture(scope="module")
 def scene_file(tmp_path_factory):
-    from scenes import generate_scene, save_scene
+    from viewer.scenes import generate_scene, save_scene
 
     d = tmp_path_factory.mktemp("scene")
     return save_scene(generate_scene("clustered", 3000, seed=11, clusters=5), d / "tiny.npz")
@@ -58,7 +58,7 @@ def _replay_once(scene, out):
 
 
 def test_two_replays_see_the_same_poses_and_visible_sets(scene_file, tmp_path):
-    from scenes import load_scene
+    from viewer.scenes import load_scene
 
     scene = load_scene(scene_file)
     a, pa = _replay_once(scene, tmp_path / "a")

@@ -71,7 +71,7 @@ def is_bg(gl, px):
 
 
 def test_every_shader_compiles(gl):
-    from shaders import shader_names
+    from viewer.shaders import shader_names
 
     lib = gl.render.ShaderLibrary(gl.ctx)
     names = shader_names()
@@ -267,7 +267,7 @@ def test_headless_viewer_and_screenshot(tmp_path):
 
 
 def tiny_npz(tmp_path):
-    scenes = pytest.importorskip("scenes")
+    scenes = pytest.importorskip("viewer.scenes")
     sc = scenes.Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,
                       category=TINY.category, world=100.0)
     return scenes.save_scene(sc, tmp_path / "tiny.npz")

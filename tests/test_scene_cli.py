@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from scenes import load_scene
+from viewer.scenes import load_scene
 from tests.test_scene_files import BAD_NPZ, BAD_RECIPES, BROKEN_FILES, GOOD, _good_npz, write_bad_recipe
 from viewer.cli import main
 

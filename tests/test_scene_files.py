@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scenes import (
+from viewer.scenes import (
     FORMAT_VERSION,
     RECIPE_FIELDS,
     SceneError,
@@ -125,7 +125,7 @@ def test_rgb_colours_get_opaque_alpha(tmp_path):
 
 
 def test_bundled_recipes_are_valid_and_cover_every_generator():
-    from scenes import GENERATORS
+    from viewer.scenes import GENERATORS
 
     bundled = bundled_recipes()
     for name in ("uniform-1m", "clustered-1m", "diagonal-1m", "remote-cluster-1m"):
@@ -155,7 +155,7 @@ def test_a_bundled_recipe_can_be_named_by_its_stem(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SceneError, match="bundled recipes: .*clustered-100k"):
         load_scene("no-such-scene")
-    from scenes import resolve_scene_path
+    from viewer.scenes import resolve_scene_path
 
     assert resolve_scene_path("clustered-100k") == bundled_recipes()["clustered-100k"]
     assert resolve_scene_path("clustered-100k.toml") == bundled_recipes()["clustered-100k"]

@@ -7,9 +7,9 @@ import hashlib
 import numpy as np
 import pytest
 
-import scenes.build
-from scenes import GENERATORS, RADIUS_MODELS, Scene, SceneError, generate_scene
-from scenes import _portable as P
+import viewer.scenes.build
+from viewer.scenes import GENERATORS, RADIUS_MODELS, Scene, SceneError, generate_scene
+from viewer.scenes import _portable as P
 from viewer.index import brute_query
 
 WORLD = 1000.0
@@ -104,7 +104,7 @@ def test_streams_are_independent():
 
 
 def test_generation_in_chunks_reports_progress_and_stays_in_the_box(monkeypatch):
-    monkeypatch.setattr(scenes.build, "CHUNK", 1000)
+    monkeypatch.setattr(viewer.scenes.build, "CHUNK", 1000)
     seen = []
     s = generate_scene("diagonal", 3500, seed=1, world=WORLD, progress=lambda d, n: seen.append((d, n)))
     assert seen == [(1000, 3500), (2000, 3500), (3000, 3500), (3500, 3500)]
@@ -324,7 +324,7 @@ def test_scenes_import_no_gl():
     import sys
 
     code = (
-        "import sys, scenes, viewer.commands.scene; scenes.generate_scene('clustered', 100, clusters=3); "
+        "import sys, viewer.scenes as scenes, viewer.commands.scene; scenes.generate_scene('clustered', 100, clusters=3); "
         "print(','.join(m for m in ('moderngl', 'moderngl_window', 'pyglet', 'glcontext') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -44,7 +44,7 @@ def xdo(env, *args, timeout=20):
 
 
 def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
-    scenes = pytest.importorskip("scenes")
+    scenes = pytest.importorskip("viewer.scenes")
     from .test_render import TINY
 
     sc = scenes.Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,

@@ -1,13 +1,22 @@
 """A 3D view-distance culling testbed: spatial indexes over per-object view spheres, scenes, a GPU
 viewer and per-frame recording.
 
-The index core (:mod:`viewer.index`) never imports GL; the GL code lives in :mod:`viewer.render` and
-the window in :mod:`viewer.app`, both imported lazily.
+Sub-packages: :mod:`viewer.index` (the indexes; no GL), :mod:`viewer.scenes` (generators, recipes and
+``.npz`` files), :mod:`viewer.render` (the only moderngl code), :mod:`viewer.app` (the window).
+``INDEXES`` and ``make_index`` are imported on first use, so ``import viewer.scenes`` does not load the
+index package.
 """
 
 __version__ = "0.1.0"
 
 from .errors import UserError  # noqa: E402
-from .index import INDEXES, make_index  # noqa: E402
 
 __all__ = ["INDEXES", "UserError", "__version__", "make_index"]
+
+
+def __getattr__(name: str):
+    if name in ("INDEXES", "make_index"):
+        from . import index
+
+        return getattr(index, name)
+    raise AttributeError(f"module 'viewer' has no attribute {name!r}")

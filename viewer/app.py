@@ -61,7 +61,7 @@ _KEY_ATTRS = {
 class WindowOptions:
     """What ``viewer view`` passes to the window.
 
-    scene : the :class:`scenes.Scene`; index : the index to start with; draw, colour, fade, fog, hud,
+    scene : the :class:`viewer.scenes.Scene`; index : the index to start with; draw, colour, fade, fog, hud,
     boxes : as :class:`viewer.render.ViewerSession`; screenshot : the path the screenshot key writes
     (None: ``screenshot-<time>.png`` in the working directory); fixed_dt : seconds per frame instead of
     the wall clock (replayable flights); max_frames : close after this many frames (0: never);

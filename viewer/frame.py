@@ -142,7 +142,7 @@ class FramePipeline:
     Parameters
     ----------
     scene : anything with ``centres`` (N, 3) float64, ``radii`` (N,) float64 view distances,
-        ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`scenes.Scene`)
+        ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`viewer.scenes.Scene`)
     index : name of the index to start with (a key of :data:`viewer.index.INDEXES`)
     indexes : the names :meth:`cycle_index` goes through (default: every available index)
     fade : fraction of each view distance, at its far end, over which objects fade in

@@ -54,7 +54,7 @@ class HeadlessViewer:
 
     Parameters
     ----------
-    scene : a :class:`scenes.Scene` (or anything with its array fields)
+    scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
     size : (width, height) pixels
     index : index to start with (a key of :data:`viewer.index.INDEXES`); indexes : the set to switch among
     draw : "sprites" (point impostors) or "mesh" (instanced cubes)

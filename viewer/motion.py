@@ -1,4 +1,4 @@
-"""Moving objects, frame by frame: the runtime of a scene's :class:`scenes.Motion`. No GL.
+"""Moving objects, frame by frame: the runtime of a scene's :class:`viewer.scenes.Motion`. No GL.
 
 A :class:`MotionState` owns the world as it is now: a copy of the scene's centres and radii that the
 movers' updates are written into (so the frame pipeline draws, and the visibility tracker measures
@@ -15,7 +15,7 @@ distances, from the same arrays the index was told about), the drifters' velocit
 Deterministic: the same scene (recipe and seed) and the same sequence of ``dt`` give bit-identical
 positions, whatever ran before (the random walk draws from a counter-based stream keyed by the step
 number). The models (drift, orbit, random walk; an optional view-radius pulse) are described in
-:class:`scenes.scene.Motion`.
+:class:`viewer.scenes.scene.Motion`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class MotionState:
 
     Parameters
     ----------
-    motion : :class:`scenes.scene.Motion` (M movers)
+    motion : :class:`viewer.scenes.scene.Motion` (M movers)
     centres : (N, 3) float64, world units: the objects' start positions (copied)
     radii : (N,) float64, world units: their view distances at t = 0 (copied)
     lo, hi : (3,) float64: the world box the movers stay in

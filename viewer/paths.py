@@ -419,7 +419,7 @@ class PathRecorder:
 
 
 def generated_path(scene, kind: str = "flythrough", *, speed: float | None = None) -> CameraPath:
-    """A path through ``scene`` (a :class:`scenes.Scene`), deterministic for a given scene.
+    """A path through ``scene`` (a :class:`viewer.scenes.Scene`), deterministic for a given scene.
 
     kind:
       - ``"clusters"``: through the centres of the heaviest clusters (up to 6), nearest first.

@@ -48,8 +48,8 @@ def parse_index_spec(text: str) -> IndexSpec:
 
 def parse_radius_spec(text: str) -> dict | None:
     """``heavy-tailed`` (the default model, None), ``constant:value=20``, ``log-uniform:min=1,max=5``."""
-    from scenes import RADIUS_MODELS
-    from scenes.radii import check_radius_spec
+    from viewer.scenes import RADIUS_MODELS
+    from viewer.scenes.radii import check_radius_spec
 
     name, _, opts = text.strip().partition(":")
     if name == "default":

@@ -51,11 +51,11 @@ def camera_points(centres: np.ndarray, world: float, q: int, seed: int) -> np.nd
 def make_workload(
     scene: str, n: int, seed: int = 0, queries: int = 300, world: float = 10_000.0, radius: dict | None = None
 ) -> Workload:
-    """Generate ``scene`` (a generator name from :data:`scenes.GENERATORS`) with ``n`` objects in a
+    """Generate ``scene`` (a generator name from :data:`viewer.scenes.GENERATORS`) with ``n`` objects in a
     world ``world`` wide, with radii from ``radius`` (a radius-model spec such as
     ``{"model": "constant", "value": 20}``; None: the default heavy-tailed radii, most 5..30 and a few
     up to 1000). Non-default radius models are named in the workload's label."""
-    from scenes import generate_scene
+    from viewer.scenes import generate_scene
 
     sc = generate_scene(scene, n, seed=seed, world=world, radius=radius)
     pts = camera_points(sc.centres, world, queries, seed)

@@ -77,7 +77,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from scenes import GENERATORS
+    from viewer.scenes import GENERATORS
 
     from viewer.bench.report import format_table, write_csv
     from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench

@@ -69,7 +69,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from scenes import load_scene
+    from viewer.scenes import load_scene
 
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path

@@ -65,7 +65,7 @@ def add_parser(subparsers) -> None:
 
 
 def _count(text: str) -> int:
-    from scenes import MAX_N
+    from viewer.scenes import MAX_N
 
     try:
         v = float(text)
@@ -114,7 +114,7 @@ class _Progress:
 
 
 def _load_for_generate(args, progress):
-    from scenes import SceneError, generate_recipe, load_scene, read_recipe, resolve_scene_path
+    from viewer.scenes import SceneError, generate_recipe, load_scene, read_recipe, resolve_scene_path
 
     path = resolve_scene_path(args.recipe)
     if args.n is None and args.seed is None:
@@ -135,7 +135,7 @@ def _load_for_generate(args, progress):
 
 
 def cmd_generate(args) -> int:
-    from scenes import SceneError, save_scene
+    from viewer.scenes import SceneError, save_scene
 
     out = Path(args.output) if args.output else Path(Path(args.recipe).stem + ".npz")
     if out.suffix != ".npz":
@@ -201,7 +201,7 @@ def _fmt_vec(v) -> str:
 
 
 def cmd_info(args) -> int:
-    from scenes import load_scene
+    from viewer.scenes import load_scene
 
     scene = load_scene(args.scene, progress=_Progress(f"generating {Path(args.scene).stem}"))
     d = describe(scene)
@@ -244,7 +244,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from scenes import bundled_recipes, read_recipe
+    from viewer.scenes import bundled_recipes, read_recipe
 
     for name, path in bundled_recipes().items():
         r = read_recipe(path)

@@ -75,7 +75,7 @@ def _mib(b: int) -> str:
 def run(args) -> int:
     import numpy as np
 
-    from scenes import load_scene
+    from viewer.scenes import load_scene
 
     from ..events import VisibilityTracker, warm as warm_events
     from ..index import INDEXES, QueryOverflow, brute_query, make_index

@@ -112,7 +112,7 @@ def run(args) -> int:
         if not os.path.isdir(d):
             raise UserError(f"--screenshot {args.screenshot}: directory {d} does not exist")
 
-    from scenes import load_scene
+    from viewer.scenes import load_scene
 
     print(f"loading {args.scene} ...", file=sys.stderr)
     scene = load_scene(args.scene)

@@ -76,7 +76,7 @@ def gl_info(ctx) -> dict[str, Any]:
 
 
 def scene_meta(scene) -> dict[str, Any]:
-    """What identifies a :class:`scenes.Scene`: name, N, seed, world, recipe or source file, sha256."""
+    """What identifies a :class:`viewer.scenes.Scene`: name, N, seed, world, recipe or source file, sha256."""
     if scene is None:
         return {}
     source = getattr(scene, "source", None)

@@ -26,7 +26,7 @@ class ViewerSession:
     Parameters
     ----------
     ctx : the moderngl context; fbo : the target framebuffer (its viewport is the image size)
-    scene : a :class:`scenes.Scene` (or anything with its array fields)
+    scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
     index : the index to start with; indexes : the ones ``cycle_index`` goes through
     draw : "sprites" or "mesh"; colour : "category" or "level"
     fade : fraction of the view distance over which objects fade in

@@ -1,4 +1,4 @@
-"""A cached loader for the single-file GLSL programs in :mod:`shaders`.
+"""A cached loader for the single-file GLSL programs in :mod:`viewer.shaders`.
 
 Each file holds every stage, split by ``#if defined VERTEX_SHADER`` / ``#elif defined FRAGMENT_SHADER``
 (and optionally ``GEOMETRY_SHADER``); a stage is compiled by inserting its ``#define`` (and any
@@ -11,7 +11,7 @@ import functools
 
 import moderngl
 
-from shaders import shader_names, shader_path
+from viewer.shaders import shader_names, shader_path
 
 __all__ = ["ShaderLibrary", "stage_sources"]
 
