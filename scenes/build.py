@@ -146,10 +146,15 @@ def check_recipe(recipe: Mapping) -> dict:
     r["params"] = validate_table(r["params"], gen.params, "params", what=f"params of generator {gen.name!r}")
     gen.check(r["params"], r["world"], "params")
     radius = r["radius"]
-    if radius is None:
-        radius = gen.default_radius(r["world"]) if gen.default_radius else dict(DEFAULT_RADIUS)
-    r["radius"] = check_radius_spec(radius, "radius")
-    r["look"] = check_look(r["look"], "look")
+    if gen.radii is not None:  # the generator derives its own view distances
+        if radius is not None:
+            raise SceneError(f"generator {gen.name!r} derives view distances itself (see its params); "
+                             "remove the [radius] table", "radius")
+    else:
+        if radius is None:
+            radius = gen.default_radius(r["world"]) if gen.default_radius else dict(DEFAULT_RADIUS)
+        r["radius"] = check_radius_spec(radius, "radius")
+    r["look"] = check_look({**(gen.default_look or {}), **r["look"]}, "look")
     if r["motion"] is None:
         del r["motion"]  # a static recipe stays exactly what it was before [motion] existed
     else:
@@ -185,13 +190,17 @@ def generate_recipe(
     category = np.empty(n, dtype=np.int32)
     for a in range(0, n, CHUNK):
         b = min(n, a + CHUNK)
-        radii[a:b] = sample_radii(r_rad, b - a, r["radius"])
+        radii[a:b] = (gen.radii(r_rad, b - a, r["params"]) if gen.radii is not None
+                      else sample_radii(r_rad, b - a, r["radius"]))
         centres[a:b], category[a:b] = gen.sample(r_pos, layout, b - a, radii[a:b], lo, hi, r["params"])
         if progress is not None:
             progress(b, n)
     look_rng = _rng(s_look)
     sizes = make_sizes(look_rng, radii, r["look"])
-    colours = make_colours(look_rng, centres, radii, category, r["look"])
+    if gen.colours is not None and r["look"]["colour_by"] == "auto":
+        colours = gen.colours(look_rng, centres, radii, category, r["params"])
+    else:
+        colours = make_colours(look_rng, centres, radii, category, r["look"])
     motion = make_motion(_rng(s_motion), n, r["motion"]) if r.get("motion") else None
     return Scene(
         name=r["name"],

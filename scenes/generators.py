@@ -53,6 +53,11 @@ class Generator:
     check(params, world, prefix) raises SceneError for parameter combinations that cannot work.
     default_radius(world) -> spec : the radius model when the recipe gives none (None: the global
         default, heavy-tailed).
+    radii(rng, m, params) -> (m,) float64 : the generator's own view distances (drawn from the radius
+        stream), replacing the radius model; a recipe for such a generator must not give ``[radius]``.
+    colours(rng, centres, radii, category, params) -> (N, 4) uint8 : the generator's own colours (drawn
+        from the look stream), used when the recipe's ``look.colour_by`` is ``auto``.
+    default_look : look fields the generator prefers; the recipe's ``[look]`` overrides them.
     """
 
     name: str
@@ -62,6 +67,9 @@ class Generator:
     sample: Sample
     check: Callable[[dict, float, str], None] = lambda p, world, prefix: None
     default_radius: Callable[[float], dict] | None = None
+    radii: Callable[[np.random.Generator, int, dict], np.ndarray] | None = None
+    colours: Callable[..., np.ndarray] | None = None
+    default_look: Mapping | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -272,6 +280,75 @@ def _coincident_sample(rng, lay, m, radii, lo, hi, p):
     return lay.cluster_centres[which], which.astype(np.int32)
 
 
+# --------------------------------------------------------------------------- starfield
+
+
+def _disc_scales(p, lo, hi) -> tuple[float, float]:
+    world = float((hi - lo).min())
+    h_r = p["scale_length"] if p["scale_length"] is not None else world / 16.0
+    h_z = p["scale_height"] if p["scale_height"] is not None else world / 200.0
+    return h_r, h_z
+
+
+def _starfield_check(p, world, prefix):
+    h_r = p["scale_length"] if p["scale_length"] is not None else world / 16.0
+    h_z = p["scale_height"] if p["scale_height"] is not None else world / 200.0
+    if h_r > world / 2 or h_z > world / 2:
+        raise SceneError(f"the disc's scale length and height must be <= world / 2 ({world / 2:g})",
+                         f"{prefix}.scale_length" if h_r > world / 2 else f"{prefix}.scale_height")
+
+
+def _starfield_setup(rng, n, lo, hi, p, radius):
+    h_r, h_z = _disc_scales(p, lo, hi)
+    centre = (lo + hi) / 2
+    return Layout(extras={"disc": {"centre": centre.tolist(), "scale_length": h_r, "scale_height": h_z,
+                                   "m_lim": p["m_lim"]}}, state={"centre": centre, "h_r": h_r, "h_z": h_z})
+
+
+def _disc_points(rng, m: int, centre, h_r: float, h_z: float) -> np.ndarray:
+    """(m, 3) points of an exponential disc in the x-z plane (+y up): surface density ~ exp(-R / h_r)
+    (R is Gamma(2, h_r): the sum of two exponential draws), height ~ exp(-|y| / h_z)."""
+    u = np.maximum(rng.random((m, 4)), 1e-300)  # log of 0 is not defined; 1e-300 is 690 scale lengths out
+    R = -(P.log2(u[:, 0]) + P.log2(u[:, 1])) * (h_r * _LN2)
+    y = -P.log2(u[:, 2]) * (h_z * _LN2)
+    y[u[:, 3] < 0.5] *= -1.0
+    d = np.empty((m, 2))  # a uniform direction in the plane: points of the unit disc, normalised
+    done = 0
+    while done < m:
+        v = rng.random((2 * (m - done) + 8, 2)) * 2.0 - 1.0
+        n2 = v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]
+        v = v[(n2 <= 1.0) & (n2 > 1e-6)][: m - done]
+        d[done:done + v.shape[0]] = v / np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1])[:, None]
+        done += v.shape[0]
+    pts = np.empty((m, 3))
+    pts[:, 0] = centre[0] + R * d[:, 0]
+    pts[:, 1] = centre[1] + y
+    pts[:, 2] = centre[2] + R * d[:, 1]
+    return pts
+
+
+_LN2 = 0.6931471805599453
+
+
+def _starfield_sample(rng, lay, m, radii, lo, hi, p):
+    st = lay.state
+    pts = _disc_points(rng, m, st["centre"], st["h_r"], st["h_z"])
+    pts = _keep_inside(pts, lo, hi, lambda rows: _disc_points(rng, rows.size, st["centre"], st["h_r"], st["h_z"]))
+    return pts, np.full(m, -1, dtype=np.int32)
+
+
+def _starfield_radii(rng, m, p):
+    from .stars import absolute_magnitudes, view_distance
+
+    return view_distance(absolute_magnitudes(rng, m, p["giants"]), p["m_lim"])
+
+
+def _starfield_colours(rng, centres, radii, category, p):
+    from .stars import star_colours
+
+    return star_colours(rng, radii, p["m_lim"], p["giants"])
+
+
 # --------------------------------------------------------------------------- table
 
 GENERATORS: dict[str, Generator] = {
@@ -350,5 +427,30 @@ GENERATORS: dict[str, Generator] = {
         {"sites": Param("int", 100, lo=1, hi=100_000_000, doc="number of distinct positions")},
         _coincident_setup,
         _coincident_sample,
+    ),
+    "starfield": Generator(
+        "starfield",
+        "stars in a thin exponential disc (x-z plane, +y up; parsecs as world units), absolute magnitudes "
+        "from a luminosity function spanning supergiants to red dwarfs (scenes/stars.py), each star's view "
+        "distance the distance at which it fades to the limiting magnitude m_lim: r = 10 * 10**((m_lim - "
+        "M) / 5). Radii span four decades and thousands of stars are in view from anywhere in the disc; "
+        "colours are the stars' blackbody colours, drawn sizes proportional to r (so the on-screen size "
+        "follows the apparent magnitude). The recipe's [radius] table does not apply",
+        {
+            "m_lim": Param("float", 6.5, lo=-30.0, hi=100.0, doc="limiting apparent magnitude (6.5: the naked eye)"),
+            "giants": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of giants and supergiants (M -6 .. 1)"),
+            "scale_length": Param("float", None, lo=0.0, lo_open=True,
+                                  doc="the disc's radial scale length, parsecs (default: world / 16)"),
+            "scale_height": Param("float", None, lo=0.0, lo_open=True,
+                                  doc="the disc's vertical scale height, parsecs (default: world / 200)"),
+        },
+        _starfield_setup,
+        _starfield_sample,
+        _starfield_check,
+        radii=_starfield_radii,
+        colours=_starfield_colours,
+        # drawn half-extent = r * 0.0015: a star at its view distance is ~2 pixels wide in a 720-pixel,
+        # 60-degree view, one 5 magnitudes brighter 10 times that
+        default_look={"size": {"model": "proportional", "factor": 0.0015, "min": 0.0, "max": 1e12}},
     ),
 }

@@ -214,9 +214,12 @@ def cmd_info(args) -> int:
     if d["generator"]:
         params = ", ".join(f"{k}={v}" for k, v in (d["params"] or {}).items() if v is not None)
         out.append(f"generator  {d['generator']}, seed {d['seed']}" + (f" ({params})" if params else ""))
-        rm = dict(d["radius_model"] or {})
-        model = rm.pop("model", "?")
-        out.append(f"radius     {model} ({', '.join(f'{k}={v:g}' for k, v in rm.items())})")
+        if d["radius_model"] is None:
+            out.append("radius     the generator's own (see its params)")
+        else:
+            rm = dict(d["radius_model"])
+            model = rm.pop("model", "?")
+            out.append(f"radius     {model} ({', '.join(f'{k}={v:g}' for k, v in rm.items())})")
     else:
         out.append(f"generator  none (scene data), seed {d['seed']}")
     out.append(f"objects    {d['n']:,}")
