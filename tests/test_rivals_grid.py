@@ -233,7 +233,6 @@ def test_nbytes_grows_with_n(rng, cls):
     [
         (HashGrid, {"cell_size": 0.0}),
         (HashGrid, {"max_span": 0}),
-        (HashGrid, {"bogus": 1}),
         (HGrid, {"base": -1.0}),
         (HGrid, {"cell_factor": 0.5}),
         (BucketTree, {"m": 1}),
@@ -244,3 +243,9 @@ def test_nbytes_grows_with_n(rng, cls):
 def test_bad_options(cls, options):
     with pytest.raises(ValueError):
         cls(np.zeros((3, 3)), np.ones(3), **options)
+
+
+@pytest.mark.parametrize("cls", GRIDS, ids=lambda c: c.name)
+def test_unknown_option_is_a_type_error(cls):
+    with pytest.raises(TypeError, match="bogus"):
+        cls(np.zeros((3, 3)), np.ones(3), bogus=1)

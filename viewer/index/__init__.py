@@ -2,7 +2,8 @@
 
 ``INDEXES`` maps a short name to an index class; every class follows the contract in
 :mod:`viewer.index._contract` (build from arrays, ``query`` / ``query_into``, ``insert`` / ``remove`` /
-``move`` by id, ``stats``). No GL here: this package imports only numpy and numba.
+``move`` / ``move_many`` by id, ``stats``, ``warm_up``). No GL here: this package imports only numpy and numba
+(and the optional peer libraries).
 """
 
 import importlib
@@ -70,6 +71,7 @@ __all__ = [
     "SphereIndex",
     "brute_query",
     "make_index",
+    "warm_up",
 ]
 
 
@@ -80,3 +82,11 @@ def make_index(name: str, centres, radii, **options) -> SphereIndex:
     except KeyError:
         raise KeyError(f"unknown index {name!r}; choose from {', '.join(INDEXES)}") from None
     return cls(centres, radii, **options)
+
+
+def warm_up(names=None) -> None:
+    """Compile (or load from numba's cache) every kernel of the named indexes (keys of :data:`INDEXES`;
+    default: every one whose libraries are installed), so no JIT time lands in a measurement. Each
+    class's :meth:`SphereIndex.warm_up` runs once per process; later calls return at once."""
+    for name in INDEXES if names is None else names:
+        INDEXES[name].warm_up()

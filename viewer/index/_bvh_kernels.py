@@ -637,7 +637,7 @@ def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_s
 def move_batch(
     first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, sweep, dirty
 ):
-    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep the radius).
+    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep the radius).
     Stops early when storage runs short and returns the index of the next move to do. With ``sweep``
     the per-object chain refits are skipped and the leaves it touched are flagged in ``dirty`` (M,) uint8 and the caller refits them
     with :func:`refit_dirty`."""
@@ -651,7 +651,7 @@ def move_batch(
         if sweep:
             dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
         r = rad[i]
-        if r < 0.0:
+        if r != r:  # NaN: keep the radius
             r = obj[slot, 3]
         _move(
             slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, fst,

@@ -1,4 +1,4 @@
-"""The contract every index in :mod:`viewer.index` follows, and the input checks they share.
+"""The contract every index in :mod:`viewer.index` follows, checked once here for all of them.
 
 An index holds spheres: a centre and a radius (the object's maximum view distance, world units).
 The query is a point (the camera); the answer is exactly the ids of the spheres that contain it,
@@ -8,22 +8,44 @@ with the predicate, computed in float64 in this order::
     (dx * dx + dy * dy) + dz * dz <= r * r
 
 Every implementation evaluates that same expression, so all of them agree with ``brute`` bit for bit,
-points exactly on a sphere's surface included.
+points exactly on a sphere's surface included (an index may widen its boxes, never lose an object).
 
-Shared API (see :class:`SphereIndex`):
+**Domain** (:mod:`viewer.domain`): coordinates (centres and query points) are finite with
+``|x| <= COORD_LIMIT`` (2**100), radii finite with ``0 <= r <= RADIUS_LIMIT`` (2**100); subnormals are
+inside. Every entry point refuses a value outside with ``ValueError`` naming it.
+
+Public API (see :class:`SphereIndex`; every method validates here, then calls the index's storage hook):
 
 - ``Cls(centres, radii, **options)``: ``centres`` (N, 3) float, ``radii`` (N,) float, N may be 0;
-  ids are ``0..N-1``.
+  ids are ``0..N-1``. An option the class does not take: ``TypeError`` (as for any Python call).
 - ``query(point) -> (K,) int64`` ids, any order.
 - ``query_into(point, out) -> int``: writes the ids into ``out`` ((M,) int64, preallocated) and
   returns K. When K > M the first M ids are written and :class:`QueryOverflow` is raised, carrying
   ``needed = K``: a result is never truncated silently.
 - ``insert(centre, radius) -> int`` (a new id; ids are never reused), ``remove(id)``,
   ``move(id, centre, radius=None)``, ``len(index)``.
+- ``move_many(ids, centres, radii=None)``: ``ids`` (M,) integer array (no floats, no bools, 1-D,
+  each id at most once), ``centres`` (M, 3), ``radii`` (M,) or None. **Keeping the radius:** pass
+  ``radii=None`` to keep every object's radius; inside the hooks the kept radius is NaN (the one
+  in-band marker: a NaN radius can never be a real one). The whole batch is checked before anything
+  moves; a bad batch changes nothing. The result equals the same moves made one by one with ``move``.
 - ``stats``: :class:`QueryStats` of the last query.
+- ``Cls.warm_up()``: compile (or load from numba's cache) every kernel the class's query, insert,
+  remove, move and move_many run, once per process, so JIT time never lands in a measurement;
+  building an index calls it. :func:`viewer.index.warm_up` does it for several classes.
 
-Bad input raises ``ValueError`` (values, shapes) or ``KeyError`` (ids) naming the problem, before
-anything is changed.
+**Errors**, one type per kind of mistake, raised before anything changes, the message naming the value:
+
+- ``ValueError``: a bad value, shape or dtype (NaN, out of the domain, a negative radius, a float or
+  bool id, a 2-D id array, an id repeated in a batch, mismatched lengths, a bad option value);
+- ``KeyError``: an id that was never handed out or was removed;
+- ``TypeError``: an option the index does not take.
+
+**Ids**: one scheme. An index hands out ids ``0, 1, 2, ...`` and never reuses one; it keeps one int
+array ``state`` indexed by id, where ``state[id] < live_from`` marks a removed id (``live_from`` is 0
+for every index but one that stores -1 for a live object), and says where it is through
+:meth:`SphereIndex._id_state`. :meth:`SphereIndex._live` checks one id, :func:`check_batch` a batch.
+:class:`IdTable` is the id -> slot table for indexes that keep no such array of their own.
 """
 
 from __future__ import annotations
@@ -33,16 +55,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
+from . import _contract_kernels as CK
+
 __all__ = [
+    "IdTable",
     "QueryOverflow",
     "QueryStats",
     "SphereIndex",
-    "as_centre",
     "as_centres",
+    "as_objects",
     "as_point",
     "as_radii",
     "as_radius",
+    "check_batch",
+    "check_id",
+    "check_out",
 ]
+
+_NEG_COORD = -COORD_LIMIT
+_DOMAIN = f"|coordinate| <= 2**100 ({COORD_LIMIT:.4g})"
+_RDOMAIN = f"0 <= radius <= 2**100 ({RADIUS_LIMIT:.4g})"
 
 
 class QueryOverflow(ValueError):
@@ -83,7 +116,7 @@ class QueryStats:
 
 
 def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarray:
-    """Validate ``centres`` as a C-contiguous (N, 3) float64 array of finite values."""
+    """Validate ``centres`` as a C-contiguous (N, 3) float64 array inside the domain."""
     try:
         a = np.asarray(centres, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -93,31 +126,38 @@ def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarr
     if a.ndim != 2 or a.shape[1] != 3:
         raise ValueError(f"{name} must have shape (N, 3), got {a.shape}")
     if n is not None and a.shape[0] != n:
-        raise ValueError(f"{name} has {a.shape[0]} rows but radii has {n}")
-    if a.size and not np.isfinite(a).all():
-        bad = int(np.flatnonzero(~np.isfinite(a).all(axis=1))[0])
-        raise ValueError(f"{name}[{bad}] is not finite: {a[bad].tolist()}")
+        raise ValueError(f"{name} has {a.shape[0]} rows but {n} were expected")
+    # two reductions, no temporaries; NaN propagates through max/min and fails the comparison
+    if a.size and not (a.max() <= COORD_LIMIT and a.min() >= _NEG_COORD):
+        bad = first_outside(a, COORD_LIMIT)
+        raise ValueError(f"{name}[{bad}] = {a[bad].tolist()} is outside the domain: finite, {_DOMAIN}")
     return np.ascontiguousarray(a)
 
 
-def as_radii(radii, name: str = "radii") -> np.ndarray:
-    """Validate ``radii`` as a contiguous (N,) float64 array of finite values >= 0."""
+def as_radii(radii, n: int | None = None, name: str = "radii") -> np.ndarray:
+    """Validate ``radii`` as a contiguous (N,) float64 array inside the domain."""
     try:
         a = np.asarray(radii, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be an (N,) array of numbers: {exc}") from None
     if a.ndim != 1:
         raise ValueError(f"{name} must have shape (N,), got {a.shape}")
-    if a.size:
-        ok = np.isfinite(a) & (a >= 0)
-        if not ok.all():
-            bad = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"{name}[{bad}] must be finite and >= 0, got {a[bad]!r}")
+    if n is not None and a.size != n:
+        raise ValueError(f"{name} has {a.size} values but {n} were expected")
+    if a.size and not (a.max() <= RADIUS_LIMIT and a.min() >= 0.0):
+        bad = first_outside(a, RADIUS_LIMIT, nonnegative=True)
+        raise ValueError(f"{name}[{bad}] = {a[bad]!r} is outside the domain: finite, {_RDOMAIN}")
     return np.ascontiguousarray(a)
 
 
+def as_objects(centres, radii) -> tuple[np.ndarray, np.ndarray]:
+    """The build's input: ``centres`` (N, 3) and ``radii`` (N,) float64, validated."""
+    radii = as_radii(radii)
+    return as_centres(centres, n=radii.size), radii
+
+
 def as_point(point, name: str = "point") -> tuple[float, float, float]:
-    """Validate a query point / centre as three finite floats (fast path for the frame loop)."""
+    """Validate a query point / centre as three floats inside the domain (fast path for the frame loop)."""
     try:
         if type(point) is np.ndarray:
             point = point.tolist()  # one C call instead of three numpy scalar conversions
@@ -127,23 +167,39 @@ def as_point(point, name: str = "point") -> tuple[float, float, float]:
         z = float(z)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be 3 numbers, got {point!r}") from None
-    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-        raise ValueError(f"{name} must be finite, got {(x, y, z)!r}")
+    # chained comparisons are False for NaN
+    if not (_NEG_COORD <= x <= COORD_LIMIT and _NEG_COORD <= y <= COORD_LIMIT and _NEG_COORD <= z <= COORD_LIMIT):
+        raise ValueError(f"{name} {(x, y, z)!r} is outside the domain: finite, {_DOMAIN}")
     return x, y, z
 
 
-as_centre = as_point
-
-
 def as_radius(radius, name: str = "radius") -> float:
-    """Validate one radius: a finite float >= 0."""
+    """Validate one radius: a float inside the domain."""
     try:
         r = float(radius)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {radius!r}") from None
-    if not (math.isfinite(r) and r >= 0.0):
-        raise ValueError(f"{name} must be finite and >= 0, got {r!r}")
+    if not (0.0 <= r <= RADIUS_LIMIT):
+        raise ValueError(f"{name} {r!r} is outside the domain: finite, {_RDOMAIN}")
     return r
+
+
+def as_option(value, name: str, lo: float, hi: float = math.inf, integer: bool = False, lo_open: bool = False):
+    """Validate an index option: a number (``integer``: a whole one, not a bool) in ``[lo, hi]``
+    (``(lo, hi]`` with ``lo_open``); ``ValueError`` naming the option otherwise."""
+    ok = not isinstance(value, (bool, np.bool_))
+    if integer:
+        ok = ok and isinstance(value, (int, np.integer))
+    else:
+        ok = ok and isinstance(value, (int, float, np.integer, np.floating))
+    if ok:
+        v = int(value) if integer else float(value)
+        ok = (lo < v if lo_open else lo <= v) and v <= hi
+    if not ok:
+        kind = "an integer" if integer else "a number"
+        left = "(" if lo_open else "["
+        raise ValueError(f"{name} must be {kind} in {left}{lo:g}, {hi:g}], got {value!r}")
+    return v
 
 
 def check_out(out) -> np.ndarray:
@@ -164,27 +220,71 @@ _INT64 = np.dtype(np.int64)
 
 
 def check_id(id) -> int:
-    """An id must be an integer (not a bool, not a float); ``KeyError`` otherwise."""
+    """An id must be an integer (not a bool, not a float); ``ValueError`` otherwise."""
+    if type(id) is int:
+        return id
     if isinstance(id, (bool, np.bool_)) or not isinstance(id, (int, np.integer)):
-        raise KeyError(f"id must be an integer, got {id!r}")
+        raise ValueError(f"an id must be an integer, got {id!r}")
     return int(id)
+
+
+def check_batch(ids, centres, radii, next_id: int, state: np.ndarray, live_from: int, seen: np.ndarray):
+    """Validate a ``move_many`` batch whole; returns ``ids`` (M,) int64, ``centres`` (M, 3) float64
+    and ``radii`` (M,) float64, NaN where the radius is kept (``radii=None``), all C-contiguous.
+
+    ``next_id``, ``state``, ``live_from``: the index's id scheme (see the module docstring); ``seen``
+    (>= next_id,) uint8 all-zero scratch. ``ValueError`` for a bad value, shape or dtype (a float,
+    bool or 2-D id array, an id given twice); ``KeyError`` for an unknown or removed id. O(M)."""
+    a = np.asarray(ids)
+    if a.ndim != 1:
+        raise ValueError(f"move_many: ids must be a 1-D integer array, got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        if a.size or a.dtype.kind not in "fO":  # an empty list arrives as float64
+            raise ValueError(f"move_many: ids must be integers, got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+        raise KeyError(f"move_many: unknown id {int(a.max())}")
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    c = as_centres(centres, n=a.size, name="move_many: centres")
+    r = np.full(a.size, np.nan) if radii is None else as_radii(radii, n=a.size, name="move_many: radii")
+    if a.size:
+        k, why = CK.first_bad_id(a, next_id, state, live_from, seen)
+        if k >= 0:
+            i = int(a[k])
+            if why == CK.UNKNOWN:
+                raise KeyError(f"move_many: unknown id {i} (ids[{k}])")
+            if why == CK.REMOVED:
+                raise KeyError(f"move_many: id {i} (ids[{k}]) was removed")
+            raise ValueError(f"move_many: id {i} is given twice (again at ids[{k}])")
+    return a, c, r
 
 
 # --------------------------------------------------------------------------- base class
 
 
 class SphereIndex:
-    """What every index shares: ``query`` on top of ``query_into``, id bookkeeping helpers.
+    """The public API of every index: validation here, storage and search in the subclass's hooks.
 
-    Subclasses implement ``query_into``, ``insert``, ``remove``, ``move``, ``__len__`` and fill
-    the counters behind ``stats`` (``self._stats`` (4,) int64, from a kernel or ``_record``). ``name`` is the key in :data:`viewer.index.INDEXES`; ``updates_in_place`` says
-    whether ``move`` is a true in-place update (False: remove + insert or rebuild, reported by the
-    bench).
+    A subclass implements ``__len__`` and the hooks, which receive only validated values:
+
+    - ``_query(px, py, pz, out) -> int``: write the ids (at most ``out.size``) and return how many
+      were found, filling the counters behind ``stats`` (``self._stats`` (4,) int64, from a kernel or
+      :meth:`_record`);
+    - ``_insert(x, y, z, r) -> int``: store a new object, return its id;
+    - ``_remove(id)``, ``_move(id, x, y, z, r)`` (``r`` NaN: keep the radius) on a live id;
+    - ``_move_many(ids, centres, radii)``: ``ids`` (M,) int64 live and distinct, ``centres`` (M, 3),
+      ``radii`` (M,) float64 with NaN for "keep"; the default calls ``_move`` per object;
+    - ``_id_state() -> (next_id, state)``: the id scheme (module docstring), ``live_from`` a class
+      attribute (0 unless said otherwise).
+
+    ``name`` is the key in :data:`viewer.index.INDEXES`; ``updates_in_place`` says whether ``move`` is a
+    true in-place update (False: remove + insert or rebuild, reported by the bench).
     """
 
     name: str = "?"
     updates_in_place: bool = True
     update_note: str = ""  # how moves are done, printed by the bench ("rebuilt on change", ...)
+    live_from: int = 0
+    warm_options: dict = {}  # options of the tiny index warm_up builds (small leaves: deep trees)
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -192,29 +292,52 @@ class SphereIndex:
         return None
 
     def __init__(self) -> None:
+        type(self).warm_up()
         # counters of the last query (candidates, visible, nodes visited, max nodes on a level),
         # written by the query kernel or by _record
         self._stats = np.zeros(4, dtype=np.int64)
         self._qbuf = np.empty(1024, dtype=np.int64)
+        self._seen = np.zeros(0, dtype=np.uint8)  # check_batch's scratch, grown to next_id
 
+    # ------------------------------------------------------------------------- warm-up
+    @classmethod
+    def warm_up(cls) -> None:
+        """Compile (or load from numba's on-disk cache) every kernel this class's build, query,
+        insert, remove, move and move_many run, on a tiny index; once per class per process, so JIT
+        time never lands in a measurement. Building an index calls it; call it before timing."""
+        if cls.__dict__.get("_warmed_up") or cls.unavailable():
+            return
+        cls._warmed_up = True
+        try:
+            _exercise(cls)
+        except BaseException:
+            cls._warmed_up = False
+            raise
+
+    def _warm_more(self) -> None:
+        """Run whatever else a tiny index must compile (a rebuild, a refit); called by :meth:`warm_up`."""
+
+    # ------------------------------------------------------------------------- ids
+    def _id_state(self) -> tuple[int, np.ndarray]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _live(self, id) -> int:
+        """``id`` as an int if it names a live object; ``ValueError`` if it is not an integer,
+        ``KeyError`` if it was never handed out or was removed."""
+        i = check_id(id)
+        next_id, state = self._id_state()
+        if i < 0 or i >= next_id:
+            raise KeyError(f"unknown id {i}")
+        if state[i] < self.live_from:
+            raise KeyError(f"id {i} was removed")
+        return i
+
+    # ------------------------------------------------------------------------- public API
     @property
     def stats(self) -> QueryStats:
         """:class:`QueryStats` of the last query."""
         s = self._stats
         return QueryStats(int(s[0]), int(s[1]), int(s[2]), int(s[3]))
-
-    def _live(self, id) -> int:
-        """``id`` as an int if it names a live object, else ``KeyError`` (not an integer, never
-        handed out, or removed). Needs ``self._next_id`` and :meth:`_is_removed`."""
-        i = check_id(id)
-        if i < 0 or i >= self._next_id:
-            raise KeyError(f"unknown id {i}")
-        if self._is_removed(i):
-            raise KeyError(f"id {i} was removed")
-        return i
-
-    def _is_removed(self, i: int) -> bool:  # pragma: no cover - for indexes that use _live
-        raise NotImplementedError
 
     def _record(self, candidates: int, visible: int, nodes_visited: int = 0, max_nodes_per_level: int = 0) -> None:
         s = self._stats
@@ -233,29 +356,61 @@ class SphereIndex:
                 continue
             return self._qbuf[:k].copy()
 
-    def query_into(self, point, out: np.ndarray) -> int:  # pragma: no cover - abstract
+    def query_into(self, point, out: np.ndarray) -> int:
+        """Write the ids of the spheres containing ``point`` into ``out`` ((M,) int64) and return
+        their number K; :class:`QueryOverflow` (after writing the first M) when K > M."""
+        px, py, pz = as_point(point)
+        check_out(out)
+        k = self._query(px, py, pz, out)
+        if k > out.shape[0]:
+            raise QueryOverflow(k, out.shape[0])
+        return k
+
+    def insert(self, centre, radius) -> int:
+        """Add a sphere (``centre`` (3,), ``radius`` world units); returns its new id."""
+        x, y, z = as_point(centre, "centre")
+        return self._insert(x, y, z, as_radius(radius))
+
+    def remove(self, id) -> None:
+        """Remove the object ``id``."""
+        self._remove(self._live(id))
+
+    def move(self, id, centre, radius=None) -> None:
+        """Move object ``id`` to ``centre`` (3,), with a new ``radius`` or None (keep it)."""
+        i = self._live(id)
+        x, y, z = as_point(centre, "centre")
+        self._move(i, x, y, z, math.nan if radius is None else as_radius(radius))
+
+    def move_many(self, ids, centres, radii=None) -> None:
+        """Move ``ids`` (M,) integer array to ``centres`` (M, 3), with ``radii`` (M,) or None (keep
+        each radius): the same result as M calls of :meth:`move`. The batch is validated whole
+        (:func:`check_batch`) before anything moves."""
+        next_id, state = self._id_state()
+        if self._seen.size < next_id:
+            self._seen = np.zeros(max(next_id, 2 * self._seen.size), dtype=np.uint8)
+        ids, centres, radii = check_batch(ids, centres, radii, next_id, state, self.live_from, self._seen)
+        if ids.size:
+            self._move_many(ids, centres, radii)
+
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
+        for k in range(ids.size):
+            self._move(int(ids[k]), *centres[k].tolist(), float(radii[k]))
+
+    # ------------------------------------------------------------------------- hooks
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def insert(self, centre, radius) -> int:  # pragma: no cover - abstract
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def remove(self, id: int) -> None:  # pragma: no cover - abstract
+    def _remove(self, id: int) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def move(self, id: int, centre, radius=None) -> None:  # pragma: no cover - abstract
+    def _move(self, id: int, x: float, y: float, z: float, r: float) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def __len__(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move ``ids`` (M,) int to ``centres`` (M, 3), with ``radii`` (M,) or None (keep). This
-        fallback calls :meth:`move` per object; indexes with a batch kernel override it."""
-        ids = np.asarray(ids, dtype=np.int64)
-        centres = as_centres(centres, n=ids.size)
-        rad = None if radii is None else as_radii(radii)
-        for k in range(ids.size):
-            self.move(int(ids[k]), centres[k], None if rad is None else rad[k])
 
     def nbytes(self) -> int:
         """Bytes held by the index's arrays (for memory-per-object reports)."""
@@ -269,8 +424,35 @@ class SphereIndex:
         return f"<{type(self).__name__} {self.name!r} n={len(self)}>"
 
 
+def _exercise(cls: type[SphereIndex]) -> None:
+    """Run every public operation of ``cls`` on a tiny index (and an empty one), so each kernel is
+    compiled or loaded with the argument types real use passes."""
+    rng = np.random.default_rng(0)
+    c = rng.uniform(-10, 10, (64, 3))
+    r = rng.uniform(0.5, 3, 64)
+    r[0] = 50.0
+    out = np.empty(128, dtype=np.int64)
+    cls(np.zeros((0, 3)), np.zeros(0), **cls.warm_options).query_into((0.0, 0.0, 0.0), out)
+    ix = cls(c, r, **cls.warm_options)
+    ix.query_into((0.0, 0.0, 0.0), out)
+    i = ix.insert((1.0, 2.0, 3.0), 1.0)
+    j = ix.insert((1.0, 2.0, 3.0), 100.0)
+    ix.insert((300.0, -300.0, 300.0), 0.5)
+    ix.move(i, (2.0, 2.0, 2.0))
+    ix.move(i, (2.0, 2.0, 2.0), 80.0)
+    ix.move(j, (-200.0, 5.0, 5.0), 1.0)
+    ix.move_many(np.arange(1, 4), c[1:4] + 1.0)  # a small batch
+    ix.move_many(np.arange(1, 4), c[1:4], r[1:4])
+    ix.move_many(np.arange(1, 64), c[1:] + 0.5)  # a batch of most objects (a bulk pass, where one exists)
+    ix.remove(i)
+    ix.remove(1)
+    ix._warm_more()
+    ix.query_into((0.0, 0.0, 0.0), out)
+
+
 class IdTable:
-    """Maps ids (never reused) to slots; ``slot == -1`` marks a removed id.
+    """Maps ids (never reused) to slots; ``slot == -1`` marks a removed id: the ``state`` array of the
+    id scheme for indexes that keep no per-id array of their own.
 
     ``slots``: (capacity,) int64, grown by doubling. ``next_id`` is the id ``insert`` hands out next.
     """
@@ -283,19 +465,19 @@ class IdTable:
     def new_id(self, slot: int) -> int:
         i = self.next_id
         if i >= self.slots.size:
-            grown = np.full(2 * self.slots.size, -1, dtype=np.int64)
-            grown[: self.slots.size] = self.slots
-            self.slots = grown
+            self.slots = grown(self.slots, 2 * self.slots.size, -1)
         self.slots[i] = slot
         self.next_id = i + 1
         return i
 
-    def slot_of(self, id) -> int:
-        """The slot of a live ``id``; ``KeyError`` for an unknown or removed id."""
-        i = check_id(id)
-        if i < 0 or i >= self.next_id:
-            raise KeyError(f"unknown id {i}")
-        s = int(self.slots[i])
-        if s < 0:
-            raise KeyError(f"id {i} was removed")
-        return s
+    def state(self) -> tuple[int, np.ndarray]:
+        """``(next_id, slots)``: what an index's ``_id_state`` returns."""
+        return self.next_id, self.slots
+
+
+def grown(a: np.ndarray, rows: int, fill) -> np.ndarray:
+    """A copy of ``a`` with ``rows`` rows (>= ``a.shape[0]``), the new rows set to ``fill``."""
+    g = np.empty((rows,) + a.shape[1:], dtype=a.dtype)
+    g[: a.shape[0]] = a
+    g[a.shape[0] :] = fill
+    return g

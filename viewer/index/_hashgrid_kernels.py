@@ -398,17 +398,6 @@ def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei
 
 
 @njit_noref
-def check_ids(ids, next_id, state, live_from):
-    """The first k whose ``ids[k]`` is unknown (outside 0..next_id-1) or removed (``state[i] <
-    live_from``), or -1. Shared by the grid rivals' ``move_many`` validation."""
-    for k in range(ids.shape[0]):
-        i = ids[k]
-        if i < 0 or i >= next_id or state[i] < live_from:
-            return k
-    return -1
-
-
-@njit_noref
 def big_mask(cen, rad, inv, max_span, out):
     """``out[i]``: does sphere i span more than ``max_span`` cells on some axis?"""
     for i in range(cen.shape[0]):

@@ -507,7 +507,7 @@ def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_s
 
 @njit
 def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, sweep, dirty):
-    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (negative: keep). Stops when
+    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep). Stops when
     storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
     caller refits the whole tree once at the end."""
     m = ids.size
@@ -520,7 +520,7 @@ def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, 
         if sweep:
             dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
         r = rad[i]
-        if r < 0.0:
+        if r != r:  # NaN: keep the radius
             r = obj[slot, 3]
         _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
               not sweep)

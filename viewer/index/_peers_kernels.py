@@ -45,12 +45,14 @@ def filter_mapped(px, py, pz, pos, members, obj, out, k):
 @njit
 def boxes(obj, ids, lo, hi):
     """The padded AABBs of the spheres ``obj[ids]`` into ``lo``, ``hi`` (C, 3): outward by a few ulps
-    of ``|c| + r`` so that no point the exact predicate accepts falls outside through rounding."""
+    of ``|c| + r`` so that no point the exact predicate accepts falls outside through rounding, and by
+    2**-500 more: the predicate's squares underflow to 0 below about 1.5e-162, so a point that close
+    to a sphere of radius 0 is inside it."""
     for j in range(ids.size):
         i = ids[j]
         r = obj[i, 3]
         for a in range(3):
             c = obj[i, a]
-            p = (abs(c) + r) * 2.0**-50
+            p = (abs(c) + r) * 2.0**-50 + 2.0**-500
             lo[j, a] = (c - r) - p
             hi[j, a] = (c + r) + p

@@ -7,16 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._contract import (
-    IdTable,
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
+from ._contract import IdTable, SphereIndex, as_objects, grown
 
 __all__ = ["BruteForce", "brute_query"]
 
@@ -46,12 +37,9 @@ class BruteForce(SphereIndex):
 
     name = "brute"
 
-    def __init__(self, centres, radii, **options):
+    def __init__(self, centres, radii):
         super().__init__()
-        if options:
-            raise ValueError(f"brute takes no options, got {sorted(options)}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         n = radii.size
         cap = max(16, n)
         self._x = np.zeros(cap)
@@ -73,9 +61,10 @@ class BruteForce(SphereIndex):
         return self._n
 
     # ----------------------------------------------------------------------------- query
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._idt.state()
+
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         n = self._n
         k = 0
         size = out.size
@@ -100,22 +89,15 @@ class BruteForce(SphereIndex):
                     np.take(self._ids[s:e], hits[:room], out=out[k : k + room])
                 k += h
         self._record(n, k)
-        if k > size:
-            raise QueryOverflow(k, size)
         return k
 
     # ----------------------------------------------------------------------------- updates
     def _grow(self) -> None:
         cap = 2 * self._x.size
         for name in ("_x", "_y", "_z", "_r", "_rr", "_ids"):
-            a = getattr(self, name)
-            g = np.zeros(cap, dtype=a.dtype)
-            g[: a.size] = a
-            setattr(self, name, g)
+            setattr(self, name, grown(getattr(self, name), cap, 0))
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         if self._n == self._x.size:
             self._grow()
         s = self._n
@@ -125,37 +107,30 @@ class BruteForce(SphereIndex):
         self._n = s + 1
         return i
 
-    def remove(self, id) -> None:
-        s = self._idt.slot_of(id)
+    def _remove(self, i: int) -> None:
+        slots = self._idt.slots
+        s = int(slots[i])
         last = self._n - 1
         if s != last:
             for a in (self._x, self._y, self._z, self._r, self._rr, self._ids):
                 a[s] = a[last]
-            self._idt.slots[self._ids[s]] = s
-        self._idt.slots[int(id)] = -1
+            slots[self._ids[s]] = s
+        slots[i] = -1
         self._n = last
 
-    def move(self, id, centre, radius=None) -> None:
-        s = self._idt.slot_of(id)
-        x, y, z = as_point(centre, "centre")
-        r = self._r[s] if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        s = int(self._idt.slots[i])
+        if r != r:  # NaN: keep the radius
+            r = float(self._r[s])
         self._x[s], self._y[s], self._z[s], self._r[s], self._rr[s] = x, y, z, r, r * r
 
-    def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
-        """Move many objects at once: ``ids`` (M,) int, ``centres`` (M, 3), ``radii`` (M,) or None."""
-        ids = np.asarray(ids, dtype=np.int64)
-        centres = as_centres(centres, n=ids.size)
-        if ids.size and (ids.min() < 0 or ids.max() >= self._idt.next_id):
-            raise KeyError("move_many: unknown id")
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         slots = self._idt.slots[ids]
-        if (slots < 0).any():
-            raise KeyError(f"move_many: id {int(ids[np.argmax(slots < 0)])} was removed")
-        if radii is not None:
-            radii = as_radii(radii)
-            if radii.size != ids.size:
-                raise ValueError("move_many: radii and ids differ in length")
-            self._r[slots] = radii
-            self._rr[slots] = radii * radii
+        new = ~np.isnan(radii)
+        if new.any():
+            s = slots[new]
+            self._r[s] = radii[new]
+            self._rr[s] = radii[new] * radii[new]
         self._x[slots], self._y[slots], self._z[slots] = centres.T
 
     def nbytes(self) -> int:

@@ -26,16 +26,8 @@ import math
 import numpy as np
 
 from . import _buckettree_kernels as K
-from ._contract import (
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
-from .hashgrid import CellTable, _check_many, _exercise
+from ._contract import SphereIndex, as_objects, as_radius
+from .hashgrid import CellTable
 
 __all__ = ["BucketTree", "default_cell_size"]
 
@@ -67,14 +59,9 @@ class BucketTree(SphereIndex):
 
     name = "buckettree"
     updates_in_place = True
-    _warmed = False
-
-    def __init__(self, centres, radii, m: int = 16, cell_size=None, block_rows=None, **options):
+    def __init__(self, centres, radii, m: int = 16, cell_size=None, block_rows=None):
         super().__init__()
-        if options:
-            raise ValueError(f"buckettree: unknown options {sorted(options)}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 2 <= m <= 1 << 16:
             raise ValueError(f"buckettree: m must be an integer in 2..65536, got {m!r}")
         if block_rows is None:
@@ -87,7 +74,6 @@ class BucketTree(SphereIndex):
             cell_size = as_radius(cell_size, "cell_size")
             if cell_size <= 0.0:
                 raise ValueError("buckettree: cell_size must be > 0")
-        BucketTree._warm()
         self.m = int(m)
         self.bs = int(block_rows)
         self.cell_size = float(cell_size)
@@ -152,22 +138,15 @@ class BucketTree(SphereIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NLIVE])
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct
-        k = K.query(px, py, pz, self.m, self._inv, ct.tab, ct.ck, ct.cmeta, self._ni, self._nb, self._bd, self._bid,
+        return K.query(px, py, pz, self.m, self._inv, ct.tab, ct.ck, ct.cmeta, self._ni, self._nb, self._bd, self._bid,
                     self._bl, self._gm, out, self._stack, self._levels, self._stats)
-        if k > out.shape[0]:
-            raise QueryOverflow(k, out.shape[0])
-        return k
 
-    def _is_removed(self, i: int) -> bool:
-        return bool(self._loc[i] < 0)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._next_id, self._loc
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._loc.size:
             self._loc = _grown(self._loc, 2 * self._loc.size, -1)
@@ -176,24 +155,18 @@ class BucketTree(SphereIndex):
         self._next_id = i + 1
         return i
 
-    def remove(self, id) -> None:
-        i = self._live(id)
+    def _remove(self, i: int) -> None:
         ct = self._ct
         K.remove_one(i, self.m, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ni, self._ng, self._nb, self._bd, self._bid,
                      self._bl, self._gfree, self._bfree, self._loc, self._meta)
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._live(id)
-        x, y, z = as_point(centre, "centre")
-        r = math.nan if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        # r NaN keeps the radius (the kernels follow the contract's convention)
         while not K.move_one(i, x, y, z, r, *self._arrays()):
             self._grow()
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
-        None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._loc, 0)
-        self._run(K.move_many, ids, centres, rad)
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
+        self._run(K.move_many, ids, centres, radii)
 
     def nbytes(self) -> int:
         arrays = (self._ni, self._ng, self._nb, self._gfree, self._bd, self._bid, self._bl, self._bfree, self._loc,
@@ -239,13 +212,6 @@ class BucketTree(SphereIndex):
     @property
     def cell_count(self) -> int:
         return self._ct.live
-
-    @classmethod
-    def _warm(cls) -> None:
-        if cls._warmed:
-            return
-        cls._warmed = True
-        _exercise(cls)
 
 
 def _grown(a: np.ndarray, rows: int, fill) -> np.ndarray:

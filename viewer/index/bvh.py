@@ -9,53 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bvh_kernels as K
-from ._contract import (
-    IdTable,
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
+from ._contract import IdTable, SphereIndex, as_objects, grown as _grown
 
-__all__ = ["BVH", "check_move_many"]
-
-
-def check_move_many(idt: IdTable, ids, centres, radii) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate a batch move against ``idt``: returns ``ids`` (M,) int64, ``centres`` (M, 3) float64
-    and ``radii`` (M,) float64 with -1.0 meaning "keep the radius". ``KeyError`` for an unknown or
-    removed id, ``ValueError`` for bad values; nothing is changed."""
-    try:
-        ids_a = np.asarray(ids)
-    except (TypeError, ValueError) as exc:
-        raise KeyError(f"move_many: ids must be an (M,) integer array: {exc}") from None
-    if ids_a.ndim != 1 or (ids_a.size and not np.issubdtype(ids_a.dtype, np.integer)):
-        raise KeyError(f"move_many: ids must be an (M,) integer array, got {ids_a.dtype} {ids_a.shape}")
-    ids_a = np.ascontiguousarray(ids_a, dtype=np.int64)
-    centres = as_centres(centres, n=ids_a.size, name="move_many: centres")
-    if ids_a.size:
-        bad = (ids_a < 0) | (ids_a >= idt.next_id)
-        if bad.any():
-            raise KeyError(f"move_many: unknown id {int(ids_a[np.argmax(bad)])}")
-        gone = idt.slots[ids_a] < 0
-        if gone.any():
-            raise KeyError(f"move_many: id {int(ids_a[np.argmax(gone)])} was removed")
-    if radii is None:
-        rad = np.full(ids_a.size, -1.0)
-    else:
-        rad = as_radii(radii, name="move_many: radii")
-        if rad.size != ids_a.size:
-            raise ValueError(f"move_many: radii has {rad.size} values but ids has {ids_a.size}")
-    return ids_a, centres, rad
-
-
-def _grown(a: np.ndarray, rows: int, fill) -> np.ndarray:
-    g = np.empty((rows,) + a.shape[1:], dtype=a.dtype)
-    g[: a.shape[0]] = a
-    g[a.shape[0] :] = fill
-    return g
+__all__ = ["BVH"]
 
 
 class BVH(SphereIndex):
@@ -89,7 +45,7 @@ class BVH(SphereIndex):
     updates_in_place = True
     update_note = "moves refit in place; far moves reinsert; rebuilt when refits double the cost"
 
-    _warm = False
+    warm_options = {"leaf_size": 2}
 
     def __init__(
         self,
@@ -110,11 +66,7 @@ class BVH(SphereIndex):
             raise ValueError(f"rebuild_factor must be > 1, got {rebuild_factor!r}")
         if not reinsert_growth >= 1.0:
             raise ValueError(f"reinsert_growth must be >= 1, got {reinsert_growth!r}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
-        if not BVH._warm:
-            BVH._warm = True
-            _warm_up()
+        centres, radii = as_objects(centres, radii)
         self.leaf_size = int(leaf_size)
         self.bins = int(bins)
         self.rebuild_factor = float(rebuild_factor)
@@ -173,6 +125,9 @@ class BVH(SphereIndex):
         self._build(self._obj[live], self._oid[live])
         self.rebuilds += 1
 
+    def _warm_more(self) -> None:
+        self.rebuild()
+
     def _after_update(self, k: int = 1) -> None:
         self._updates += k
         st = self._st
@@ -205,21 +160,18 @@ class BVH(SphereIndex):
     def __len__(self) -> int:
         return self._n
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._idt.state()
+
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         k, cand, visited, most = K.query(
             px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels
         )
         self._record(cand, k, visited, most)
-        if k > out.size:
-            raise QueryOverflow(k, out.size)
         return k
 
     # ----------------------------------------------------------------------------------------- updates
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         self._reserve(1)
         i = self._idt.new_id(-1)
         K.insert(
@@ -230,16 +182,16 @@ class BVH(SphereIndex):
         self._after_update()
         return i
 
-    def remove(self, id) -> None:
-        s = self._idt.slot_of(id)
+    def _remove(self, i: int) -> None:
+        s = int(self._idt.slots[i])
         K.remove(s, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni, self._fst)
         self._n -= 1
         self._after_update()
 
-    def move(self, id, centre, radius=None) -> None:
-        s = self._idt.slot_of(id)
-        x, y, z = as_point(centre, "centre")
-        r = float(self._obj[s, 3]) if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        s = int(self._idt.slots[i])
+        if r != r:  # NaN: keep the radius
+            r = float(self._obj[s, 3])
         self._reserve(1)
         K.move_one(
             s, x, y, z, r, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
@@ -247,11 +199,9 @@ class BVH(SphereIndex):
         )
         self._after_update()
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
-        (keep). In a batch larger than an eighth of the tree, no chain is refitted per object: the
-        leaves touched are flagged and refitted, with their changed ancestors, in one bottom-up pass."""
-        ids, xyz, rad = check_move_many(self._idt, ids, centres, radii)
+    def _move_many(self, ids: np.ndarray, xyz: np.ndarray, rad: np.ndarray) -> None:
+        # In a batch larger than an eighth of the tree, no chain is refitted per object: the leaves
+        # touched are flagged and refitted, with their changed ancestors, in one bottom-up pass.
         m = ids.size
         sweep = m > int(self._st[K.NNODES]) // 8
         if sweep and self._dirty.size < self._nf.shape[0]:
@@ -302,19 +252,3 @@ class BVH(SphereIndex):
         tight = self._nf.copy()
         K.refit_all(self._obj, tight, self._ni, self._st.copy(), self._fst.copy())
         assert np.array_equal(tight[:nn], nf), "a box is not the tight union of its contents"
-
-
-def _warm_up() -> None:
-    """Compile every kernel on a tiny tree so JIT time never lands in a measurement."""
-    rng = np.random.default_rng(0)
-    c = rng.uniform(-10, 10, (40, 3))
-    t = BVH(c, rng.uniform(0.5, 3, 40), leaf_size=2)
-    t.query((0.0, 0.0, 0.0))
-    for i in range(8):
-        t.insert(rng.uniform(-10, 10, 3), 1.0)
-    t.move(3, (5.0, 5.0, 5.0))
-    t.move(4, (100.0, 0.0, 0.0), 2.0)
-    t.remove(5)
-    t.move_many(np.arange(10, 20), c[10:20] + 0.5)
-    t.move_many(np.arange(20, 40), c[20:] + 0.5)
-    t.rebuild()

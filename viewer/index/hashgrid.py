@@ -28,20 +28,10 @@ reverse. The default is ``cell_scale`` times a percentile of the diameters, capp
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _hashgrid_kernels as K
-from ._contract import (
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
+from ._contract import SphereIndex, as_objects, as_radius
 
 __all__ = ["CellTable", "HashGrid", "default_cell_size"]
 
@@ -126,15 +116,12 @@ class HashGrid(SphereIndex):
 
     name = "hashgrid"
     updates_in_place = True
-    _warmed = False
+    live_from = -1  # _ow[id]: -2 removed, -1 in cells, >= 0 its row in the big list
 
     def __init__(self, centres, radii, cell_size=None, cell_percentile: float = 50.0,
-                 cell_scale: float = 8.0, max_span: int = 16, **options):
+                 cell_scale: float = 8.0, max_span: int = 16):
         super().__init__()
-        if options:
-            raise ValueError(f"hashgrid: unknown options {sorted(options)}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         if isinstance(max_span, bool) or not isinstance(max_span, (int, np.integer)) or not 1 <= max_span <= 64:
             raise ValueError(f"hashgrid: max_span must be an integer in 1..64, got {max_span!r}")
         if cell_size is None:
@@ -147,7 +134,6 @@ class HashGrid(SphereIndex):
             cell_size = as_radius(cell_size, "cell_size")
             if cell_size <= 0.0:
                 raise ValueError("hashgrid: cell_size must be > 0")
-        HashGrid._warm()
         self.cell_size = float(cell_size)
         self.max_span = int(max_span)
         self._inv = 1.0 / self.cell_size
@@ -248,18 +234,13 @@ class HashGrid(SphereIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NLIVE])
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct
-        k = K.query(px, py, pz, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi,
+        return K.query(px, py, pz, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi,
                     self._meta, out, self._stats)
-        if k > out.shape[0]:
-            raise QueryOverflow(k, out.shape[0])
-        return k
 
-    def _is_removed(self, i: int) -> bool:
-        return bool(self._ow[i] == -2)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._next_id, self._ow
 
     def _run(self, kernel, ids, cen, rad) -> None:
         done = 0
@@ -268,9 +249,7 @@ class HashGrid(SphereIndex):
             if done < ids.size:
                 self._grow()
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         self._grow_ids(i + 1)
         while not K.insert_one(i, x, y, z, r, *self._arrays()):
@@ -278,24 +257,18 @@ class HashGrid(SphereIndex):
         self._next_id = i + 1
         return i
 
-    def remove(self, id) -> None:
-        i = self._live(id)
+    def _remove(self, i: int) -> None:
         ct = self._ct
         K.remove_one(i, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ei, self._el, self._bd, self._bi, self._ow,
                      self._oe, self._meta)
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._live(id)
-        x, y, z = as_point(centre, "centre")
-        r = math.nan if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        # r NaN keeps the radius (the kernels follow the contract's convention)
         while not K.move_one(i, x, y, z, r, *self._arrays()):
             self._grow()
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
-        None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._ow, -1)
-        self._run(K.move_many, ids, centres, rad)
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
+        self._run(K.move_many, ids, centres, radii)
 
     def nbytes(self) -> int:
         arrays = (self._obj, self._ow, self._oe, self._ed, self._ei, self._el, self._bd, self._bi, self._meta)
@@ -321,54 +294,3 @@ class HashGrid(SphereIndex):
         """Entries (sphere copies) in cells."""
         m = self._meta
         return int(m[K.ENT_TOP] - m[K.ENT_FREEN])
-
-    @classmethod
-    def _warm(cls) -> None:
-        if cls._warmed:
-            return
-        cls._warmed = True
-        _exercise(cls)
-
-
-def _check_many(ids, centres, radii, next_id: int, state: np.ndarray, live_from: int):
-    """Validate a ``move_many`` batch: an id is live when ``state[id] >= live_from`` (``state`` (I,)
-    int64, the index's own per-id array). Returns (ids int64, centres (M, 3), radii (M,) with NaN =
-    keep). O(M): the ids are checked by one kernel pass, not against a mask of all I ids."""
-    ids = np.asarray(ids)
-    if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
-        raise KeyError("move_many: ids must be a 1-D array of integers")
-    ids = np.ascontiguousarray(ids, dtype=np.int64)
-    centres = as_centres(centres, n=ids.size)
-    k = K.check_ids(ids, next_id, state, live_from)
-    if k >= 0:
-        bad = int(ids[k])
-        if 0 <= bad < next_id:
-            raise KeyError(f"move_many: id {bad} was removed")
-        raise KeyError(f"move_many: unknown id {bad}")
-    if radii is None:
-        rad = np.full(ids.size, np.nan)
-    else:
-        rad = as_radii(radii)
-        if rad.size != ids.size:
-            raise ValueError(f"move_many: radii has {rad.size} values but ids has {ids.size}")
-    return ids, centres, rad
-
-
-def _exercise(cls) -> None:
-    """Compile (or load from the cache) every kernel of ``cls`` on a tiny index, so no JIT time lands
-    in a measurement."""
-    rng = np.random.default_rng(0)
-    c = rng.uniform(-10, 10, (40, 3))
-    r = rng.uniform(0.5, 3, 40)
-    r[0] = 50.0
-    ix = cls(c, r)
-    out = np.empty(64, dtype=np.int64)
-    ix.query_into((0.0, 0.0, 0.0), out)
-    i = ix.insert((1.0, 2.0, 3.0), 1.0)
-    ix.insert((1.0, 2.0, 3.0), 100.0)
-    ix.move(i, (2.0, 2.0, 2.0))
-    ix.move(i, (2.0, 2.0, 2.0), 80.0)
-    ix.move_many(np.arange(3), c[:3] + 1.0)
-    ix.move_many(np.arange(3), c[:3], r[:3])
-    ix.remove(i)
-    ix.remove(1)

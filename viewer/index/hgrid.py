@@ -25,16 +25,8 @@ import math
 import numpy as np
 
 from . import _hgrid_kernels as K
-from ._contract import (
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
-from .hashgrid import CellTable, _check_many, _exercise
+from ._contract import SphereIndex, as_objects, as_radius
+from .hashgrid import CellTable
 
 __all__ = ["HGrid", "default_base"]
 
@@ -65,21 +57,15 @@ class HGrid(SphereIndex):
 
     name = "hgrid"
     updates_in_place = True
-    _warmed = False
-
-    def __init__(self, centres, radii, base=None, cell_factor: float = 1.0, **options):
+    def __init__(self, centres, radii, base=None, cell_factor: float = 1.0):
         super().__init__()
-        if options:
-            raise ValueError(f"hgrid: unknown options {sorted(options)}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         base = default_base(radii) if base is None else as_radius(base, "base")
         if base <= 0.0:
             raise ValueError("hgrid: base must be > 0")
         cell_factor = as_radius(cell_factor, "cell_factor")
         if cell_factor < 1.0:
             raise ValueError(f"hgrid: cell_factor must be >= 1 (a cell at least a band's diameter), got {cell_factor}")
-        HGrid._warm()
         self.base = float(base)
         self.cell_factor = float(cell_factor)
         edges = np.minimum(2.0 * self.cell_factor * self.base * 2.0 ** np.arange(K.MAXL), 1e300)
@@ -146,22 +132,15 @@ class HGrid(SphereIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NLIVE])
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct
-        k = K.query(px, py, pz, ct.tab, ct.ck, self._crm, self._sd, self._sl, self._sid, self._lc, self._lr,
+        return K.query(px, py, pz, ct.tab, ct.ck, self._crm, self._sd, self._sl, self._sid, self._lc, self._lr,
                     self._linv, out, self._stats)
-        if k > out.shape[0]:
-            raise QueryOverflow(k, out.shape[0])
-        return k
 
-    def _is_removed(self, i: int) -> bool:
-        return bool(self._id2s[i] < 0)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._next_id, self._id2s
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._id2s.size:
             g = np.full(2 * self._id2s.size, -1, dtype=np.int64)
@@ -176,16 +155,13 @@ class HGrid(SphereIndex):
         self._next_id = i + 1
         return i
 
-    def remove(self, id) -> None:
-        i = self._live(id)
+    def _remove(self, i: int) -> None:
         ct = self._ct
         K.remove_one(i, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._sl, self._sid, self._id2s, self._lc, self._lr,
                      self._meta)
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._live(id)
-        x, y, z = as_point(centre, "centre")
-        r = math.nan if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        # r NaN keeps the radius (the kernels follow the contract's convention)
         while True:
             ct = self._ct
             if K.move_one(i, x, y, z, r, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._crm,
@@ -193,13 +169,7 @@ class HGrid(SphereIndex):
                 break
             self._grow_cells()
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) float64 or
-        None (keep each radius). Validated whole before anything changes."""
-        ids, centres, rad = _check_many(ids, centres, radii, self._next_id, self._id2s, 0)
-        self._move(ids, centres, rad)
-
-    def _move(self, ids, cen, rad) -> None:
+    def _move_many(self, ids: np.ndarray, cen: np.ndarray, rad: np.ndarray) -> None:
         done = 0
         while done < ids.size:
             ct = self._ct
@@ -220,10 +190,3 @@ class HGrid(SphereIndex):
     @property
     def cell_count(self) -> int:
         return self._ct.live
-
-    @classmethod
-    def _warm(cls) -> None:
-        if cls._warmed:
-            return
-        cls._warmed = True
-        _exercise(cls)

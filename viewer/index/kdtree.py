@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kdtree_kernels as K
-from ._contract import IdTable, QueryOverflow, SphereIndex, as_centres, as_point, as_radii, as_radius, check_out
-from .bvh import _grown, check_move_many
+from ._contract import IdTable, SphereIndex, as_objects, grown as _grown
 
 __all__ = ["KDTree"]
 
@@ -41,17 +40,13 @@ class KDTree(SphereIndex):
     updates_in_place = True
     update_note = "in place within the leaf's region, else remove + insert; periodic rebuild"
 
-    _warm = False
+    warm_options = {"leaf_size": 2}
 
     def __init__(self, centres, radii, *, leaf_size: int = 8):
         super().__init__()
         if not (isinstance(leaf_size, (int, np.integer)) and 1 <= leaf_size <= 256):
             raise ValueError(f"leaf_size must be an integer in 1..256, got {leaf_size!r}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
-        if not KDTree._warm:
-            KDTree._warm = True
-            _warm_up()
+        centres, radii = as_objects(centres, radii)
         self.leaf_size = int(leaf_size)
         n = radii.size
         self._idt = IdTable(n)
@@ -106,6 +101,9 @@ class KDTree(SphereIndex):
         self._build(self._obj[live], self._oid[live])
         self.rebuilds += 1
 
+    def _warm_more(self) -> None:
+        self.rebuild()
+
     def _after_update(self, k: int = 1) -> None:
         self._updates += k
         st = self._st
@@ -135,21 +133,18 @@ class KDTree(SphereIndex):
     def __len__(self) -> int:
         return self._n
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._idt.state()
+
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         k, cand, visited, most = K.query(
             px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels
         )
         self._record(cand, k, visited, most)
-        if k > out.size:
-            raise QueryOverflow(k, out.size)
         return k
 
     # ----------------------------------------------------------------------------------------- updates
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         self._reserve(1)
         i = self._idt.new_id(-1)
         K.insert(
@@ -160,16 +155,16 @@ class KDTree(SphereIndex):
         self._after_update()
         return i
 
-    def remove(self, id) -> None:
-        s = self._idt.slot_of(id)
+    def _remove(self, i: int) -> None:
+        s = int(self._idt.slots[i])
         K.remove(s, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni)
         self._n -= 1
         self._after_update()
 
-    def move(self, id, centre, radius=None) -> None:
-        s = self._idt.slot_of(id)
-        x, y, z = as_point(centre, "centre")
-        r = float(self._obj[s, 3]) if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        s = int(self._idt.slots[i])
+        if r != r:  # NaN: keep the radius
+            r = float(self._obj[s, 3])
         self._reserve(1)
         K.move_one(
             s, x, y, z, r, self._obj, self._oid, self._leafof, self._idt.slots, self._nf, self._ni,
@@ -177,11 +172,9 @@ class KDTree(SphereIndex):
         )
         self._after_update()
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
-        (keep). In a batch larger than an eighth of the tree, no chain is refitted per object: the
-        leaves touched are flagged and refitted, with their changed ancestors, in one bottom-up pass."""
-        ids, xyz, rad = check_move_many(self._idt, ids, centres, radii)
+    def _move_many(self, ids: np.ndarray, xyz: np.ndarray, rad: np.ndarray) -> None:
+        # In a batch larger than an eighth of the tree, no chain is refitted per object: the leaves
+        # touched are flagged and refitted, with their changed ancestors, in one bottom-up pass.
         m = ids.size
         sweep = m > int(self._st[K.NNODES]) // 8
         if sweep and self._dirty.size < self._nf.shape[0]:
@@ -236,19 +229,3 @@ class KDTree(SphereIndex):
         tight = self._nf.copy()
         K.refit_all(self._obj, tight, self._ni, nn)
         assert np.array_equal(tight[:nn], nf), "a box or largest radius is not tight"
-
-
-def _warm_up() -> None:
-    """Compile every kernel on a tiny tree so JIT time never lands in a measurement."""
-    rng = np.random.default_rng(0)
-    c = rng.uniform(-10, 10, (40, 3))
-    t = KDTree(c, rng.uniform(0.5, 3, 40), leaf_size=2)
-    t.query((0.0, 0.0, 0.0))
-    for _ in range(8):
-        t.insert(rng.uniform(-10, 10, 3), 1.0)
-    t.move(3, (5.0, 5.0, 5.0))
-    t.move(4, (100.0, 0.0, 0.0), 2.0)
-    t.remove(5)
-    t.move_many(np.arange(10, 20), c[10:20] + 0.5)
-    t.move_many(np.arange(20, 40), c[20:] + 0.5)
-    t.rebuild()

@@ -39,15 +39,7 @@ import math
 import numpy as np
 
 from . import _octree_kernels as K
-from ._contract import (
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
+from ._contract import SphereIndex, as_objects, as_point
 
 __all__ = ["Octree"]
 
@@ -70,14 +62,11 @@ class Octree(SphereIndex):
     name = "octree"
     updates_in_place = True
 
-    def __init__(self, centres, radii, max_depth: int = 40, **options):
+    def __init__(self, centres, radii, max_depth: int = 40):
         super().__init__()
-        if options:
-            raise ValueError(f"octree: unknown options {sorted(options)}")
         if not (isinstance(max_depth, int) and 1 <= max_depth <= 100):
             raise ValueError(f"octree: max_depth must be an int in 1..100, got {max_depth!r}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         n = radii.size
         self.max_depth = max_depth
         self._stack = np.empty(K.STACK, dtype=np.int32)
@@ -204,23 +193,16 @@ class Octree(SphereIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NOBJ])
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
-        k = K.query(
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
+        return K.query(
             px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid,
             self._aux_end, self._aux_q, self._meta, out, self._stack, self._levcount, self._stats,
         )
-        if k > out.shape[0]:
-            raise QueryOverflow(k, out.shape[0])
-        return k
 
-    def _is_removed(self, i: int) -> bool:
-        return bool(self._ids[i, 0] < 0)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._next_id, self._ids[:, 0]
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._ids.shape[0]:
             g = np.full((2 * self._ids.shape[0], 2), -1, dtype=np.int32)
@@ -237,14 +219,12 @@ class Octree(SphereIndex):
             self._after_root_change(x, y, z)
         return i
 
-    def remove(self, id) -> None:
-        i = self._live(id)
+    def _remove(self, i: int) -> None:
         K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch, self._iscratch)
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._live(id)
-        x, y, z = as_point(centre, "centre")
-        r = float(self._obj[self._ids[i, 0], 3]) if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        if r != r:  # NaN: keep the radius
+            r = float(self._obj[self._ids[i, 0], 3])
         root = self._meta[K.ROOT]
         while True:
             self._ensure_nodes()
@@ -275,23 +255,8 @@ class Octree(SphereIndex):
             self._aux_end, self._aux_q, self._meta, self._scratch,
         )
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,) int, ``centres`` (M, 3) float64, ``radii`` (M,) or None
-        (keep each radius). Validated whole before anything changes."""
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
-        centres = as_centres(centres, n=ids.size)
-        if ids.size:
-            if ids.min() < 0 or ids.max() >= self._next_id:
-                raise KeyError("move_many: unknown id")
-            dead = self._ids[ids, 0] < 0
-            if dead.any():
-                raise KeyError(f"move_many: id {int(ids[np.argmax(dead)])} was removed")
-        if radii is None:
-            rad = np.full(ids.size, np.nan)
-        else:
-            rad = as_radii(radii)
-            if rad.size != ids.size:
-                raise ValueError("move_many: radii and ids differ in length")
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
+        # rad: NaN keeps the radius (the contract's convention, which the kernel follows)
         done = 0
         root = self._meta[K.ROOT]
         while done < ids.size:

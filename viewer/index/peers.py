@@ -15,17 +15,7 @@ import math
 import numpy as np
 
 from . import _peers_kernels as K
-from ._contract import (
-    IdTable,
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
-from .bvh import check_move_many
+from ._contract import IdTable, SphereIndex, as_objects, grown
 
 __all__ = ["CKDTreeIndex", "RTreeIndex"]
 
@@ -42,23 +32,6 @@ def _missing(module: str, package: str) -> str | None:
     except ImportError as exc:
         return f"{package} not installed: {PEERS_HINT} ({exc})"
     return None
-
-
-_warm = False
-
-
-def _warm_up() -> None:
-    """Compile the filter kernels once, so JIT time never lands in a measurement."""
-    global _warm
-    if _warm:
-        return
-    _warm = True
-    obj = np.zeros((2, 4))
-    ids = np.zeros(1, dtype=np.int64)
-    out = np.empty(1, dtype=np.int64)
-    K.filter_ids(0.0, 0.0, 0.0, ids, obj, out, 0)
-    K.filter_mapped(0.0, 0.0, 0.0, ids, ids, obj, out, 0)
-    K.boxes(obj, ids, np.empty((1, 3)), np.empty((1, 3)))
 
 
 def _rss_bytes() -> int:
@@ -89,19 +62,11 @@ class _ById:
         self.idt.slots[i] = i
         if i >= self.obj.shape[0]:
             cap = 2 * self.obj.shape[0]
-            obj = np.zeros((cap, 4))
-            obj[: i] = self.obj[: i]
-            alive = np.zeros(cap, dtype=bool)
-            alive[: i] = self.alive[: i]
-            self.obj, self.alive = obj, alive
+            self.obj, self.alive = grown(self.obj, cap, 0.0), grown(self.alive, cap, False)
         self.obj[i] = (x, y, z, r)
         self.alive[i] = True
         self.n += 1
         return i
-
-    def check(self, id) -> int:
-        self.idt.slot_of(id)  # KeyError for unknown / removed
-        return int(id)
 
     def kill(self, i: int) -> None:
         self.idt.slots[i] = -1
@@ -145,10 +110,8 @@ class RTreeIndex(SphereIndex):
         for nm, v in (("leaf_capacity", leaf_capacity), ("index_capacity", index_capacity)):
             if not (isinstance(v, (int, np.integer)) and 4 <= v <= 10_000):
                 raise ValueError(f"{nm} must be an integer in 4..10000, got {v!r}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         rindex = _import("rtree.index")
-        _warm_up()
         self._objs = _ById(centres, radii)
         p = rindex.Property()
         p.dimension = 3
@@ -175,55 +138,47 @@ class RTreeIndex(SphereIndex):
     def __len__(self) -> int:
         return self._objs.n
 
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._objs.idt.state()
+
     def _box(self, i: int) -> tuple[float, ...]:
         self._one[0] = i
         K.boxes(self._objs.obj, self._one, self._lo, self._hi)
         return (*self._lo[0].tolist(), *self._hi[0].tolist())
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         # the generator form answers in one library call; intersection_v re-runs the search
         # whenever its small initial buffer overflows, which made it slower for single points
         cand = np.fromiter(self._tree.intersection((px, py, pz, px, py, pz), objects=False), dtype=np.int64)
         k = K.filter_ids(px, py, pz, cand, self._objs.obj, out, 0)
         self._record(int(cand.size), k)  # libspatialindex does not report per-query node visits
-        if k > out.size:
-            raise QueryOverflow(k, out.size)
         return k
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._objs.add(x, y, z, r)
         self._tree.insert(i, self._box(i))
         return i
 
-    def remove(self, id) -> None:
-        i = self._objs.check(id)
+    def _remove(self, i: int) -> None:
         self._tree.delete(i, self._box(i))
         self._objs.kill(i)
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._objs.check(id)
-        x, y, z = as_point(centre, "centre")
-        r = float(self._objs.obj[i, 3]) if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        if r != r:  # NaN: keep the radius
+            r = float(self._objs.obj[i, 3])
         self._tree.delete(i, self._box(i))
         self._objs.obj[i] = (x, y, z, r)
         self._tree.insert(i, self._box(i))
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects (a delete + insert each): ``ids`` (M,), ``centres`` (M, 3), ``radii``."""
-        ids, xyz, rad = check_move_many(self._objs.idt, ids, centres, radii)
+    def _move_many(self, ids: np.ndarray, xyz: np.ndarray, rad: np.ndarray) -> None:
+        # a delete + insert each
         m = ids.size
-        if not m:
-            return
         lo = np.empty((m, 3))
         hi = np.empty((m, 3))
         obj = self._objs.obj
         K.boxes(obj, ids, lo, hi)
         old = np.concatenate([lo, hi], axis=1).tolist()
-        keep = rad < 0
+        keep = np.isnan(rad)
         obj[ids, :3] = xyz
         obj[ids, 3] = np.where(keep, obj[ids, 3], rad)
         K.boxes(obj, ids, lo, hi)
@@ -276,10 +231,8 @@ class CKDTreeIndex(SphereIndex):
             raise ValueError(f"band_ratio must be a number > 1, got {band_ratio!r}")
         if not (isinstance(leafsize, (int, np.integer)) and leafsize >= 1):
             raise ValueError(f"leafsize must be a positive integer, got {leafsize!r}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         self._cKDTree = _import("scipy.spatial").cKDTree
-        _warm_up()
         self.banded = bands == "auto"
         self.band_ratio = float(band_ratio)
         self.leafsize = int(leafsize)
@@ -318,9 +271,10 @@ class CKDTreeIndex(SphereIndex):
     def __len__(self) -> int:
         return self._objs.n
 
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._objs.idt.state()
+
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         self._refresh()
         k = 0
         cand = 0
@@ -334,8 +288,6 @@ class CKDTreeIndex(SphereIndex):
                 cand += pos.size
                 k = K.filter_mapped(px, py, pz, pos, members, obj, out, k)
         self._record(cand, k, len(self._order))  # trees searched; cKDTree reports no node visits
-        if k > out.size:
-            raise QueryOverflow(k, out.size)
         return k
 
     def _grow_band(self) -> None:
@@ -344,9 +296,7 @@ class CKDTreeIndex(SphereIndex):
             g[: self._band.size] = self._band
             self._band = g
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._objs.add(x, y, z, r)
         self._grow_band()
         b = int(self._band_of(np.array([r]))[0])
@@ -354,30 +304,24 @@ class CKDTreeIndex(SphereIndex):
         self._dirty.add(b)
         return i
 
-    def remove(self, id) -> None:
-        i = self._objs.check(id)
+    def _remove(self, i: int) -> None:
         self._objs.kill(i)
         self._dirty.add(int(self._band[i]))
 
-    def move(self, id, centre, radius=None) -> None:
-        i = self._objs.check(id)
-        x, y, z = as_point(centre, "centre")
-        r = float(self._objs.obj[i, 3]) if radius is None else as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        if r != r:  # NaN: keep the radius
+            r = float(self._objs.obj[i, 3])
         self._dirty.add(int(self._band[i]))
         self._objs.obj[i] = (x, y, z, r)
         b = int(self._band_of(np.array([r]))[0])
         self._band[i] = b
         self._dirty.add(b)
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move many objects: ``ids`` (M,), ``centres`` (M, 3), ``radii`` (M,) or None (keep)."""
-        ids, xyz, rad = check_move_many(self._objs.idt, ids, centres, radii)
-        if not ids.size:
-            return
+    def _move_many(self, ids: np.ndarray, xyz: np.ndarray, rad: np.ndarray) -> None:
         obj = self._objs.obj
         self._dirty.update(np.unique(self._band[ids]).tolist())
         obj[ids, :3] = xyz
-        obj[ids, 3] = np.where(rad < 0, obj[ids, 3], rad)
+        obj[ids, 3] = np.where(np.isnan(rad), obj[ids, 3], rad)
         self._band[ids] = self._band_of(obj[ids, 3])
         self._dirty.update(np.unique(self._band[ids]).tolist())
 
