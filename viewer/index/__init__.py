@@ -24,6 +24,7 @@ _CLASSES: dict[str, tuple[str, str]] = {
     "kdtree": ("kdtree", "KDTree"),
     "octree": ("octree", "Octree"),
     "rtree": ("peers", "RTreeIndex"),
+    "scan": ("scan", "LinearScan"),
 }
 
 
@@ -64,6 +65,7 @@ __all__ = [
     "HashGrid",
     "HGrid",
     "KDTree",
+    "LinearScan",
     "Octree",
     "QueryOverflow",
     "QueryStats",
