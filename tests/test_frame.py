@@ -32,11 +32,18 @@ def expected_drawn(scene, cam):
     return np.sort(cull_spheres_numpy(planes, scene.centres, scene.sizes.astype(np.float64) * np.sqrt(3.0), vis))
 
 
-def test_columns_are_the_recorders():
-    assert FRAME_COLUMNS[:3] == ("frame", "t", "dt") and FRAME_COLUMNS[-3:] == ("frame_ms", "entered", "left")
-    assert len(FRAME_COLUMNS) == 25 and FrameStats().as_row() == tuple(FrameStats().as_dict().values())
-    rec = pytest.importorskip("viewer.recording")
-    assert tuple(c for c in rec.COLUMNS if c != "record_ms") == FRAME_COLUMNS
+def test_frame_stats_are_the_schemas_frame_columns():
+    from viewer.recording.schema import COLUMN_INFO
+
+    mine = tuple(c for c in COLUMN_INFO if c.source == "frame")
+    assert FRAME_COLUMNS == tuple(c.name for c in mine)
+    assert [c.name for c in COLUMN_INFO if c.source != "frame"] == ["record_ms"]  # the recorder's own
+    st = FrameStats()
+    assert st.as_row() == tuple(st.as_dict().values()) and tuple(st.as_dict()) == FRAME_COLUMNS
+    kinds = {"int": int, "float": float, "str": str}
+    assert all(type(getattr(st, c.name)) is kinds[c.kind] for c in mine)  # zero of the column's type
+    with pytest.raises(AttributeError):
+        st.not_a_column = 1  # slotted: a misspelt column is an error, not a silent new attribute
 
 
 def test_drawn_set_is_exact(rng):

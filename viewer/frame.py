@@ -11,21 +11,21 @@ Each frame flows one way and every stage is timed with ``perf_counter`` around i
             with the pipeline's hysteresis margin); counted in the frame, not in any stage column
     cull    frustum planes, then bounding spheres against them -> the drawn ids
     gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
-            preallocated (cap, 6) float32 array
+            preallocated array of instance records
 
 The GL stages (upload into one preallocated GPU buffer, one instanced draw) belong to
 :mod:`viewer.render`, which fills ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the same
 :class:`FrameStats`. Buffers only ever grow (doubling) when a query overflows them, never per frame.
 
-An instance record is 24 bytes (:data:`INSTANCE_DTYPE`): ``position`` (3 float32, relative to the render
-camera), ``size`` (float32 half-extent), ``colour`` (4 uint8 RGBA), ``fade`` (float32 in [0, 1]: 1 inside,
-falling to 0 over the last ``fade`` fraction of the object's view distance, so objects do not pop).
+An instance record is one :data:`viewer.instances.INSTANCE_DTYPE` (position relative to the render camera,
+size, colour, fade: objects fade in over the last ``fade`` fraction of their view distance, so they do
+not pop).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass, fields
+from dataclasses import field, make_dataclass
 from time import perf_counter
 from typing import Any
 
@@ -36,7 +36,9 @@ from ._frame_kernels import gather_instances, sort_front_to_back
 from .camera import FlyCamera, InputState, Pose
 from .events import VisibilityTracker
 from .index import INDEXES, QueryOverflow, SphereIndex, make_index
+from .instances import INSTANCE_DTYPE, instance_words
 from .motion import MotionState, advance
+from .recording.schema import FRAME_COLUMN_INFO
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -49,10 +51,6 @@ __all__ = [
     "warm",
 ]
 
-#: One instance record as the GPU reads it (24 bytes, no padding).
-INSTANCE_DTYPE = np.dtype([("position", "<f4", (3,)), ("size", "<f4"), ("colour", "u1", (4,)), ("fade", "<f4")])
-assert INSTANCE_DTYPE.itemsize == 24
-
 #: RGBA colours of octree levels (radius bands), cycled for deeper levels.
 LEVEL_PALETTE = np.array(
     [
@@ -64,50 +62,14 @@ LEVEL_PALETTE = np.array(
 )
 
 
-@dataclass(slots=True)
-class FrameStats:
-    """One frame's row for the recorder; field order is :data:`FRAME_COLUMNS`.
+class _FrameStatsRow:
+    """What every :class:`FrameStats` can do besides holding its fields."""
 
-    t, dt : seconds (simulated time: a replay with a fixed dt repeats exactly)
-    cam_x, cam_y, cam_z : render camera position, world units; yaw, pitch : degrees
-    index : name of the index in use; objects : objects in the scene
-    candidates, visible, nodes_visited, max_nodes_per_level : the index's ``stats`` of this query
-    drawn : visible objects left after the frustum cull (the instances drawn)
-    moved : objects moved this frame (0 in a static scene)
-    *_ms : wall time of each stage in milliseconds; frame_ms covers the whole frame
-    entered, left : objects that came into / went out of view distance since the last frame (with the
-        pipeline's hysteresis margin, if any)
-    """
-
-    frame: int = 0
-    t: float = 0.0
-    dt: float = 0.0
-    cam_x: float = 0.0
-    cam_y: float = 0.0
-    cam_z: float = 0.0
-    yaw: float = 0.0
-    pitch: float = 0.0
-    index: str = ""
-    objects: int = 0
-    candidates: int = 0
-    visible: int = 0
-    drawn: int = 0
-    nodes_visited: int = 0
-    max_nodes_per_level: int = 0
-    moved: int = 0
-    update_ms: float = 0.0
-    query_ms: float = 0.0
-    cull_ms: float = 0.0
-    gather_ms: float = 0.0
-    upload_ms: float = 0.0
-    draw_ms: float = 0.0
-    frame_ms: float = 0.0
-    entered: int = 0
-    left: int = 0
+    __slots__ = ()
 
     def as_row(self) -> tuple:
         """The values in :data:`FRAME_COLUMNS` order."""
-        return astuple(self)
+        return tuple(getattr(self, f) for f in FRAME_COLUMNS)
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in FRAME_COLUMNS}
@@ -118,8 +80,23 @@ class FrameStats:
         return self.query_ms + self.cull_ms + self.gather_ms + self.upload_ms
 
 
+_KIND_TYPES = {"int": (int, 0), "float": (float, 0.0), "str": (str, "")}
+
+#: One frame's row for the recorder: a slotted dataclass with one field per column of
+#: :data:`viewer.recording.schema.FRAME_COLUMN_INFO` (its name, type and zero default), in file order.
+FrameStats = make_dataclass(
+    "FrameStats",
+    [(c.name, _KIND_TYPES[c.kind][0], field(default=_KIND_TYPES[c.kind][1])) for c in FRAME_COLUMN_INFO],
+    bases=(_FrameStatsRow,),
+    slots=True,
+)
+FrameStats.__module__ = __name__
+FrameStats.__doc__ = "One frame's row for the recorder (fields from the CSV schema, in file order):\n\n" + "\n".join(
+    f"    {c.name} : {c.kind}{f' ({c.unit})' if c.unit else ''}, {c.doc}" for c in FRAME_COLUMN_INFO
+)
+
 #: Column names of a frame row, in order.
-FRAME_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(FrameStats))
+FRAME_COLUMNS: tuple[str, ...] = tuple(c.name for c in FRAME_COLUMN_INFO)
 
 
 def pack_colours(rgba: np.ndarray) -> np.ndarray:
@@ -216,8 +193,7 @@ class FramePipeline:
 
     # ----------------------------------------------------------------------------- buffers
     def _alloc_instances(self, cap: int) -> None:
-        self.instance_data = np.zeros((cap, 6), dtype=np.float32)
-        self._inst_u = self.instance_data.view(np.uint32)
+        self.instance_data, self._inst_u = instance_words(cap)
         self._keys = np.empty(cap, dtype=np.float64)
         self._scratch = np.empty(cap, dtype=np.int64)
 
@@ -231,7 +207,8 @@ class FramePipeline:
         return self.instance_data[: self.n_drawn].view(INSTANCE_DTYPE).reshape(-1)
 
     def instance_bytes(self) -> np.ndarray:
-        """The last frame's instance records as (n_drawn * 24,) uint8 (a view, no copy), for ``buffer.write``."""
+        """The last frame's instance records as (n_drawn * INSTANCE_DTYPE.itemsize,) uint8 (a view, no copy),
+        for ``buffer.write``."""
         return self.instance_data[: self.n_drawn].reshape(-1).view(np.uint8)
 
     def _grow(self, needed: int) -> None:

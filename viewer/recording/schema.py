@@ -1,9 +1,12 @@
-"""The per-frame CSV schema: one constant names the columns, a version number says which set it is.
+"""The per-frame CSV schema: the one definition of the columns, and a version number saying which set it is.
 
 A recording is a plain CSV (a header row, then one row per frame) with a metadata file beside it
-(:mod:`viewer.recording.meta`) that records the schema version. To add columns later, append a new
-entry to :data:`SCHEMAS` with the next version number (old columns first, in the same order) and
-bump :data:`SCHEMA_VERSION`; recordings of every version listed there stay readable.
+(:mod:`viewer.recording.meta`) that records the schema version. Everything else derives from the
+:class:`Column` lists here: :class:`viewer.frame.FrameStats` (one field per column the frame fills),
+the recorder's header and formats, the reader's checks, and the README's CSV table (a test compares
+them). To add a column, append a new entry to :data:`SCHEMAS` with the next version number (old
+columns first, in the same order) and compute the value where the frame is made; recordings of every
+version listed here stay readable.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ __all__ = [
     "COLUMNS",
     "COLUMN_INFO",
     "Column",
+    "FRAME_COLUMN_INFO",
     "SCHEMAS",
     "SCHEMA_NAME",
     "SCHEMA_VERSION",
@@ -34,6 +38,8 @@ class Column:
     unit : the unit of the values ("" when dimensionless / a count)
     doc : what the value is, for the README table and ``--help``
     fmt : how the writer formats a value (``None``: ``repr`` of the float, exact round trip)
+    source : who fills it: ``"frame"`` (a field of :class:`viewer.frame.FrameStats`) or ``"recorder"``
+        (the recorder, while appending the row)
     """
 
     name: str
@@ -41,6 +47,7 @@ class Column:
     unit: str
     doc: str
     fmt: str | None = None
+    source: str = "frame"
 
 
 _MS = "%.4f"  # 0.1 microsecond resolution, far below perf_counter's noise on a frame
@@ -76,14 +83,15 @@ _V1: tuple[Column, ...] = (
         "time spent in the recorder during this frame (buffering, and any flush to disk); "
         "not part of `frame_ms`",
         _MS,
+        source="recorder",
     ),
 )
 
 # version 2: visibility events (dynamic worlds), after every version 1 column
 _V2: tuple[Column, ...] = _V1 + (
     Column("entered", "int", "", "objects that came into view distance since the last frame (the first frame: all visible)"),
-    Column("left", "int", "", "objects that went out of view distance since the last frame (with hysteresis: beyond "
-                              "r + margin)"),
+    Column("left", "int", "", "objects that went out of view distance since the last frame (with `--hysteresis`: "
+                              "beyond r + margin)"),
 )
 
 #: every schema version this code reads, oldest first
@@ -95,6 +103,9 @@ SCHEMA_VERSION: int = max(SCHEMAS)
 #: the columns of :data:`SCHEMA_VERSION`, in file order
 COLUMN_INFO: tuple[Column, ...] = SCHEMAS[SCHEMA_VERSION]
 COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMN_INFO)
+
+#: the columns a frame fills (the fields of :class:`viewer.frame.FrameStats`), in file order
+FRAME_COLUMN_INFO: tuple[Column, ...] = tuple(c for c in COLUMN_INFO if c.source == "frame")
 
 #: the timed stages, in pipeline order, then the whole frame (the plot and compare rows)
 STAGES: tuple[str, ...] = (
