@@ -75,10 +75,27 @@ def test_every_shader_compiles(gl):
 
     lib = gl.render.ShaderLibrary(gl.ctx)
     names = shader_names()
-    assert {"objects_mesh", "objects_sprite", "boxes", "text"} <= set(names)
+    assert {"objects", "boxes", "text"} <= set(names)
     for name in names:
         prog = lib.program(name)
         assert prog is lib.program(name)  # cached
+    assert lib.program("objects", {"SPRITES": 1}) is not lib.program("objects")
+
+
+def test_instance_layout_is_one_dtype(gl):
+    """The shaders' per-object inputs, the vertex format and the gather kernel all follow INSTANCE_DTYPE."""
+    from viewer.frame import INSTANCE_DTYPE
+    from viewer.render.renderer import INSTANCE_ATTRIBUTES, attribute_format
+
+    assert attribute_format(INSTANCE_DTYPE) == "3f f 4f1 f"
+    lib = gl.render.ShaderLibrary(gl.ctx)
+    for defines in (None, {"SPRITES": 1}):
+        prog = lib.program("objects", defines)
+        for name, attr in zip(INSTANCE_DTYPE.names, INSTANCE_ATTRIBUTES):
+            want = INSTANCE_DTYPE.fields[name][0].shape or (1,)
+            assert prog[attr].dimension == int(np.prod(want)), (defines, attr)
+    with pytest.raises(ValueError, match="padding"):
+        attribute_format(np.dtype({"names": ["a", "b"], "formats": ["<f4", "<f4"], "offsets": [0, 8], "itemsize": 12}))
 
 
 def test_broken_shader_reports_the_file(gl, tmp_path, monkeypatch):

@@ -7,6 +7,13 @@ import math
 import numpy as np
 
 from ._jit import njit
+from .instances import INSTANCE_WORDS, WORD
+
+# first 32-bit word of each field of an instance record (compile-time constants of the kernel)
+_POSITION = WORD["position"]
+_SIZE = WORD["size"]
+_COLOUR = WORD["colour"]
+_FADE = WORD["fade"]
 
 
 @njit
@@ -19,19 +26,19 @@ def gather_instances(ids, n, centres, sizes, radii, colours, eye, qp, fade_frac,
           full precision near the camera however far the world extends)
     qp : (3,) float64, the query camera (the fade is its distance over the object's view distance)
     fade_frac : fraction of the view distance, at its far end, over which an object fades in
-    inst_f, inst_u : (cap, 6) float32 and uint32 views of the same memory:
-          x, y, z (relative), size, colour (uint32 bits), fade in [0, 1]
+    inst_f, inst_u : (cap, INSTANCE_WORDS) float32 and uint32 views of the same records
+          (:data:`viewer.instances.INSTANCE_DTYPE`): position (relative), size, colour (uint32 bits), fade
     """
     for i in range(n):
         j = ids[i]
         cx = centres[j, 0]
         cy = centres[j, 1]
         cz = centres[j, 2]
-        inst_f[i, 0] = cx - eye[0]
-        inst_f[i, 1] = cy - eye[1]
-        inst_f[i, 2] = cz - eye[2]
-        inst_f[i, 3] = sizes[j]
-        inst_u[i, 4] = colours[j]
+        inst_f[i, _POSITION] = cx - eye[0]
+        inst_f[i, _POSITION + 1] = cy - eye[1]
+        inst_f[i, _POSITION + 2] = cz - eye[2]
+        inst_f[i, _SIZE] = sizes[j]
+        inst_u[i, _COLOUR] = colours[j]
         r = radii[j]
         band = fade_frac * r
         a = 1.0
@@ -44,7 +51,7 @@ def gather_instances(ids, n, centres, sizes, radii, colours, eye, qp, fade_frac,
                 a = 1.0
             elif a < 0.0:
                 a = 0.0
-        inst_f[i, 5] = a
+        inst_f[i, _FADE] = a
     return n
 
 
@@ -74,7 +81,7 @@ def sort_front_to_back(ids, n, centres, eye, keys, scratch):
 def warm() -> None:
     """Compile the kernel (call before anything timed)."""
     ids = np.zeros(1, dtype=np.int64)
-    inst = np.zeros((1, 6), dtype=np.float32)
+    inst = np.zeros((1, INSTANCE_WORDS), dtype=np.float32)
     sort_front_to_back(np.zeros(2, dtype=np.int64), 2, np.zeros((1, 3)), np.zeros(3), np.zeros(2),
                        np.zeros(2, dtype=np.int64))
     gather_instances(ids, 1, np.zeros((1, 3)), np.ones(1, dtype=np.float32), np.ones(1),

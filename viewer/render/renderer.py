@@ -9,15 +9,38 @@ from __future__ import annotations
 import numpy as np
 import moderngl
 
+from ..instances import INSTANCE_DTYPE
 from .shaders import ShaderLibrary
 
-__all__ = ["DRAW_MODES", "INSTANCE_FORMAT", "SceneRenderer", "cube_mesh", "cube_edges"]
-
-#: How the instance records (:data:`viewer.frame.INSTANCE_DTYPE`, 24 bytes) map to shader inputs.
-INSTANCE_FORMAT = ("3f f 4f1 f/i", "in_offset", "in_size", "in_colour", "in_fade")
-SPRITE_FORMAT = "3f f 4f1 f"
+__all__ = ["DRAW_MODES", "INSTANCE_ATTRIBUTES", "SceneRenderer", "attribute_format", "cube_mesh", "cube_edges"]
 
 DRAW_MODES = ("sprites", "mesh")
+
+# numpy base type -> moderngl format letter: float32 as is, uint8 normalised to [0, 1]
+_FORMAT_CODES = {np.dtype("<f4"): "f", np.dtype("u1"): "f1"}
+
+
+def attribute_format(dtype: np.dtype) -> str:
+    """The moderngl buffer format of records of ``dtype`` (a structured dtype of float32 / uint8 fields,
+    without padding), one attribute per field: ``INSTANCE_DTYPE`` -> ``"3f f 4f1 f"``."""
+    parts = []
+    for name in dtype.names:
+        ft = dtype.fields[name][0]
+        base, shape = ft.base, ft.shape
+        if base not in _FORMAT_CODES:
+            raise ValueError(f"field {name!r}: no vertex format for {base}")
+        count = int(np.prod(shape)) if shape else 1
+        parts.append(f"{count if count > 1 else ''}{_FORMAT_CODES[base]}")
+    fmt = " ".join(parts)
+    if sum(np.dtype(f.base).itemsize * (int(np.prod(f.shape)) if f.shape else 1)
+           for f, *_ in dtype.fields.values()) != dtype.itemsize:
+        raise ValueError(f"{dtype} has padding: the vertex format {fmt!r} would not match it")
+    return fmt
+
+
+#: The object shaders' per-object inputs: ``in_`` + each field of :data:`viewer.instances.INSTANCE_DTYPE`.
+INSTANCE_ATTRIBUTES: tuple[str, ...] = tuple(f"in_{name}" for name in INSTANCE_DTYPE.names)
+_INSTANCE_FORMAT = attribute_format(INSTANCE_DTYPE)
 
 
 def cube_mesh() -> np.ndarray:
@@ -58,7 +81,7 @@ def _mat(m: np.ndarray) -> bytes:
 class SceneRenderer:
     """The objects and node boxes of one context.
 
-    capacity : instances the GPU buffer holds at first (24 bytes each)
+    capacity : instances the GPU buffer holds at first (:data:`viewer.instances.INSTANCE_DTYPE` records)
     mode : "sprites" (point impostors) or "mesh" (instanced cubes)
     """
 
@@ -75,8 +98,8 @@ class SceneRenderer:
         self.ambient = float(ambient)
         ld = np.asarray(light_dir, dtype=np.float64)
         self.light_dir = ld / np.linalg.norm(ld)  # in eye space: lit from above-right-front of the viewer
-        self.prog_mesh = shaders.program("objects_mesh")
-        self.prog_sprite = shaders.program("objects_sprite")
+        self.prog_mesh = shaders.program("objects")
+        self.prog_sprite = shaders.program("objects", {"SPRITES": 1})
         self.prog_boxes = shaders.program("boxes")
         self.cube = ctx.buffer(cube_mesh().tobytes())
         self.edges = ctx.buffer(cube_edges().tobytes())
@@ -99,15 +122,16 @@ class SceneRenderer:
             self.vao_sprite.release()
             self.reallocations += 1
         self.capacity = capacity
-        self.buffer = self.ctx.buffer(reserve=capacity * 24, dynamic=True)
+        self.buffer = self.ctx.buffer(reserve=capacity * INSTANCE_DTYPE.itemsize, dynamic=True)
         self.vao_mesh = self.ctx.vertex_array(
-            self.prog_mesh, [(self.cube, "3f 3f", "in_position", "in_normal"), (self.buffer, *INSTANCE_FORMAT)]
+            self.prog_mesh,
+            [(self.cube, "3f 3f", "in_vertex", "in_normal"), (self.buffer, f"{_INSTANCE_FORMAT}/i", *INSTANCE_ATTRIBUTES)],
         )
         # sprites read the same records once per point (per vertex, not per instance)
-        self.vao_sprite = self.ctx.vertex_array(self.prog_sprite, [(self.buffer, SPRITE_FORMAT, *INSTANCE_FORMAT[1:])])
+        self.vao_sprite = self.ctx.vertex_array(self.prog_sprite, [(self.buffer, _INSTANCE_FORMAT, *INSTANCE_ATTRIBUTES)])
 
     def upload(self, data, n: int) -> None:
-        """Write ``n`` instance records (``data``: n * 24 bytes) at the start of the buffer."""
+        """Write ``n`` instance records (``data``: n * INSTANCE_DTYPE.itemsize bytes) at the start of the buffer."""
         if n > self.capacity:
             self._alloc(max(n, 2 * self.capacity))
         if n:
