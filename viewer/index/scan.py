@@ -16,16 +16,7 @@ import numba
 import numpy as np
 
 from . import _scan_kernels as K
-from ._contract import (
-    IdTable,
-    QueryOverflow,
-    SphereIndex,
-    as_centres,
-    as_point,
-    as_radii,
-    as_radius,
-    check_out,
-)
+from ._contract import IdTable, SphereIndex, as_objects
 
 __all__ = ["LinearScan", "PARALLEL_FROM"]
 
@@ -47,14 +38,10 @@ class LinearScan(SphereIndex):
 
     name = "scan"
     updates_in_place = True
-    _warmed = False
 
-    def __init__(self, centres, radii, **options):
+    def __init__(self, centres, radii):
         super().__init__()
-        if options:
-            raise ValueError(f"scan takes no options, got {sorted(options)}")
-        radii = as_radii(radii)
-        centres = as_centres(centres, n=radii.size)
+        centres, radii = as_objects(centres, radii)
         n = radii.size
         self._alloc(_capacity(n))
         self._x[:n], self._y[:n], self._z[:n] = centres.T
@@ -63,8 +50,7 @@ class LinearScan(SphereIndex):
         self._ids[:n] = np.arange(n, dtype=np.int64)
         self._idt = IdTable(n)
         self._n = n
-        type(self)._warm()
-        K.bound_rho(self._x, self._y, self._z, self._r, self._x32, self._y32, self._z32, self._rho, 0, n)
+        self._bound(0, n)
 
     def _alloc(self, cap: int) -> None:
         for name in _F64:
@@ -87,18 +73,19 @@ class LinearScan(SphereIndex):
         return numba.get_num_threads() if self._n >= PARALLEL_FROM else 1
 
     # ----------------------------------------------------------------------------- query
-    def query_into(self, point, out: np.ndarray) -> int:
-        px, py, pz = as_point(point)
-        check_out(out)
+    def _id_state(self) -> tuple[int, np.ndarray]:
+        return self._idt.state()
+
+    def _query(self, px: float, py: float, pz: float, out: np.ndarray, parallel: bool | None = None) -> int:
         n = self._n
-        kernel = K.scan if n >= PARALLEL_FROM else K.scan_serial
+        if parallel is None:
+            parallel = n >= PARALLEL_FROM
+        kernel = K.scan if parallel else K.scan_serial
         k = kernel(self._x32, self._y32, self._z32, self._rho, self._x, self._y, self._z, self._rr, self._ids,
                    n, px, py, pz, self._counts, self._hits, out)
         s = self._stats
         s[0] = n
         s[1] = k
-        if k > out.size:
-            raise QueryOverflow(k, out.size)
         return k
 
     def read_floor(self) -> float:
@@ -116,9 +103,7 @@ class LinearScan(SphereIndex):
         for name, a in old.items():
             getattr(self, name)[: a.size] = a
 
-    def insert(self, centre, radius) -> int:
-        x, y, z = as_point(centre, "centre")
-        r = as_radius(radius)
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
         if self._n == self._x.size:
             self._grow()
         s = self._n
@@ -129,79 +114,45 @@ class LinearScan(SphereIndex):
         self._n = s + 1
         return i
 
-    def remove(self, id) -> None:
-        s = self._idt.slot_of(id)
+    def _remove(self, i: int) -> None:
+        slots = self._idt.slots
+        s = int(slots[i])
         last = self._n - 1
         if s != last:
             for name in (*_F64, *_F32, "_ids"):
                 a = getattr(self, name)
                 a[s] = a[last]
-            self._idt.slots[self._ids[s]] = s
+            slots[self._ids[s]] = s
         self._rho[last] = np.nan
         self._rr[last] = -1.0
         self._ids[last] = -1
-        self._idt.slots[int(id)] = -1
+        slots[i] = -1
         self._n = last
 
-    def move(self, id, centre, radius=None) -> None:
-        s = self._idt.slot_of(id)
-        x, y, z = as_point(centre, "centre")
-        if radius is not None:
-            r = as_radius(radius)
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        s = int(self._idt.slots[i])
+        if r == r:  # NaN: keep the radius
             self._r[s], self._rr[s] = r, r * r
         self._x[s], self._y[s], self._z[s] = x, y, z
         self._bound(s, s + 1)
 
-    def move_many(self, ids, centres, radii=None) -> None:
-        """Move ``ids`` (M,) int to ``centres`` (M, 3) world units, with ``radii`` (M,) or None (keep)."""
-        ids = np.asarray(ids)
-        if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
-            raise KeyError("move_many: ids must be a 1-D array of integers")
-        ids = ids.astype(np.int64, copy=False)
-        centres = as_centres(centres, n=ids.size)
-        if radii is None:
-            rad = np.full(ids.size, np.nan)
-        else:
-            rad = as_radii(radii)
-            if rad.size != ids.size:
-                raise ValueError(f"move_many: radii has {rad.size} values but ids has {ids.size}")
-        if ids.size == 0:
-            return
-        if ids.min() < 0 or ids.max() >= self._idt.next_id:
-            bad = int(ids[(ids < 0) | (ids >= self._idt.next_id)][0])
-            raise KeyError(f"move_many: unknown id {bad}")
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         slots = self._idt.slots[ids]
-        if (slots < 0).any():
-            raise KeyError(f"move_many: id {int(ids[np.argmax(slots < 0)])} was removed")
-        K.set_rows(self._x, self._y, self._z, self._r, self._rr, slots, centres, rad)
+        K.set_rows(self._x, self._y, self._z, self._r, self._rr, slots, centres, radii)
         K.bound_slots(self._x, self._y, self._z, self._r, self._x32, self._y32, self._z32, self._rho, slots)
 
     def nbytes(self) -> int:
         arrays = (*_F64, *_F32, "_ids", "_hits", "_counts", "_partial")
         return sum(getattr(self, a).nbytes for a in arrays) + self._idt.slots.nbytes
 
-    @classmethod
-    def _warm(cls) -> None:
-        """Compile (or load from the cache) both query kernels, the parallel one included, once per process."""
-        if cls._warmed:
-            return
-        cls._warmed = True
-        ix = cls.__new__(cls)
-        SphereIndex.__init__(ix)
-        ix._alloc(_capacity(3))
-        ix._n = 3
-        ix._x[:3] = (0.0, 1.0, 2.0**70)
-        ix._r[:3] = (1.0, 0.5, 1.0)
-        ix._rr[:3] = ix._r[:3] ** 2
-        ix._ids[:3] = (0, 1, 2)
-        ix._bound(0, 3)
-        out = np.empty(4, dtype=np.int64)
-        for kernel in (K.scan, K.scan_serial):
-            kernel(ix._x32, ix._y32, ix._z32, ix._rho, ix._x, ix._y, ix._z, ix._rr, ix._ids, 3, 0.0, 0.0, 0.0,
-                   ix._counts, ix._hits, out)
-        ix.read_floor()
-        K.set_rows(ix._x, ix._y, ix._z, ix._r, ix._rr, np.zeros(1, np.int64), np.zeros((1, 3)), np.ones(1))
-        K.bound_slots(ix._x, ix._y, ix._z, ix._r, ix._x32, ix._y32, ix._z32, ix._rho, np.zeros(1, np.int64))
+    def _warm_more(self) -> None:
+        # the tiny warm-up index queries on one thread: compile the threaded kernel, the float64-only
+        # path (a point beyond the prefilter's range) and the floor too
+        out = np.empty(self._n + 1, dtype=np.int64)
+        for parallel in (True, False):
+            self._query(0.0, 0.0, 0.0, out, parallel)
+            self._query(2.0**70, 0.0, 0.0, out, parallel)
+        self.read_floor()
 
 
 def _capacity(n: int) -> int:
