@@ -2,7 +2,8 @@
 
 Each file holds every stage, split by ``#if defined VERTEX_SHADER`` / ``#elif defined FRAGMENT_SHADER``
 (and optionally ``GEOMETRY_SHADER``); a stage is compiled by inserting its ``#define`` (and any
-variant ``defines``) after the file's ``#version`` line.
+variant ``defines``) after the file's ``#version`` line. A compute program is a file with one
+``#if defined COMPUTE_SHADER`` section and no other stage.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _STAGES = {
     "fragment_shader": "FRAGMENT_SHADER",
     "geometry_shader": "GEOMETRY_SHADER",
 }
+_COMPUTE = "COMPUTE_SHADER"
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,13 +35,15 @@ def _read(name: str) -> str:
 
 def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[str, str]:
     """The per-stage sources of program ``name``: ``{"vertex_shader": ..., "fragment_shader": ...}``
-    (and ``geometry_shader`` when the file has one)."""
+    (and ``geometry_shader`` when the file has one), or ``{"compute_shader": ...}`` for a compute program."""
     text = _read(name)
     lines = text.splitlines()
     if not lines or not lines[0].startswith("#version"):
         raise ValueError(f"{shader_path(name)}: the first line must be a #version directive")
     version, body = lines[0], "\n".join(lines[1:])
     extra = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
+    if f"defined {_COMPUTE}" in body:
+        return {"compute_shader": f"{version}\n#define {_COMPUTE} 1\n{extra}#line 2\n{body}\n"}
     out = {}
     for kw, macro in _STAGES.items():
         if kw == "geometry_shader" and f"defined {macro}" not in body:
@@ -50,18 +54,21 @@ def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[s
 
 
 class ShaderLibrary:
-    """Programs of one context, compiled once per (name, defines) and kept."""
+    """Programs of one context, compiled once per (name, defines) and kept (a compute program is a
+    :class:`moderngl.ComputeShader`)."""
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx
         self._cache: dict[tuple, moderngl.Program] = {}
 
-    def program(self, name: str, defines: dict[str, object] | None = None) -> moderngl.Program:
+    def program(self, name: str, defines: dict[str, object] | None = None) -> moderngl.Program | moderngl.ComputeShader:
         key = (name, tuple(sorted((defines or {}).items())))
         prog = self._cache.get(key)
         if prog is None:
             try:
-                prog = self.ctx.program(**stage_sources(name, defines))
+                src = stage_sources(name, defines)
+                compute = src.get("compute_shader")
+                prog = self.ctx.compute_shader(compute) if compute is not None else self.ctx.program(**src)
             except moderngl.Error as exc:
                 raise RuntimeError(f"shader {shader_path(name)} failed to compile or link:\n{exc}") from None
             self._cache[key] = prog

@@ -1,0 +1,265 @@
+"""Culling on the GPU with an indirect draw (the ``gpu`` culling mode).
+
+Every object lives in GPU buffers: ``(x, y, z, view radius)`` as float64 (32 bytes), its half-extent and
+colour (8 bytes). Each frame one compute dispatch (``shaders/cull.glsl``, one invocation per object)
+tests every object's view distance with the index contract's exact float64 predicate
+(``(dx*dx + dy*dy) + dz*dz <= r*r``, as :func:`viewer.index.brute_query`) and the frustum with
+:func:`viewer.frustum.cull_spheres`' test in float64, appends the instance record
+(:data:`viewer.frame.INSTANCE_DTYPE`, computed as :func:`viewer._frame_kernels.gather_instances` does)
+of every drawn object through an atomic counter, and that counter *is* the indirect draw command's count,
+so the draw that follows (:meth:`GpuCuller.draw`, ``render_indirect``) needs nothing from the CPU. The
+same dispatch keeps one "in" bit per object and counts the visibility events (entered / left, with the
+hysteresis rule of :class:`viewer.events.VisibilityTracker`).
+
+Nothing comes back to the CPU unless asked: :meth:`GpuCuller.counters` reads 28 bytes (visible, drawn,
+entered, left); :meth:`GpuCuller.drawn_ids` / :meth:`GpuCuller.visible_ids` read id lists, for tests.
+Moving objects: :meth:`GpuCuller.move` uploads only the movers' new rows, and a second small compute
+program (``shaders/cull_move.glsl``) scatters them into the object buffer.
+
+The order of the records is whatever order the atomic counter hands out slots in (not nearest first as
+the CPU path sorts them): with the depth test the image is the same, except where two objects have
+exactly the same depth at a pixel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import moderngl
+import numpy as np
+
+from .shaders import ShaderLibrary
+
+__all__ = ["GpuCounters", "GpuCuller", "gpu_cull_unavailable"]
+
+_GROUP = 128  # local_size_x of both compute programs
+_RECORD = 24  # bytes per instance record (viewer.frame.INSTANCE_DTYPE)
+_MESH_VERTICES = 36
+_COMMAND_BYTES = 28  # uint command[4]; uint visible, entered, left
+
+#: The per-frame uniform block of shaders/cull.glsl (std140: dvec4 planes[6], query, eye, hysteresis; uvec4 info).
+_FRAME_DTYPE = np.dtype([("planes", "<f8", (6, 4)), ("query", "<f8", 4), ("eye", "<f8", 4),
+                         ("hysteresis", "<f8", 4), ("info", "<u4", 4)])
+assert _FRAME_DTYPE.itemsize == 304
+
+
+def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
+    """Why ``ctx`` cannot run GPU culling (it needs OpenGL 4.3 compute shaders and 64-bit floats), or None."""
+    version = int(getattr(ctx, "version_code", 0) or 0)
+    if version < 430:
+        return f"GPU culling needs OpenGL 4.3 compute shaders; this context is {version // 100}.{version % 100 // 10}"
+    exts = getattr(ctx, "extensions", set()) or set()
+    if version < 400 and "GL_ARB_gpu_shader_fp64" not in exts:  # core since 4.0
+        return "GPU culling needs 64-bit floats in shaders (GL 4.0 / GL_ARB_gpu_shader_fp64)"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuCounters:
+    """What one dispatch counted: visible (view distance holds the point), drawn (also in the frustum),
+    entered / left (visibility events since the previous dispatch)."""
+
+    visible: int
+    drawn: int
+    entered: int
+    left: int
+
+
+class GpuCuller:
+    """All objects of one scene in GPU buffers, culled by one compute dispatch per frame.
+
+    Parameters
+    ----------
+    ctx : a moderngl context with OpenGL 4.3+ (see :func:`gpu_cull_unavailable`)
+    shaders : the context's :class:`ShaderLibrary`
+    centres : (N, 3) float64 world units; radii : (N,) float64 view distances, world units
+    sizes : (N,) float32 half-extents (the bounding sphere is ``size * sqrt(3)``, as the CPU path's)
+    colours : (N,) uint32, RGBA bytes packed in memory order (:func:`viewer.frame.pack_colours`)
+    visible_ids : also append every visible object's id (for tests; costs one more write per visible object)
+
+    GPU memory: 40 bytes per object for the objects, 28 for the records and ids of the objects drawn
+    (room for all N, so a frame never overflows), 1 bit for the events.
+    """
+
+    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray,
+                 sizes: np.ndarray, colours: np.ndarray, *, visible_ids: bool = False):
+        why = gpu_cull_unavailable(ctx)
+        if why is not None:
+            raise RuntimeError(why)
+        c = np.asarray(centres, dtype=np.float64).reshape(-1, 3)
+        n = c.shape[0]
+        self.ctx = ctx
+        self.n = n
+        self.prog = shaders.program("cull", {"VISIBLE_IDS": 1} if visible_ids else None)
+        self.move_prog = shaders.program("cull_move")
+        rows = np.empty((n, 4), dtype=np.float64)
+        rows[:, :3] = c
+        rows[:, 3] = np.asarray(radii, dtype=np.float64).reshape(n)
+        cap = max(n, 1)
+        self.objects = ctx.buffer(rows.tobytes() if n else bytes(32))
+        self.looks = ctx.buffer(reserve=cap * 8)
+        self._looks = np.zeros((n, 2), dtype=np.uint32)
+        self._looks[:, 0] = np.asarray(sizes, dtype=np.float32).reshape(n).view(np.uint32)
+        self.set_colours(colours)
+        self.instances = ctx.buffer(reserve=cap * _RECORD)
+        self.ids = ctx.buffer(reserve=cap * 4)
+        self.visible = ctx.buffer(reserve=cap * 4) if visible_ids else None
+        self.command = ctx.buffer(reserve=32)
+        self.in_flags = ctx.buffer(reserve=max((n + 31) // 32, 1) * 4)
+        self.in_flags.clear()
+        self.frame_block = ctx.buffer(reserve=_FRAME_DTYPE.itemsize)
+        self._frame = np.zeros((), dtype=_FRAME_DTYPE)
+        self._frame["eye"][3] = math.sqrt(3.0)
+        self._frame["info"][0] = n
+        self._cmd = np.zeros(_COMMAND_BYTES // 4, dtype=np.uint32)
+        self._mode_field = 0
+        self.margin = 0.0
+        self.relative = False
+        self._moves: moderngl.Buffer | None = None
+        self._move_ids: moderngl.Buffer | None = None
+        self._move_cap = 0
+        max_groups = ctx.info.get("GL_MAX_COMPUTE_WORK_GROUP_COUNT", (65535,))[0]
+        groups = -(-n // _GROUP)
+        self._groups = (min(groups, max_groups), -(-groups // max_groups)) if groups else (0, 0)
+        self._vaos: dict[int, tuple[moderngl.VertexArray, moderngl.VertexArray]] = {}
+
+    # ----------------------------------------------------------------------------- state
+    def set_colours(self, colours: np.ndarray) -> None:
+        """Replace every object's colour: (N,) uint32 RGBA bytes in memory order (an N * 4 byte upload)."""
+        col = np.asarray(colours, dtype=np.uint32).reshape(-1)
+        if col.size != self.n:
+            raise ValueError(f"colours has {col.size} entries for {self.n} objects")
+        self._looks[:, 1] = col
+        if self.n:
+            self.looks.write(self._looks.tobytes())
+
+    def set_hysteresis(self, margin: float, relative: bool = False) -> None:
+        """The events' margin, as :meth:`viewer.events.VisibilityTracker.set_margin`."""
+        self.margin = float(margin)
+        self.relative = bool(relative)
+
+    def reset_events(self) -> None:
+        """Forget the "in" bits: the next dispatch reports every visible object as entered."""
+        self.in_flags.clear()
+
+    def move(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
+        """Objects ``ids`` (M,) are now at ``centres`` (M, 3) float64 with view distances ``radii`` (M,)
+        float64: uploads these M rows (36 bytes each) and scatters them on the GPU."""
+        ids = np.asarray(ids).reshape(-1)
+        m = ids.size
+        if m == 0:
+            return
+        if m > self._move_cap:
+            for b in (self._moves, self._move_ids):
+                if b is not None:
+                    b.release()
+            self._move_cap = max(m, 2 * self._move_cap)
+            self._moves = self.ctx.buffer(reserve=self._move_cap * 32)
+            self._move_ids = self.ctx.buffer(reserve=self._move_cap * 4)
+            self._move_rows = np.empty((self._move_cap, 4), dtype=np.float64)
+            self._move_idx = np.empty(self._move_cap, dtype=np.uint32)
+        rows = self._move_rows[:m]
+        rows[:, :3] = centres
+        rows[:, 3] = radii
+        self._move_idx[:m] = ids
+        self._moves.write(rows)
+        self._move_ids.write(self._move_idx[:m])
+        self.objects.bind_to_storage_buffer(0)
+        self._moves.bind_to_storage_buffer(7)
+        self._move_ids.bind_to_storage_buffer(8)
+        self.move_prog["n_moved"].value = m
+        self.move_prog.run(-(-m // _GROUP))
+
+    # ----------------------------------------------------------------------------- the frame
+    def write_frame(self, point, eye, planes: np.ndarray, fade: float, mode: str = "sprites") -> None:
+        """Write one frame's parameters (304 bytes) and reset the draw command and counters (28 bytes).
+
+        point : (3,) the query point (the camera, or the frozen camera); eye : (3,) the render camera
+        planes : (6, 4) float64 from :func:`viewer.frustum.frustum_planes`; fade : the fade fraction
+        mode : "sprites" (the count is the command's vertex count) or "mesh" (its instance count)
+        """
+        f = self._frame
+        f["planes"] = planes
+        f["query"][:3] = point
+        f["query"][3] = fade
+        f["eye"][:3] = eye
+        f["hysteresis"][0] = self.margin
+        f["hysteresis"][1] = 1.0 if self.relative else 0.0
+        self._mode_field = 1 if mode == "mesh" else 0
+        f["info"][1] = self._mode_field
+        self.frame_block.write(f.tobytes())
+        cmd = self._cmd
+        if mode == "mesh":
+            cmd[0], cmd[1] = _MESH_VERTICES, 0
+        else:
+            cmd[0], cmd[1] = 0, 1
+        self.command.write(cmd)
+
+    def dispatch(self) -> None:
+        """Run the cull over every object (no wait; the draw and the readbacks are ordered after it)."""
+        if self.n == 0:
+            return
+        self.frame_block.bind_to_uniform_block(0)
+        self.objects.bind_to_storage_buffer(0)
+        self.looks.bind_to_storage_buffer(1)
+        self.instances.bind_to_storage_buffer(2)
+        self.ids.bind_to_storage_buffer(3)
+        self.command.bind_to_storage_buffer(4)
+        self.in_flags.bind_to_storage_buffer(5)
+        if self.visible is not None:
+            self.visible.bind_to_storage_buffer(6)
+        self.prog.run(*self._groups)
+        self.ctx.memory_barrier()
+
+    def cull(self, point, eye, planes: np.ndarray, fade: float, mode: str = "sprites") -> None:
+        """:meth:`write_frame` then :meth:`dispatch`."""
+        self.write_frame(point, eye, planes, fade, mode)
+        self.dispatch()
+
+    def counters(self) -> GpuCounters:
+        """Read the last dispatch's counters back (28 bytes; waits for the dispatch)."""
+        c = np.frombuffer(self.command.read(_COMMAND_BYTES), dtype=np.uint32)
+        return GpuCounters(visible=int(c[4]), drawn=int(c[self._mode_field]), entered=int(c[5]), left=int(c[6]))
+
+    def drawn_ids(self) -> np.ndarray:
+        """Ids (drawn,) int64 of the objects the last dispatch drew, in record order (a readback)."""
+        k = self.counters().drawn
+        return np.frombuffer(self.ids.read(k * 4), dtype=np.uint32).astype(np.int64) if k else np.zeros(0, np.int64)
+
+    def visible_ids(self) -> np.ndarray:
+        """Ids (visible,) int64 whose view distance holds the last query point (needs ``visible_ids=True``)."""
+        if self.visible is None:
+            raise RuntimeError("this GpuCuller was made without visible_ids=True")
+        k = self.counters().visible
+        return np.frombuffer(self.visible.read(k * 4), dtype=np.uint32).astype(np.int64) if k else np.zeros(0, np.int64)
+
+    def records(self) -> np.ndarray:
+        """The drawn objects' instance records, (drawn, 6) float32 in record order (a readback)."""
+        k = self.counters().drawn
+        if k == 0:
+            return np.zeros((0, 6), dtype=np.float32)
+        return np.frombuffer(self.instances.read(k * _RECORD), dtype=np.float32).reshape(k, 6).copy()
+
+    # ----------------------------------------------------------------------------- the draw
+    def vertex_arrays(self, prog_mesh: moderngl.Program, prog_sprite: moderngl.Program, cube: moderngl.Buffer,
+                      instance_format: tuple, sprite_format: str) -> tuple[moderngl.VertexArray, moderngl.VertexArray]:
+        """The (mesh, sprite) vertex arrays over this culler's instance buffer, made once per program pair."""
+        key = (prog_mesh.glo, prog_sprite.glo)
+        vaos = self._vaos.get(key)
+        if vaos is None:
+            mesh = self.ctx.vertex_array(prog_mesh, [(cube, "3f 3f", "in_position", "in_normal"),
+                                                     (self.instances, *instance_format)])
+            sprite = self.ctx.vertex_array(prog_sprite, [(self.instances, sprite_format, *instance_format[1:])])
+            vaos = self._vaos[key] = (mesh, sprite)
+        return vaos
+
+    def release(self) -> None:
+        """Free the GPU buffers."""
+        for vaos in self._vaos.values():
+            for v in vaos:
+                v.release()
+        for b in (self.objects, self.looks, self.instances, self.ids, self.visible, self.command, self.in_flags,
+                  self.frame_block, self._moves, self._move_ids):
+            if b is not None:
+                b.release()
