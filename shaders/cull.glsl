@@ -1,29 +1,45 @@
 #version 430
-// GPU culling: one invocation per object tests the view distance (the index contract's exact float64
-// predicate) and the frustum (viewer.frustum's sphere-against-six-planes test, in float64), appends the
-// instance record of each drawn object through an atomic counter, and that counter is the indirect draw
-// command's vertex (sprites) or instance (mesh) count. `precise` keeps every double expression exactly as
-// written (no fused multiply-add), so the answers equal the CPU's bit for bit.
-// Defines: VISIBLE_IDS (tests, debugging) also appends the id of every visible object.
+// GPU culling, two passes of one program (no readback between them):
+// PREFILTER, one invocation per object: a float32 test, conservative by a stated rounding bound, keeps
+//   the objects that may be in view distance (and those that were "in" for the events) from a 16-byte
+//   read, appends their ids, and grows the EXACT pass's indirect dispatch by a group every 128 ids;
+// EXACT, one invocation per kept object: the index contract's exact float64 predicate
+//   (`(dx*dx + dy*dy) + dz*dz <= r*r`), the visibility events, then viewer.frustum's sphere-against-six-
+//   planes test in float64; each drawn object's instance record is appended through an atomic counter,
+//   and that counter is the indirect draw command's vertex (sprites) or instance (mesh) count.
+// `precise` keeps every expression exactly as written (no fused multiply-add), so the answers equal the
+// CPU's bit for bit. A software rasteriser runs a branch for all lanes of a SIMD vector, so one pass
+// doing both would pay the float64 work for every object.
+// Defines: RECORD_WORDS, WORD_POSITION, WORD_SIZE, WORD_COLOUR, WORD_FADE (the instance layout, from
+// viewer.frame.INSTANCE_DTYPE); VISIBLE_IDS (tests, debugging) also appends every visible object's id.
 
 #if defined COMPUTE_SHADER
 
 layout(local_size_x = 128) in;
 
-// per object, (x, y, z, view radius), world units; rewritten in place for the movers only
+// per object, (x, y, z, view radius), world units, exact; rewritten in place for the movers only
 layout(std430, binding = 0) readonly buffer Objects { dvec4 objects[]; };
+// per object, the same rounded to float32 (the prefilter's copy); the sign bit of w is the object's
+// "in" bit of the visibility events (1: in view distance, with hysteresis), so it costs no extra read
+layout(std430, binding = 1) coherent buffer Approx { uvec4 approx[]; };
 // per object, (half-extent float bits, RGBA colour bytes)
-layout(std430, binding = 1) readonly buffer Looks { uvec2 looks[]; };
-// out: 24-byte instance records (viewer.frame.INSTANCE_DTYPE): x, y, z (relative to the eye), size,
-// colour, fade; the first `drawn` are written
-layout(std430, binding = 2) writeonly buffer Instances { uint records[]; };
+layout(std430, binding = 2) readonly buffer Looks { uvec2 looks[]; };
+// out: instance records of RECORD_WORDS 32-bit words; the first `drawn` are written
+layout(std430, binding = 3) writeonly buffer Instances { uint records[]; };
 // out: the drawn objects' ids, in record order
-layout(std430, binding = 3) writeonly buffer DrawnIds { uint drawn_ids[]; };
-// the indirect draw command (count, instanceCount, first, baseInstance), then the counters
-// visible, entered, left; the CPU resets it before each dispatch
-layout(std430, binding = 4) coherent buffer Command { uint command[4]; uint visible; uint entered; uint left; };
-// one "in" bit per object for the visibility events (1: in view distance, with hysteresis)
-layout(std430, binding = 5) coherent buffer InFlags { uint in_flags[]; };
+layout(std430, binding = 4) writeonly buffer DrawnIds { uint drawn_ids[]; };
+// the indirect draw command (count, instanceCount, first, baseInstance), the counters, and the EXACT
+// pass's indirect dispatch (groups x, y, z); the CPU resets it before each frame
+layout(std430, binding = 5) coherent buffer Command {
+    uint command[4];
+    uint visible;
+    uint entered;
+    uint left;
+    uint kept;        // ids the PREFILTER pass kept
+    uint groups[3];
+};
+// the PREFILTER pass's kept ids
+layout(std430, binding = 7) coherent buffer Kept { uint kept_ids[]; };
 #if defined VISIBLE_IDS
 layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
 #endif
@@ -33,13 +49,37 @@ layout(std140, binding = 0) uniform Frame {
     dvec4 query;       // xyz: the query point (the camera, or the frozen camera); w: the fade fraction
     dvec4 eye;         // xyz: the render camera (records are relative to it); w: bounding-sphere scale
     dvec4 hysteresis;  // x: margin; y: 1 when the margin is a fraction of each radius
+    vec4 query_f;      // xyz: the query point rounded to float32; w: the prefilter's absolute slack
     uvec4 info;        // x: objects; y: which command field counts (0 sprites: vertices, 1 mesh: instances)
 };
 
+const uint IN_BIT = 0x80000000u;
+// relative slack of the prefilter: 1 + 2^-19 (32 float32 ulps of 1) covers the roundings of the
+// stored radius and of the prefilter's own five operations and three squarings
+const float GROW = 1.0 + 1.0 / 524288.0;
+const uint MAX_GROUPS = 65535u;  // the EXACT pass's groups (GL's minimum maximum); more ids loop
+
+#if defined PREFILTER
 void main() {
     // a 2D grid of groups past GL_MAX_COMPUTE_WORK_GROUP_COUNT (65535 x 128 objects)
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
     if (i >= info.x) return;
+    // never rejects an object the exact test would keep (the bound: viewer/render/gpu_cull.py)
+    uvec4 a = approx[i];
+    vec3 c = uintBitsToFloat(a.xyz);
+    precise vec3 v = query_f.xyz - c;
+    precise float d2f = (v.x * v.x + v.y * v.y) + v.z * v.z;
+    precise float s = (uintBitsToFloat(a.w & ~IN_BIT) + query_f.w) * GROW;
+    precise float ss = s * s;
+    if (d2f <= ss || (a.w & IN_BIT) != 0u) {
+        uint slot = atomicAdd(kept, 1u);
+        kept_ids[slot] = i;
+        if (slot % gl_WorkGroupSize.x == 0u && slot / gl_WorkGroupSize.x < MAX_GROUPS) atomicAdd(groups[0], 1u);
+    }
+}
+#else
+void exact(uint i) {
+    bool was_in = (approx[i].w & IN_BIT) != 0u;
     dvec4 o = objects[i];
     precise double dx = query.x - o.x;
     precise double dy = query.y - o.y;
@@ -49,11 +89,8 @@ void main() {
     bool vis = d2 <= rr;
 
     // visibility events: enter at d <= r, leave beyond r + margin (or r (1 + margin))
-    uint word = i >> 5u;
-    uint bit = 1u << (i & 31u);
-    bool was_in = (in_flags[word] & bit) != 0u;
     if (vis && !was_in) {
-        atomicOr(in_flags[word], bit);
+        atomicOr(approx[i].w, IN_BIT);
         atomicAdd(entered, 1u);
     } else if (!vis && was_in) {
         bool keep = false;
@@ -63,7 +100,7 @@ void main() {
             keep = d2 <= bb;
         }
         if (!keep) {
-            atomicAnd(in_flags[word], ~bit);
+            atomicAnd(approx[i].w, ~IN_BIT);
             atomicAdd(left, 1u);
         }
     }
@@ -79,12 +116,13 @@ void main() {
     precise double neg_bound = -bound;
     for (int p = 0; p < 6; ++p) {
         dvec4 pl = planes[p];
-        precise double s = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
-        if (s < neg_bound) return;
+        precise double sd = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
+        if (sd < neg_bound) return;
     }
 
     uint slot = atomicAdd(command[info.y], 1u);
     drawn_ids[slot] = i;
+    // the record, as viewer._frame_kernels.gather_instances writes it
     precise double ex = o.x - eye.x;
     precise double ey = o.y - eye.y;
     precise double ez = o.z - eye.z;
@@ -95,15 +133,22 @@ void main() {
         precise double fy = o.y - query.y;
         precise double fz = o.z - query.z;
         precise double dist = sqrt((fx * fx + fy * fy) + fz * fz);
-        precise double a = (o.w - dist) / band;
-        fade = clamp(a, 0.0lf, 1.0lf);
+        precise double t = (o.w - dist) / band;
+        fade = clamp(t, 0.0lf, 1.0lf);
     }
-    uint r = slot * 6u;
-    records[r] = floatBitsToUint(float(ex));
-    records[r + 1u] = floatBitsToUint(float(ey));
-    records[r + 2u] = floatBitsToUint(float(ez));
-    records[r + 3u] = look.x;
-    records[r + 4u] = look.y;
-    records[r + 5u] = floatBitsToUint(float(fade));
+    uint r = slot * uint(RECORD_WORDS);
+    records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
+    records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
+    records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));
+    records[r + uint(WORD_SIZE)] = look.x;
+    records[r + uint(WORD_COLOUR)] = look.y;
+    records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
 }
+
+void main() {
+    uint n = kept;
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint j = gl_GlobalInvocationID.x; j < n; j += stride) exact(kept_ids[j]);
+}
+#endif
 #endif

@@ -109,17 +109,21 @@ def test_gpu_selects_the_oracles_ids(gl, kind):
     g.release()
 
 
-def test_points_exactly_on_sphere_surfaces(gl):
+@pytest.mark.parametrize("origin, unit", [((10.0, -20.0, 30.0), 1.0), ((3e6, -2e6, 1.2e7), 2.0**-10)],
+                         ids=["near-origin", "far-small"])
+def test_points_exactly_on_sphere_surfaces(gl, origin, unit):
     # (3k, 4k, 12k) lies exactly 13k from the point: the sphere of radius 13k holds it, the next radius
-    # down does not; both in front of the camera so the drawn set shows them too
-    p = np.array([10.0, -20.0, 30.0])
-    k = np.arange(1, 401, dtype=np.float64)
+    # down does not; in front of the camera so the drawn set shows them too. Far from the origin with
+    # spheres smaller than a float32 ulp of the coordinates, only the prefilter's slack keeps them.
+    p = np.array(origin)
+    k = np.arange(1, 401, dtype=np.float64) * unit
     dirs = np.array([[3, 4, -12], [-4, 3, -12], [12, -3, -4], [-3, -12, -4]], np.float64)
     centres, radii = [], []
     for d in dirs:
         for kk in k:
             c = p + d * kk
             centres += [c, c, c]
+            assert np.array_equal(c - p, d * kk)  # exactly representable
             r = 13.0 * kk
             radii += [r, np.nextafter(r, 0.0), np.nextafter(r, np.inf)]
     centres = np.array(centres)
@@ -127,7 +131,7 @@ def test_points_exactly_on_sphere_surfaces(gl):
     sizes = np.full(len(radii), 0.5, np.float32)
     colours = pack_colours(np.full((len(radii), 4), 200, np.uint8))
     g = culler(gl, centres, radii, sizes, colours)
-    cam = camera_at(p, 0.0, 0.0, far=1e5)
+    cam = camera_at(p, 0.0, 0.0, far=1e5 * unit)
     vis, _ = check_frame(g, centres, radii, sizes, colours, p, cam)
     assert vis.size == 2 * len(dirs) * k.size  # the exact radius and the one above: all surface points held
     g.release()

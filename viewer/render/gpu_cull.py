@@ -1,20 +1,32 @@
 """Culling on the GPU with an indirect draw (the ``gpu`` culling mode).
 
-Every object lives in GPU buffers: ``(x, y, z, view radius)`` as float64 (32 bytes), its half-extent and
-colour (8 bytes). Each frame one compute dispatch (``shaders/cull.glsl``, one invocation per object)
-tests every object's view distance with the index contract's exact float64 predicate
-(``(dx*dx + dy*dy) + dz*dz <= r*r``, as :func:`viewer.index.brute_query`) and the frustum with
-:func:`viewer.frustum.cull_spheres`' test in float64, appends the instance record
-(:data:`viewer.frame.INSTANCE_DTYPE`, computed as :func:`viewer._frame_kernels.gather_instances` does)
-of every drawn object through an atomic counter, and that counter *is* the indirect draw command's count,
-so the draw that follows (:meth:`GpuCuller.draw`, ``render_indirect``) needs nothing from the CPU. The
-same dispatch keeps one "in" bit per object and counts the visibility events (entered / left, with the
-hysteresis rule of :class:`viewer.events.VisibilityTracker`).
+Every object lives in GPU buffers: ``(x, y, z, view radius)`` as float64 (32 bytes), the same rounded to
+float32 (16 bytes), its half-extent and colour (8 bytes). Each frame one compute dispatch
+(``shaders/cull.glsl``, one invocation per object) culls them all:
+
+- a float32 prefilter, conservative by a stated rounding bound (below), rejects almost every object
+  from its 16-byte row; the few it keeps are tested with the index contract's exact float64 predicate
+  (``(dx*dx + dy*dy) + dz*dz <= r*r``, as :func:`viewer.index.brute_query`), so the answer is exact;
+- the visible ones are tested against the frustum with :func:`viewer.frustum.cull_spheres`' test in float64;
+- each drawn object's instance record (:data:`viewer.frame.INSTANCE_DTYPE`, computed as
+  :func:`viewer._frame_kernels.gather_instances` does) is appended through an atomic counter, and that
+  counter *is* the indirect draw command's count, so the draw that follows (``render_indirect``) needs
+  nothing from the CPU;
+- one "in" bit per object (the sign bit of the float32 radius, read with the row anyway) gives the
+  visibility events' counts (entered / left, with :class:`viewer.events.VisibilityTracker`'s hysteresis rule).
 
 Nothing comes back to the CPU unless asked: :meth:`GpuCuller.counters` reads 28 bytes (visible, drawn,
-entered, left); :meth:`GpuCuller.drawn_ids` / :meth:`GpuCuller.visible_ids` read id lists, for tests.
-Moving objects: :meth:`GpuCuller.move` uploads only the movers' new rows, and a second small compute
-program (``shaders/cull_move.glsl``) scatters them into the object buffer.
+entered, left); :meth:`GpuCuller.drawn_ids` / :meth:`GpuCuller.visible_ids` / :meth:`GpuCuller.records`
+read lists back, for tests. Moving objects: :meth:`GpuCuller.move` uploads only the movers' rows (36
+bytes each), and ``shaders/cull_move.glsl`` scatters them into both copies.
+
+The prefilter's bound: with u = 2^-23 (float32 rounding, either rounding mode), M the largest
+coordinate magnitude of any centre so far and P the query point's, each float32 coordinate difference
+is within u (P + M) of the exact one, so the float32 distance is within sqrt(3) u (P + M) of it and the
+prefilter keeps every object with d <= r when it compares against (r + delta) (1 + 2^-19) with
+delta >= sqrt(3) u (P + M) (plus 2^-120 for radii flushed to zero); the factor 1 + 2^-19 covers the
+relative roundings of the radius and of the prefilter's few operations. Overflow to infinity only
+keeps more objects.
 
 The order of the records is whatever order the atomic counter hands out slots in (not nearest first as
 the CPU path sorts them): with the depth test the image is the same, except where two objects have
@@ -36,12 +48,29 @@ __all__ = ["GpuCounters", "GpuCuller", "gpu_cull_unavailable"]
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = 24  # bytes per instance record (viewer.frame.INSTANCE_DTYPE)
 _MESH_VERTICES = 36
-_COMMAND_BYTES = 28  # uint command[4]; uint visible, entered, left
+_COMMAND_WORDS = 11  # uint command[4]; visible, entered, left, kept; the EXACT pass's groups[3]
+_COUNTERS = 4  # first word of the counters
+_GROUPS = 8  # first word of the EXACT pass's dispatch
 
-#: The per-frame uniform block of shaders/cull.glsl (std140: dvec4 planes[6], query, eye, hysteresis; uvec4 info).
+_U = 2.0**-23  # float32 rounding of a stored or converted value, whichever rounding mode
+_IN_BIT = np.uint32(0x80000000)
+
+#: The per-frame uniform block of shaders/cull.glsl (std140: dvec4 planes[6], query, eye, hysteresis;
+#: vec4 query_f; uvec4 info).
 _FRAME_DTYPE = np.dtype([("planes", "<f8", (6, 4)), ("query", "<f8", 4), ("eye", "<f8", 4),
-                         ("hysteresis", "<f8", 4), ("info", "<u4", 4)])
-assert _FRAME_DTYPE.itemsize == 304
+                         ("hysteresis", "<f8", 4), ("query_f", "<f4", 4), ("info", "<u4", 4)])
+assert _FRAME_DTYPE.itemsize == 320
+
+
+def _layout_defines() -> dict[str, int]:
+    """The instance record's layout for the shader: words per record and each field's first word."""
+    from ..frame import INSTANCE_DTYPE
+
+    d = INSTANCE_DTYPE
+    out = {"RECORD_WORDS": d.itemsize // 4}
+    for name in d.names:
+        out[f"WORD_{name.upper()}"] = d.fields[name][1] // 4
+    return out
 
 
 def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
@@ -57,13 +86,15 @@ def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class GpuCounters:
-    """What one dispatch counted: visible (view distance holds the point), drawn (also in the frustum),
-    entered / left (visibility events since the previous dispatch)."""
+    """What one frame's dispatch counted: visible (view distance holds the point), drawn (also in the
+    frustum), entered / left (visibility events since the previous frame), kept (ids the float32
+    prefilter passed to the exact test: the visible ones, the "in" ones, and a few near misses)."""
 
     visible: int
     drawn: int
     entered: int
     left: int
+    kept: int
 
 
 class GpuCuller:
@@ -78,8 +109,8 @@ class GpuCuller:
     colours : (N,) uint32, RGBA bytes packed in memory order (:func:`viewer.frame.pack_colours`)
     visible_ids : also append every visible object's id (for tests; costs one more write per visible object)
 
-    GPU memory: 40 bytes per object for the objects, 28 for the records and ids of the objects drawn
-    (room for all N, so a frame never overflows), 1 bit for the events.
+    GPU memory per object: 56 bytes for the objects (exact, float32 copy, look), 28 for the records and
+    ids of the objects drawn (room for all N, so a frame never overflows).
     """
 
     def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray,
@@ -91,13 +122,20 @@ class GpuCuller:
         n = c.shape[0]
         self.ctx = ctx
         self.n = n
-        self.prog = shaders.program("cull", {"VISIBLE_IDS": 1} if visible_ids else None)
+        defines = _layout_defines()
+        self.prefilter = shaders.program("cull", {**defines, "PREFILTER": 1})
+        if visible_ids:
+            defines["VISIBLE_IDS"] = 1
+        self.exact = shaders.program("cull", defines)
         self.move_prog = shaders.program("cull_move")
         rows = np.empty((n, 4), dtype=np.float64)
         rows[:, :3] = c
         rows[:, 3] = np.asarray(radii, dtype=np.float64).reshape(n)
         cap = max(n, 1)
         self.objects = ctx.buffer(rows.tobytes() if n else bytes(32))
+        approx = rows.astype(np.float32)
+        self.approx = ctx.buffer(approx.tobytes() if n else bytes(16))
+        self.max_coord = float(np.abs(c).max()) if n else 0.0  # M of the prefilter's bound (only grows)
         self.looks = ctx.buffer(reserve=cap * 8)
         self._looks = np.zeros((n, 2), dtype=np.uint32)
         self._looks[:, 0] = np.asarray(sizes, dtype=np.float32).reshape(n).view(np.uint32)
@@ -105,23 +143,22 @@ class GpuCuller:
         self.instances = ctx.buffer(reserve=cap * _RECORD)
         self.ids = ctx.buffer(reserve=cap * 4)
         self.visible = ctx.buffer(reserve=cap * 4) if visible_ids else None
-        self.command = ctx.buffer(reserve=32)
-        self.in_flags = ctx.buffer(reserve=max((n + 31) // 32, 1) * 4)
-        self.in_flags.clear()
+        self.kept = ctx.buffer(reserve=cap * 4)
+        self.command = ctx.buffer(reserve=_COMMAND_WORDS * 4)
         self.frame_block = ctx.buffer(reserve=_FRAME_DTYPE.itemsize)
         self._frame = np.zeros((), dtype=_FRAME_DTYPE)
         self._frame["eye"][3] = math.sqrt(3.0)
         self._frame["info"][0] = n
-        self._cmd = np.zeros(_COMMAND_BYTES // 4, dtype=np.uint32)
+        self._cmd = np.zeros(_COMMAND_WORDS, dtype=np.uint32)
+        self._cmd[_GROUPS:] = (0, 1, 1)
         self._mode_field = 0
         self.margin = 0.0
         self.relative = False
         self._moves: moderngl.Buffer | None = None
         self._move_ids: moderngl.Buffer | None = None
         self._move_cap = 0
-        max_groups = ctx.info.get("GL_MAX_COMPUTE_WORK_GROUP_COUNT", (65535,))[0]
-        groups = -(-n // _GROUP)
-        self._groups = (min(groups, max_groups), -(-groups // max_groups)) if groups else (0, 0)
+        self._max_groups = int(ctx.info.get("GL_MAX_COMPUTE_WORK_GROUP_COUNT", (65535,))[0])
+        self._groups = self._grid(n)
         self._vaos: dict[int, tuple[moderngl.VertexArray, moderngl.VertexArray]] = {}
 
     # ----------------------------------------------------------------------------- state
@@ -141,7 +178,8 @@ class GpuCuller:
 
     def reset_events(self) -> None:
         """Forget the "in" bits: the next dispatch reports every visible object as entered."""
-        self.in_flags.clear()
+        if self.n:
+            self._run_move(self.n, mode=1)
 
     def move(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         """Objects ``ids`` (M,) are now at ``centres`` (M, 3) float64 with view distances ``radii`` (M,)
@@ -165,15 +203,26 @@ class GpuCuller:
         self._move_idx[:m] = ids
         self._moves.write(rows)
         self._move_ids.write(self._move_idx[:m])
+        self.max_coord = max(self.max_coord, float(np.abs(rows[:, :3]).max()))
+        self._run_move(m, mode=0)
+
+    def _run_move(self, count: int, mode: int) -> None:
         self.objects.bind_to_storage_buffer(0)
-        self._moves.bind_to_storage_buffer(7)
-        self._move_ids.bind_to_storage_buffer(8)
-        self.move_prog["n_moved"].value = m
-        self.move_prog.run(-(-m // _GROUP))
+        self.approx.bind_to_storage_buffer(1)
+        if self._moves is not None:
+            self._moves.bind_to_storage_buffer(7)
+            self._move_ids.bind_to_storage_buffer(8)
+        self.move_prog["count"].value = count
+        self.move_prog["mode"].value = mode
+        self.move_prog.run(*self._grid(count))
+
+    def _grid(self, count: int) -> tuple[int, int]:
+        groups = -(-count // _GROUP)
+        return (min(groups, self._max_groups), -(-groups // self._max_groups)) if groups else (0, 0)
 
     # ----------------------------------------------------------------------------- the frame
     def write_frame(self, point, eye, planes: np.ndarray, fade: float, mode: str = "sprites") -> None:
-        """Write one frame's parameters (304 bytes) and reset the draw command and counters (28 bytes).
+        """Write one frame's parameters (320 bytes) and reset the draw command and counters (44 bytes).
 
         point : (3,) the query point (the camera, or the frozen camera); eye : (3,) the render camera
         planes : (6, 4) float64 from :func:`viewer.frustum.frustum_planes`; fade : the fade fraction
@@ -183,6 +232,11 @@ class GpuCuller:
         f["planes"] = planes
         f["query"][:3] = point
         f["query"][3] = fade
+        f["query_f"][:3] = f["query"][:3]
+        # the prefilter's absolute slack, rounded up to float32 (see the module docstring)
+        p_max = float(np.abs(f["query"][:3]).max())
+        delta = math.sqrt(3.0) * _U * (p_max + self.max_coord) * (1.0 + 8.0 * _U) + 2.0**-120
+        f["query_f"][3] = np.nextafter(np.float32(delta), np.float32(np.inf))
         f["eye"][:3] = eye
         f["hysteresis"][0] = self.margin
         f["hysteresis"][1] = 1.0 if self.relative else 0.0
@@ -197,19 +251,24 @@ class GpuCuller:
         self.command.write(cmd)
 
     def dispatch(self) -> None:
-        """Run the cull over every object (no wait; the draw and the readbacks are ordered after it)."""
+        """Run the cull over every object: the prefilter pass, then the exact pass over what it kept
+        (an indirect dispatch the first pass sized). No wait: the draw and the readbacks are ordered
+        after it."""
         if self.n == 0:
             return
         self.frame_block.bind_to_uniform_block(0)
         self.objects.bind_to_storage_buffer(0)
-        self.looks.bind_to_storage_buffer(1)
-        self.instances.bind_to_storage_buffer(2)
-        self.ids.bind_to_storage_buffer(3)
-        self.command.bind_to_storage_buffer(4)
-        self.in_flags.bind_to_storage_buffer(5)
+        self.approx.bind_to_storage_buffer(1)
+        self.looks.bind_to_storage_buffer(2)
+        self.instances.bind_to_storage_buffer(3)
+        self.ids.bind_to_storage_buffer(4)
+        self.command.bind_to_storage_buffer(5)
         if self.visible is not None:
             self.visible.bind_to_storage_buffer(6)
-        self.prog.run(*self._groups)
+        self.kept.bind_to_storage_buffer(7)
+        self.prefilter.run(*self._groups)
+        self.ctx.memory_barrier()
+        self.exact.run_indirect(self.command, offset=_GROUPS * 4)
         self.ctx.memory_barrier()
 
     def cull(self, point, eye, planes: np.ndarray, fade: float, mode: str = "sprites") -> None:
@@ -218,9 +277,10 @@ class GpuCuller:
         self.dispatch()
 
     def counters(self) -> GpuCounters:
-        """Read the last dispatch's counters back (28 bytes; waits for the dispatch)."""
-        c = np.frombuffer(self.command.read(_COMMAND_BYTES), dtype=np.uint32)
-        return GpuCounters(visible=int(c[4]), drawn=int(c[self._mode_field]), entered=int(c[5]), left=int(c[6]))
+        """Read the last dispatch's counters back (32 bytes; waits for the dispatch)."""
+        c = np.frombuffer(self.command.read(_GROUPS * 4), dtype=np.uint32)
+        return GpuCounters(visible=int(c[4]), drawn=int(c[self._mode_field]), entered=int(c[5]), left=int(c[6]),
+                           kept=int(c[7]))
 
     def drawn_ids(self) -> np.ndarray:
         """Ids (drawn,) int64 of the objects the last dispatch drew, in record order (a readback)."""
@@ -259,7 +319,7 @@ class GpuCuller:
         for vaos in self._vaos.values():
             for v in vaos:
                 v.release()
-        for b in (self.objects, self.looks, self.instances, self.ids, self.visible, self.command, self.in_flags,
+        for b in (self.objects, self.approx, self.looks, self.instances, self.ids, self.visible, self.kept, self.command,
                   self.frame_block, self._moves, self._move_ids):
             if b is not None:
                 b.release()
