@@ -11,7 +11,7 @@
 // CPU's bit for bit. A software rasteriser runs a branch for all lanes of a SIMD vector, so one pass
 // doing both would pay the float64 work for every object.
 // Defines: RECORD_WORDS, WORD_POSITION, WORD_SIZE, WORD_COLOUR, WORD_FADE (the instance layout, from
-// viewer.frame.INSTANCE_DTYPE); VISIBLE_IDS (tests, debugging) also appends every visible object's id.
+// viewer.instances.INSTANCE_DTYPE); VISIBLE_IDS (tests, debugging) also appends every visible object's id.
 
 #if defined COMPUTE_SHADER
 

@@ -16,6 +16,7 @@ from viewer.events import VisibilityTracker
 from viewer.frame import pack_colours
 from viewer.frustum import cull_spheres, frustum_planes
 from viewer.index import brute_query
+from viewer.instances import instance_words
 
 pytestmark = pytest.mark.gl
 
@@ -76,9 +77,9 @@ def check_frame(g, centres, radii, sizes, colours, point, cam, fade=0.15):
     assert (cnt.visible, cnt.drawn) == (vis.size, drawn.size)
     # the records, in the GPU's order, equal the CPU gather's for the same ids, bit for bit
     k = got_ids.size
-    inst = np.zeros((max(k, 1), 6), np.float32)
+    inst, words = instance_words(max(k, 1))
     gather_instances(got_ids, k, centres, sizes, radii, colours, eye, np.asarray(point, np.float64), fade,
-                     inst, inst.view(np.uint32))
+                     inst, words)
     np.testing.assert_array_equal(g.records().view(np.uint32), inst[:k].view(np.uint32))
     return vis, drawn
 

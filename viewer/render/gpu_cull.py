@@ -8,7 +8,7 @@ float32 (16 bytes), its half-extent and colour (8 bytes). Each frame one compute
   from its 16-byte row; the few it keeps are tested with the index contract's exact float64 predicate
   (``(dx*dx + dy*dy) + dz*dz <= r*r``, as :func:`viewer.index.brute_query`), so the answer is exact;
 - the visible ones are tested against the frustum with :func:`viewer.frustum.cull_spheres`' test in float64;
-- each drawn object's instance record (:data:`viewer.frame.INSTANCE_DTYPE`, computed as
+- each drawn object's instance record (:data:`viewer.instances.INSTANCE_DTYPE`, computed as
   :func:`viewer._frame_kernels.gather_instances` does) is appended through an atomic counter, and that
   counter *is* the indirect draw command's count, so the draw that follows (``render_indirect``) needs
   nothing from the CPU;
@@ -41,12 +41,13 @@ from dataclasses import dataclass
 import moderngl
 import numpy as np
 
+from ..instances import INSTANCE_DTYPE, INSTANCE_WORDS, WORD
 from .shaders import ShaderLibrary
 
 __all__ = ["GpuCounters", "GpuCuller", "gpu_cull_unavailable"]
 
 _GROUP = 128  # local_size_x of both compute programs
-_RECORD = 24  # bytes per instance record (viewer.frame.INSTANCE_DTYPE)
+_RECORD = INSTANCE_DTYPE.itemsize
 _MESH_VERTICES = 36
 _COMMAND_WORDS = 11  # uint command[4]; visible, entered, left, kept; the EXACT pass's groups[3]
 _COUNTERS = 4  # first word of the counters
@@ -63,14 +64,9 @@ assert _FRAME_DTYPE.itemsize == 320
 
 
 def _layout_defines() -> dict[str, int]:
-    """The instance record's layout for the shader: words per record and each field's first word."""
-    from ..frame import INSTANCE_DTYPE
-
-    d = INSTANCE_DTYPE
-    out = {"RECORD_WORDS": d.itemsize // 4}
-    for name in d.names:
-        out[f"WORD_{name.upper()}"] = d.fields[name][1] // 4
-    return out
+    """The instance record's layout for the shader (:data:`viewer.instances.INSTANCE_DTYPE`): words per
+    record (``RECORD_WORDS``) and each field's first word (``WORD_POSITION``, ``WORD_SIZE`` ...)."""
+    return {"RECORD_WORDS": INSTANCE_WORDS, **{f"WORD_{name.upper()}": w for name, w in WORD.items()}}
 
 
 def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
@@ -295,11 +291,12 @@ class GpuCuller:
         return np.frombuffer(self.visible.read(k * 4), dtype=np.uint32).astype(np.int64) if k else np.zeros(0, np.int64)
 
     def records(self) -> np.ndarray:
-        """The drawn objects' instance records, (drawn, 6) float32 in record order (a readback)."""
+        """The drawn objects' instance records as 32-bit words, (drawn, INSTANCE_WORDS) float32, in record
+        order (a readback)."""
         k = self.counters().drawn
         if k == 0:
             return np.zeros((0, 6), dtype=np.float32)
-        return np.frombuffer(self.instances.read(k * _RECORD), dtype=np.float32).reshape(k, 6).copy()
+        return np.frombuffer(self.instances.read(k * _RECORD), dtype=np.float32).reshape(k, INSTANCE_WORDS).copy()
 
     # ----------------------------------------------------------------------------- the draw
     def vertex_arrays(self, prog_mesh: moderngl.Program, prog_sprite: moderngl.Program, cube: moderngl.Buffer,
