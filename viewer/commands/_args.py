@@ -73,3 +73,20 @@ def margin(text: str) -> tuple[float, bool]:
     from ..events import parse_margin
 
     return parse_margin(text)
+
+
+def writable_dir(path, flag: str = "--out") -> None:
+    """Create the output directory ``path`` if needed and check a file can be written there, before any work;
+    raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
+    from pathlib import Path
+
+    from viewer.errors import UserError
+
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from viewer.errors import UserError
 
+from . import _args
+
 
 def _sizes(text: str) -> list[int]:
     out = []
@@ -91,13 +93,7 @@ def run(args) -> int:
     if args.queries < 1 or args.updates < 0 or args.frames < 0:
         raise UserError("--queries must be >= 1, --updates and --frames >= 0")
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise UserError(f"cannot write to --out {out}: {exc.strerror}") from None
+    _args.writable_dir(out)
     radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii)
     table = run_bench(cfg)
