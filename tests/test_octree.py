@@ -164,3 +164,119 @@ def test_octant_runs_of_dense_blocks(rng):
         assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
         after += ix.stats.candidates
     assert after < 1.2 * plain
+
+
+# ----------------------------------------------------------------------------- extreme values
+# The domain (viewer.domain): |coordinate| <= 2**100, 0 <= radius <= 2**100, subnormals inside.
+# Inside it the octree is exact against brute force and every update finishes.
+
+LIMIT = 2.0**100
+
+
+def _exact(ix: Octree, c, r, pts) -> None:
+    from viewer.index import brute_query
+
+    ix.check()
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p)), p
+
+
+def _probe_points(rng, c, r, m=40):
+    """Points at centres, on sphere surfaces (the float predicate's edge), and around."""
+    k = rng.integers(0, len(c), m)
+    d = rng.normal(size=(m, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    return np.concatenate([c[k[: m // 2]], c[k] + d * r[k][:, None], c[k] + d * 1.5 * r[k][:, None]])
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-20, 1e-8, 1.0, 1e8, 1e20, 1e29, LIMIT / 2])
+def test_magnitude_sweep_is_exact(scale, rng):
+    c = rng.uniform(-scale, scale, (400, 3))
+    r = scale * np.exp(rng.uniform(np.log(1e-3), np.log(1.0), 400))
+    ix = Octree(c, r)
+    _exact(ix, c, r, _probe_points(rng, c, r))
+
+
+def test_huge_radii_tiny_coordinates(rng):
+    c = rng.uniform(-1e-300, 1e-300, (200, 3))
+    r = rng.uniform(0.5, 1.0, 200) * LIMIT
+    r[:20] = LIMIT
+    ix = Octree(c, r)
+    pts = np.array([[0.0, 0, 0], [LIMIT, LIMIT, LIMIT], [-LIMIT, 0, LIMIT], [LIMIT * 0.7, -LIMIT * 0.7, 0.0]])
+    _exact(ix, c, r, pts)
+    assert ix.query([LIMIT, 0, 0]).size >= 20  # radius 2**100 reaches the domain's edge
+
+
+def test_tiny_radii_huge_coordinates(rng):
+    base = np.array([LIMIT, -LIMIT, LIMIT]) * 0.99
+    c = base + rng.uniform(-1e17, 1e17, (300, 3))  # ~1e17 apart at ~1.25e30: ~2**-44 relative
+    r = rng.choice([0.0, 1e-300, 1.0, 1e16, 1e17], 300)
+    ix = Octree(c, r)
+    _exact(ix, c, r, np.concatenate([c[:100], _probe_points(rng, c, np.maximum(r, 1e-300))]))
+    assert 0 in ix.query(c[0])  # every sphere holds its own centre, radius 0 included
+    # and the far corner, the same world mirrored
+    c2 = -c
+    ix2 = Octree(np.concatenate([c, c2]), np.concatenate([r, r]))
+    _exact(ix2, np.concatenate([c, c2]), np.concatenate([r, r]), np.concatenate([c[:30], c2[:30]]))
+
+
+def test_subnormal_world(rng):
+    c = rng.uniform(-1e-310, 1e-310, (300, 3))  # subnormal coordinates
+    r = rng.uniform(0, 2e-310, 300)
+    ix = Octree(c, r)
+    _exact(ix, c, r, np.concatenate([c[:50], [[0.0, 0, 0], [5e-324, 0, 0]]]))
+
+
+def _far_updates() -> None:
+    """The updates that used to loop forever (issue 11), each checked exact against brute force."""
+    rng = np.random.default_rng(5)
+    for world in (1.0, 1e-8, 1e3):
+        c = rng.uniform(-world, world, (300, 3))
+        r = rng.uniform(0.01, 0.2, 300) * world
+        ix = Octree(c, r)
+        targets = [
+            ([1e20, -1e20, 1e20], None),
+            ([1e8, 1e8, 1e8], None),
+            ([-1e18, 3.0, 1e-8], 1e-9),
+            ([1e30, 1e30, 1e30], 1.0),
+            ([-LIMIT, LIMIT, -LIMIT], LIMIT),
+            ([1e-8, -1e-8, 1e-8], 1e-9),
+        ]
+        for k, (p, rad) in enumerate(targets):
+            i = 7 * k
+            ix.move(i, p, rad)
+            c[i] = p
+            r[i] = r[i] if rad is None else rad
+            j = ix.insert(p, r[i] * 0.5)
+            assert j == len(c)
+            c = np.concatenate([c, [p]])
+            r = np.concatenate([r, [r[i] * 0.5]])
+            _exact(ix, c, r, np.concatenate([[p], c[rng.integers(0, len(c), 10)]]))
+        ids = rng.choice(300, 60, replace=False)
+        far = rng.choice([-1.0, 1.0], (60, 3)) * 10.0 ** rng.uniform(-8, 30, (60, 1))
+        ix.move_many(ids, far)
+        c[ids] = far
+        _exact(ix, c, r, np.concatenate([far[:20], c[rng.integers(0, len(c), 20)]]))
+        for i in ids[:30]:
+            ix.remove(int(i))
+        keep = np.setdiff1d(np.arange(len(c)), ids[:30])
+        from viewer.index import brute_query
+
+        ix.check()
+        for p in far[30:40]:
+            assert np.array_equal(np.sort(ix.query(p)), keep[brute_query(c[keep], r[keep], p)])
+    print("finished")
+
+
+def test_far_moves_and_inserts_finish_exact():
+    """move(id, [1e20, -1e20, 1e20]), insert([1e30] * 3), a move from 1e-8 to 1e8 ... finish and
+    stay exact. In a subprocess with a time limit, so a hang fails instead of stalling the suite."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    code = "from tests.test_octree import _far_updates; _far_updates()"
+    res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().endswith("finished")

@@ -30,11 +30,20 @@ from viewer._prefetch import prefetch
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
-ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP = range(11)
+ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP, SNAP_LEV = range(12)
 # a node holding at least this many objects gets its block sorted into 8 octant runs, each with a box
 AUX_MIN = 24
 
 EDGE = 2.0 ** (np.arange(256, dtype=np.float64) - 128.0)
+# Exactness of the node grid. Every node satisfies max|corner| <= 2^40 edge, and a node with
+# max|corner| > PREC * edge is a finest node (holds every smaller sphere): so corners, their sums
+# and every decoded box bound are multiples of edge/256 below 2^53 of them, i.e. exact. The root's
+# corner is a multiple of g = EDGE[meta[SNAP_LEV]]; corners stay exact while below 2^51 g, and a root
+# growth that would pass that asks the caller to rebuild instead.
+PREC = 2.0**39
+EXACT = 2.0**51
+# node slots a single insert or move may need at most (root growth + descent, levels 1..254)
+NODE_RESERVE = 520
 INV_STEPS = 1.0 / 128.0  # quantisation step as a fraction of the edge
 STACK = 8 * 256 + 16
 
@@ -49,12 +58,18 @@ def _margin(c, r):
 
 
 @njit_noref
-def _q1(base, inv, lo, hi):
-    # lo, hi already carry the margin above, which dwarfs the rounding of these two products
+def _q1(base, step, inv, lo, hi):
+    # (lo - base) rounds relative to |base|, which may dwarf the sphere's own margin (an object near
+    # the origin in a node 2^60 wide): step the cells out until the decoded bounds, which are exact
+    # (see PREC), hold [lo, hi]
     x = (lo - base) * inv
     ql = 0 if x <= 0.0 else (255 if x >= 255.0 else int(x))
+    if ql > 0 and base + ql * step > lo:
+        ql -= 1
     y = (hi - base) * inv
     qh = 255 if y >= 255.0 else (0 if y <= 0.0 else int(y))
+    if qh < 255 and base + (qh + 1) * step < hi:
+        qh += 1
     return ql, qh
 
 
@@ -63,14 +78,15 @@ def quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
     """Quantise the float box [lo, hi] outward on node n's grid into q6 (6,) int64."""
     e = EDGE[nlev[n]]
     inv = 128.0 / e  # a power of two: the products are exact but for the subtraction's rounding
+    step = e * INV_STEPS
     h = 0.5 * e
-    a, b = _q1(ncorner[n, 0] - h, inv, lo0, hi0)
+    a, b = _q1(ncorner[n, 0] - h, step, inv, lo0, hi0)
     q6[0] = a
     q6[3] = b
-    a, b = _q1(ncorner[n, 1] - h, inv, lo1, hi1)
+    a, b = _q1(ncorner[n, 1] - h, step, inv, lo1, hi1)
     q6[1] = a
     q6[4] = b
-    a, b = _q1(ncorner[n, 2] - h, inv, lo2, hi2)
+    a, b = _q1(ncorner[n, 2] - h, step, inv, lo2, hi2)
     q6[2] = a
     q6[5] = b
 
@@ -356,12 +372,22 @@ def _inside(ncorner, n, e, x, y, z):
 
 
 @njit_noref
+def finest(nlev, ncorner, meta, n):
+    """Does node n hold every smaller sphere (no children): ``max_depth`` levels down, or so far from
+    the origin relative to its edge that children's corners would lose exactness?"""
+    if nlev[n] <= meta[MIN_LEV]:
+        return True
+    m = max(abs(ncorner[n, 0]), abs(ncorner[n, 1]), abs(ncorner[n, 2]))
+    return m > PREC * EDGE[nlev[n]]
+
+
+@njit_noref
 def fits(nint, nlev, ncorner, meta, n, x, y, z, r):
     """Does a sphere (x, y, z, r) belong in node n itself (position in box, radius in band)?"""
     e = EDGE[nlev[n]]
     if r > 0.5 * e or not _inside(ncorner, n, e, x, y, z):
         return False
-    return r >= 0.25 * e or nlev[n] <= meta[MIN_LEV]
+    return r >= 0.25 * e or finest(nlev, ncorner, meta, n)
 
 
 @njit_noref
@@ -375,7 +401,7 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
             if n < 0:
                 return -1
             continue
-        if r >= 0.25 * e or nlev[n] <= meta[MIN_LEV]:
+        if r >= 0.25 * e or finest(nlev, ncorner, meta, n):
             return n
         h = 0.5 * e
         x0 = ncorner[n, 0]
@@ -396,14 +422,32 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
 
 @njit_noref
 def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
-    """Wrap the root in new parents until it holds centre (x, y, z) and radius r."""
-    while True:
+    """Wrap the root in new parents until it holds centre (x, y, z) and radius r. Returns False,
+    changing nothing, when the grown root's corners would no longer be exact (or its level would
+    pass 254): the caller then rebuilds the tree on a root fitted to everything."""
+    root = meta[ROOT]
+    lev = nlev[root]
+    e = EDGE[lev]
+    x0 = ncorner[root, 0]
+    y0 = ncorner[root, 1]
+    z0 = ncorner[root, 2]
+    steps = 0
+    limit = EXACT * EDGE[meta[SNAP_LEV]]
+    # first check that the whole growth is possible (at most 254 doublings)
+    while not (r <= 0.5 * e and x0 <= x and x < x0 + e and y0 <= y and y < y0 + e and z0 <= z and z < z0 + e):
+        if lev >= 254:
+            return False
+        x0 = x0 - e if x < x0 else x0
+        y0 = y0 - e if y < y0 else y0
+        z0 = z0 - e if z < z0 else z0
+        e *= 2.0
+        lev += 1
+        steps += 1
+        if max(abs(x0), abs(y0), abs(z0)) + e > limit:
+            return False
+    for _ in range(steps):
         root = meta[ROOT]
         e = EDGE[nlev[root]]
-        if r <= 0.5 * e and _inside(ncorner, root, e, x, y, z):
-            return
-        if nlev[root] >= 254:
-            return
         x0 = ncorner[root, 0]
         y0 = ncorner[root, 1]
         z0 = ncorner[root, 2]
@@ -419,6 +463,7 @@ def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
             decode(ncorner, nlev, nq, root, 6, lo3, hi3)
             quantise(ncorner, nlev, top, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
             _union_q(nq, top, 6, q6)
+    return True
 
 
 # ----------------------------------------------------------------------------- updates
@@ -426,13 +471,15 @@ def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
 
 @njit_noref
 def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
-    """Insert object id i. Returns 0, or 1 when the object pool is full (nothing was stored)."""
+    """Insert object id i. Returns 0; 1 when the object pool is full, 2 when the root cannot grow
+    to hold it exactly (nothing was stored: grow the pool, or rebuild, and call again)."""
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
     n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if n < 0:
-        grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6)
+        if not grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
+            return 2
         n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if not append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
         out6 = iscratch[6:12]
@@ -474,8 +521,9 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
 
 @njit_noref(inline="always")  # into move_many: a call passing 15 arrays costs ~0.1 us
 def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
-    """Move object i in place: O(1) while it stays in its node. Returns 0, or 1 when the pool is
-    full (the object is then left where it was, unchanged)."""
+    """Move object i in place: O(1) while it stays in its node. Returns 0; 1 when the pool is full,
+    2 when the root cannot grow to hold the target exactly (the object is then left where it was,
+    unchanged)."""
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
@@ -537,7 +585,8 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     ox, oy, oz, orr = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
     t = place(nint, nlev, ncorner, nq, meta, n, x, y, z, r)
     if t < 0:
-        grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6)
+        if not grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
+            return 2
         t = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     unlink_obj(nint, obj, oid, ids, bfree, n, s)
     drop_aux(nq, n)
@@ -557,10 +606,11 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
 @njit_noref
 def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep). Returns how many were done
-    before the node or object pool ran short (the caller grows the pools and continues)."""
+    before the node or object pool ran short or the root could not grow exactly (the caller grows
+    the pools or rebuilds, and continues)."""
     m = mids.shape[0]
     for k in range(m):
-        if meta[NODE_TOP] + 300 > meta[NODE_CAP]:
+        if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
             return k
         # Prefetch in stages: the id row of the move 16 ahead; (its row now cached) the object and
         # node of the move 8 ahead; (that node now cached) the parent of the move 4 ahead. Their
@@ -738,15 +788,16 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, o
     Morton order of the centres, so consecutive objects share most of their path), creating nodes;
     pass 2 lays the blocks out in depth-first order, exactly sized; pass 3 scatters the objects;
     the caller then runs :func:`refit` for the boxes and octant runs. Returns 0, or 1 when the node arrays ran out (the caller
-    grows them and starts again)."""
-    n_obj = centres.shape[0]
-    node_of = np.empty(n_obj, dtype=np.int32)
+    grows them and starts again). ``centres``/``radii`` are indexed by id; only the ids in ``order``
+    are placed (a rebuild passes the live ones)."""
+    n_obj = order.shape[0]
+    node_of = np.empty(centres.shape[0], dtype=np.int32)
     root = meta[ROOT]
     root_lev = nlev[root]
     root_edge = EDGE[root_lev]
     last = np.full(256, root, dtype=np.int32)
     for j in range(n_obj):
-        if meta[NODE_TOP] + 300 > meta[NODE_CAP]:
+        if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
             return 1
         i = order[j]
         # objects come in Morton order: start from the last node made or found on the object's own
@@ -781,7 +832,8 @@ def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, o
             c = nint[c, SIB]
     meta[POOL_TOP] = pos
     fill = np.zeros(m, dtype=np.int32)
-    for i in range(n_obj):
+    for j in range(n_obj):
+        i = order[j]
         n = node_of[i]
         s = nint[n, START] + fill[n]
         fill[n] += 1
@@ -1007,7 +1059,7 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, met
             x, y, z, r = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
             if not _inside(ncorner, n, e, x, y, z):
                 return 2, s  # centre outside its node
-            if r > 0.5 * e or (r < 0.25 * e and nlev[n] > meta[MIN_LEV]):
+            if r > 0.5 * e or (r < 0.25 * e and not finest(nlev, ncorner, meta, n)):
                 return 3, s  # radius outside the node's band
             if ids[oid[s], 0] != s or ids[oid[s], 1] != n:
                 return 4, s  # id table out of step

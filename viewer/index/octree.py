@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from . import _octree_kernels as K
-from ._contract import SphereIndex, as_objects, as_point
+from ._contract import SphereIndex, as_objects
 
 __all__ = ["Octree"]
 
@@ -73,20 +73,41 @@ class Octree(SphereIndex):
         self._levcount = np.zeros(256, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
         self._iscratch = np.empty(12, dtype=np.int64)
-        self._alloc(node_cap=max(64, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, n))
         self._next_id = n
-        self._init_root(centres, radii)
+        self._build(centres, radii, np.arange(n, dtype=np.int32), None, None, n)
+
+    def _build(self, centres, radii, live, extra, min_lev, id_cap: int) -> None:
+        """Bulk build of the ids ``live`` ((L,) int32; ``centres``/``radii`` are indexed by id) on a
+        root fitted to them and to ``extra`` (a centre and radius that must fit too, or None);
+        ``min_lev`` keeps a finest level (a rebuild), None derives it from the new root; ``id_cap``
+        the rows of the id table."""
+        n = live.size
+        self._alloc(
+            node_cap=max(1024, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, id_cap)
+        )
+        self._init_root(centres[live], radii[live], extra, min_lev)
         if n:
             root = self._meta[K.ROOT]
             keys = np.empty(n, dtype=np.int64)
-            K.morton_keys(centres, *map(float, self._ncorner[root]), float(K.EDGE[self._nlev[root]]), keys)
-            order = np.argsort(keys).astype(np.int32)
+            K.morton_keys(centres[live], *map(float, self._ncorner[root]), float(K.EDGE[self._nlev[root]]), keys)
+            order = live[np.argsort(keys)].astype(np.int32)
             del keys
             while K.build(*self._tree(), self._meta, self._bfree, centres, radii, order, self._scratch):
                 self._alloc(node_cap=2 * self._node.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
-                self._init_root(centres, radii)
+                self._init_root(centres[live], radii[live], extra, min_lev)
             self._relayout()
             self.refit()
+
+    def _rebuild(self, x: float, y: float, z: float, r: float) -> None:
+        """Build the tree again on a root that also holds (x, y, z, r): the root cannot grow that far
+        with exact corners (the world grew by a factor of millions). Ids and finest level are kept."""
+        live = np.flatnonzero(self._ids[: self._next_id, 0] >= 0).astype(np.int32)
+        centres = np.zeros((self._next_id, 3))
+        radii = np.zeros(self._next_id)
+        slots = self._ids[live, 0]
+        centres[live] = self._obj[slots, :3]
+        radii[live] = self._obj[slots, 3]
+        self._build(centres, radii, live, (np.array([x, y, z]), r), int(self._meta[K.MIN_LEV]), self._ids.shape[0])
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
@@ -98,6 +119,7 @@ class Octree(SphereIndex):
         self._meta = np.zeros(16, dtype=np.int64)
         self._bfree = np.full(64, -1, dtype=np.int32)
         self._meta[K.NODE_FREE] = -1
+        self._meta[K.SNAP_LEV] = 1
         self._meta[K.NODE_CAP] = node_cap
         self._meta[K.POOL_CAP] = pool_cap
 
@@ -121,28 +143,34 @@ class Octree(SphereIndex):
     def _tree(self):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
 
-    def _init_root(self, centres: np.ndarray, radii: np.ndarray) -> None:
+    def _init_root(self, centres: np.ndarray, radii: np.ndarray, extra=None, min_lev=None) -> None:
+        """A root holding every centre, with an edge at least twice the largest radius, at least
+        2^-40 of its largest coordinate (so its corners are exact on its grid: see
+        ``_octree_kernels.PREC``) and at least 2^-80; its corner snapped to a multiple of g, 2^-30 of
+        the largest coordinate, so every corner below it is exact too."""
+        if extra is not None:
+            centres = np.concatenate([centres, extra[0][None, :]])
+            radii = np.concatenate([radii, [extra[1]]])
         if radii.size:
             lo = centres.min(axis=0)
             hi = centres.max(axis=0)
-            need = max(float((hi - lo).max()), 2.0 * float(radii.max()), 1e-300)
-            edge = 2.0 ** math.ceil(math.log2(need))
-            while not (lo + edge > hi).all():
-                edge *= 2.0
-            corner = lo
+            rmax = float(radii.max())
         else:
-            edge = 1.0
-            corner = np.full(3, -0.5)
+            lo = np.full(3, -0.5)
+            hi = np.full(3, 0.5)
+            rmax = 0.0
+        big = float(max(np.abs(lo).max(), np.abs(hi).max()))
+        need = max(float((hi - lo).max()), 2.0 * rmax, big * 2.0**-38, 2.0**-80)
+        edge = 2.0 ** math.ceil(math.log2(need))
+        snap = 2.0 ** (math.ceil(math.log2(max(big, edge))) - 30)
+        corner = np.floor(lo / snap) * snap
+        while not (corner + edge > hi).all():  # at most a couple of doublings: corner <= lo < corner + snap
+            edge *= 2.0
         lev = _level_of_edge(edge)
         K.new_node(self._nint, self._nlev, self._ncorner, self._nq, self._meta, -1, lev, *map(float, corner))
         self._meta[K.ROOT] = 0
-        self._meta[K.MIN_LEV] = self._min_level(lev, centres)
-
-    def _min_level(self, root_lev: int, centres: np.ndarray) -> int:
-        # corners stay exact in float64 while the finest edge is >= 2^10 ulps of the largest coordinate
-        big = float(np.abs(centres).max()) if centres.size else 1.0
-        precision_lev = _level_of_edge(2.0 ** math.ceil(math.log2(max(np.spacing(big), 1e-300) * 1024)))
-        return max(root_lev - self.max_depth, precision_lev, 1)
+        self._meta[K.SNAP_LEV] = _level_of_edge(snap)
+        self._meta[K.MIN_LEV] = max(lev - self.max_depth, 1) if min_lev is None else min_lev
 
     def _relayout(self) -> None:
         """Renumber the nodes breadth-first (siblings adjacent, so a query's walk over a node's
@@ -152,7 +180,7 @@ class Octree(SphereIndex):
         m = order.size
         new = np.full(int(self._meta[K.NODE_TOP]), -1, dtype=np.int32)
         new[order] = np.arange(m, dtype=np.int32)
-        cap = int(m * 1.02) + 400
+        cap = int(m * 1.02) + K.NODE_RESERVE + 400
         node = np.zeros((cap, 64), dtype=np.uint8)
         K.permute_nodes(
             self._node.view(np.int64), node.view(np.int64), node.view(np.int32)[:, 6:12], order, new,
@@ -181,13 +209,8 @@ class Octree(SphereIndex):
         self._meta[K.POOL_CAP] = cap
 
     def _ensure_nodes(self) -> None:
-        if self._meta[K.NODE_TOP] + 300 > self._meta[K.NODE_CAP]:
+        while self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
             self._grow_nodes()
-
-    def _after_root_change(self, x: float, y: float, z: float) -> None:
-        self._meta[K.MIN_LEV] = max(
-            int(self._meta[K.MIN_LEV]), self._min_level(int(self._nlev[self._meta[K.ROOT]]), np.array([x, y, z]))
-        )
 
     # ------------------------------------------------------------------------- contract
     def __len__(self) -> int:
@@ -208,15 +231,16 @@ class Octree(SphereIndex):
             g = np.full((2 * self._ids.shape[0], 2), -1, dtype=np.int32)
             g[: self._ids.shape[0]] = self._ids
             self._ids = g
-        root = self._meta[K.ROOT]
         while True:
             self._ensure_nodes()
-            if not K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch):
+            code = K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch)
+            if code == 0:
                 break
-            self._grow_pool()
+            if code == 1:
+                self._grow_pool()
+            else:
+                self._rebuild(x, y, z, r)
         self._next_id = i + 1
-        if self._meta[K.ROOT] != root:
-            self._after_root_change(x, y, z)
         return i
 
     def _remove(self, i: int) -> None:
@@ -225,14 +249,15 @@ class Octree(SphereIndex):
     def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
         if r != r:  # NaN: keep the radius
             r = float(self._obj[self._ids[i, 0], 3])
-        root = self._meta[K.ROOT]
         while True:
             self._ensure_nodes()
-            if not K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch):
+            code = K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch)
+            if code == 0:
                 break
-            self._grow_pool()
-        if self._meta[K.ROOT] != root:
-            self._after_root_change(x, y, z)
+            if code == 1:
+                self._grow_pool()
+            else:
+                self._rebuild(x, y, z, r)
         self._maybe_refit()
 
     def _maybe_refit(self) -> None:
@@ -258,7 +283,6 @@ class Octree(SphereIndex):
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
         # rad: NaN keeps the radius (the contract's convention, which the kernel follows)
         done = 0
-        root = self._meta[K.ROOT]
         while done < ids.size:
             self._ensure_nodes()
             k = K.move_many(
@@ -266,13 +290,29 @@ class Octree(SphereIndex):
             )
             done += k
             if done < ids.size:
-                if self._meta[K.NODE_TOP] + 300 > self._meta[K.NODE_CAP]:
+                if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
                     self._grow_nodes()
                 else:
-                    self._grow_pool()
-        if self._meta[K.ROOT] != root and ids.size:
-            self._after_root_change(*np.abs(centres).max(axis=0))
+                    self._grow_room(ids[done], centres[done], rad[done])
         self._maybe_refit()
+
+    def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
+        """After move_many stopped at a move it could not make: a full object pool, or a target the
+        root cannot grow to exactly (rebuild)."""
+        if r != r:
+            r = float(self._obj[self._ids[i, 0], 3])
+        x, y, z = map(float, centre)
+        if self._needs_rebuild(x, y, z, r):
+            self._rebuild(x, y, z, r)
+        else:
+            self._grow_pool()
+
+    def _needs_rebuild(self, x: float, y: float, z: float, r: float) -> bool:
+        root = int(self._meta[K.ROOT])
+        e = float(K.EDGE[self._nlev[root]])
+        c = self._ncorner[root]
+        inside = r <= 0.5 * e and all(c[a] <= v < c[a] + e for a, v in enumerate((x, y, z)))
+        return not inside
 
     # ------------------------------------------------------------------------- inspection
     def nbytes(self) -> int:
