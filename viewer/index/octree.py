@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from . import _octree_kernels as K
-from ._contract import SphereIndex, as_objects
+from ._contract import SphereIndex, as_objects, as_point
 
 __all__ = ["Octree"]
 
