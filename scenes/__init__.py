@@ -2,7 +2,8 @@
 
 Generated from a recipe (TOML, or arguments to :func:`generate_scene`) by one of the
 :data:`GENERATORS`, with a view-radius model from :data:`RADIUS_MODELS`; or read from a ``.npz`` data
-file (:mod:`viewer.scenes.format`). Deterministic: the same recipe and seed give bit-identical arrays on any
+file (:mod:`viewer.scenes.format`); or imported from a glTF, PLY, CSV, TSV or Parquet file
+(:mod:`viewer.scenes.importers`). Deterministic: the same recipe and seed give bit-identical arrays on any
 machine. Pure: imports only the standard library and numpy (no GL).
 
 >>> from viewer.scenes import generate_scene
@@ -18,16 +19,20 @@ from .errors import SceneError
 from .files import bundled_recipes, load_scene, read_recipe, resolve_scene_path
 from .format import FORMAT_VERSION, read_npz, save_scene
 from .generators import GENERATORS
+from .importers import IMPORT_FORMATS, import_scene
 from .look import PALETTES
+from .meshes import MeshSet
 from .radii import RADIUS_MODELS
 from .scene import MOTION_KINDS, Motion, Scene
 
 __all__ = [
     "FORMAT_VERSION",
     "GENERATORS",
+    "IMPORT_FORMATS",
     "MAX_N",
     "MOTION_FIELDS",
     "MOTION_KINDS",
+    "MeshSet",
     "Motion",
     "PALETTES",
     "RADIUS_MODELS",
@@ -39,6 +44,7 @@ __all__ = [
     "check_recipe",
     "generate_recipe",
     "generate_scene",
+    "import_scene",
     "load_scene",
     "make_motion",
     "read_npz",

@@ -11,12 +11,13 @@ from typing import Callable
 from .build import generate_recipe
 from .errors import SceneError
 from .format import read_npz
+from .importers import IMPORT_FORMATS, import_scene
 from .scene import Scene
 
 __all__ = ["BUNDLED_DIR", "bundled_recipes", "resolve_scene_path", "read_recipe", "load_scene"]
 
 BUNDLED_DIR = Path(__file__).resolve().parent
-SUFFIXES = (".toml", ".npz")
+SUFFIXES = (".toml", ".npz", *IMPORT_FORMATS)
 
 
 def bundled_recipes() -> dict[str, Path]:
@@ -37,9 +38,10 @@ def resolve_scene_path(path) -> Path:
         raise SceneError(f"no such file{hint}", source=str(path))
     if p.is_dir():
         raise SceneError("is a directory, not a scene file", source=str(path))
-    if p.suffix not in SUFFIXES:
+    if p.suffix.lower() not in SUFFIXES:
         raise SceneError(
-            f"unknown kind of scene file {p.suffix or '(no suffix)'!r}: a recipe ends in .toml, scene data in .npz",
+            f"unknown kind of scene file {p.suffix or '(no suffix)'!r}: a recipe ends in .toml, scene data in "
+            f".npz, and {', '.join(IMPORT_FORMATS)} files are imported",
             source=str(path),
         )
     return p
@@ -72,7 +74,8 @@ def read_recipe(path) -> dict:
 
 
 def load_scene(path, progress: Callable[[int, int], None] | None = None) -> Scene:
-    """Open a scene: a ``.toml`` recipe (generated now) or a ``.npz`` data file.
+    """Open a scene: a ``.toml`` recipe (generated now), a ``.npz`` data file, or a file to import
+    (glTF, PLY, CSV, TSV, Parquet: :func:`viewer.scenes.importers.import_scene` with its defaults).
 
     Returns a :class:`Scene` with ``source`` (the file) and ``sha256`` (of its bytes) set. Any
     problem with the file raises :class:`SceneError` whose message names the file and the field.
@@ -86,6 +89,8 @@ def load_scene(path, progress: Callable[[int, int], None] | None = None) -> Scen
     try:
         if p.suffix == ".toml":
             scene = generate_recipe(read_recipe(p), progress)
+        elif p.suffix.lower() in IMPORT_FORMATS:
+            scene = import_scene(p)
         else:
             scene = read_npz(p)
     except SceneError as exc:

@@ -28,6 +28,7 @@ motion_axis        (M, 3) real                 v2        orbit heading at the st
 motion_orbit       (M,) real >= 0              v2        orbit radius, world units
 motion_phase       (M,) real                   v2        phase of the view-radius pulse, radians
 motion_params      () str (JSON object)        v2        radius_pulse, radius_period, seed
+mesh_*             see viewer.scenes.meshes    v2        the meshes objects instance (imported glTF)
 =================  ==========================  ========  =============================================
 
 The ``motion_*`` entries (see :class:`viewer.scenes.scene.Motion`) come all together or not at all (a static
@@ -47,6 +48,7 @@ import numpy as np
 
 from .errors import SceneError
 from .look import default_look, make_colours, make_sizes
+from .meshes import MESH_ENTRIES, mesh_entries, read_mesh_entries
 from .scene import MOTION_KINDS, Motion, Scene
 
 __all__ = ["FORMAT_VERSION", "READ_VERSIONS", "NPZ_FIELDS", "MOTION_ENTRIES", "save_scene", "read_npz"]
@@ -62,7 +64,7 @@ MOTION_ENTRIES = (
 
 NPZ_FIELDS = (
     "format_version", "centres", "radii", "sizes", "colours", "category", "world", "origin", "seed",
-    "name", "cluster_centres", "cluster_spread", "recipe", "extras", *MOTION_ENTRIES,
+    "name", "cluster_centres", "cluster_spread", "recipe", "extras", *MOTION_ENTRIES, *MESH_ENTRIES,
 )
 
 
@@ -105,6 +107,8 @@ def save_scene(scene: Scene, path) -> Path:
                                                "radius_period": float(mo.radius_period), "seed": int(mo.seed)},
                                               sort_keys=True)),
         )
+    if getattr(scene, "meshes", None) is not None:
+        arrays.update(mesh_entries(scene.meshes))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -338,10 +342,11 @@ def _from_entries(npz, stem: str) -> Scene:
         colours[:, : col.shape[1]] = col
 
     motion = _motion(npz, keys, n, version)
+    meshes = read_mesh_entries(lambda key: _entry(npz, key), keys, n)
     return Scene(
         name=name, centres=centres, radii=radii, sizes=sizes, colours=colours, category=category,
         world=world, seed=seed, recipe=recipe, cluster_centres=cluster_centres,
-        cluster_spread=cluster_spread, extras=extras, origin=origin, motion=motion,
+        cluster_spread=cluster_spread, extras=extras, origin=origin, motion=motion, meshes=meshes,
     )
 
 

@@ -87,6 +87,8 @@ class Scene:
     extras : dict: generator-specific facts (e.g. ``extras["diagonal"]``, ``extras["remote"]``)
     origin : (3,) float64, world units: the centre of the world box
     motion : :class:`Motion` or None: the objects that move (None: a static scene)
+    meshes : :class:`viewer.scenes.meshes.MeshSet` or None: the meshes the objects are instances of
+        (an imported glTF scene); None: drawn as sprites or cubes
     """
 
     name: str
@@ -105,6 +107,7 @@ class Scene:
     extras: dict = field(default_factory=dict)
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float64))
     motion: Motion | None = None
+    meshes: object | None = None
 
     @property
     def n(self) -> int:

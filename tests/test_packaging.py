@@ -14,7 +14,9 @@ def test_every_package_is_installed():
     cfg = _config()
     dirs = {"viewer." + ".".join(p.relative_to(ROOT / "viewer").parts) if p != ROOT / "viewer" else "viewer"
             for p in (f.parent for f in (ROOT / "viewer").rglob("__init__.py"))}
-    dirs |= set(cfg["package-dir"])
+    for pkg, folder in cfg["package-dir"].items():  # mapped packages and their sub-packages
+        base = ROOT / folder
+        dirs |= {".".join([pkg, *f.parent.relative_to(base).parts]) for f in base.rglob("__init__.py")}
     assert set(cfg["packages"]) == dirs
 
 

@@ -384,12 +384,12 @@ def test_truncated_or_corrupt_files(tmp_path, name, damage, field, words):
 
 @pytest.mark.parametrize(
     "name, words",
-    [("missing.toml", "no such file"), ("scene.csv", "unknown kind of scene file"), ("adir", "is a directory")],
+    [("missing.toml", "no such file"), ("scene.obj", "unknown kind of scene file"), ("adir", "is a directory")],
 )
 def test_unusable_paths(tmp_path, name, words):
     p = tmp_path / name
-    if name == "scene.csv":
-        p.write_text("1,2,3\n")
+    if name == "scene.obj":
+        p.write_text("v 1 2 3\n")
     if name == "adir":
         p.mkdir()
     with pytest.raises(SceneError, match=words) as err:

@@ -1,0 +1,81 @@
+"""Scenes from the files engines and tools export: glTF 2.0 levels, PLY point clouds, CSV / TSV and
+Parquet tables of placements.
+
+>>> scene = import_scene("level.glb", view_distance="table:1=300,10=2000,100=inf")   # doctest: +SKIP
+
+Every format becomes N objects (centres, view distances, sizes, colours); glTF objects also keep the mesh
+they instance and their transform (:class:`viewer.scenes.meshes.MeshSet`). View distances come from the
+file (a column ``r``, or the one ``columns={"r": NAME}`` names), else from a rule (:mod:`.rules`). What
+was imported and how is kept in ``scene.recipe["import"]``. Any problem with the file raises one
+:class:`~viewer.scenes.SceneError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from viewer.domain import RADIUS_LIMIT
+
+from ..errors import SceneError
+from ..scene import Scene
+from ._build import check_values, make_scene
+from .columns import ROLES, parse_columns
+from .rules import DEFAULT_POINTS, DEFAULT_SIZED, parse_rule
+
+__all__ = ["IMPORT_FORMATS", "ROLES", "DEFAULT_POINTS", "DEFAULT_SIZED", "import_scene", "parse_rule"]
+
+#: file suffix -> format
+IMPORT_FORMATS: dict[str, str] = {
+    ".gltf": "gltf", ".glb": "gltf", ".ply": "ply", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
+}
+
+
+def _read(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
+    if fmt == "gltf":
+        from .gltf import read_gltf
+
+        return read_gltf(path, mapping)
+    if fmt == "ply":
+        from .ply import read_ply
+
+        return read_ply(path, mapping)
+    from .tables import read_table
+
+    return read_table(path, fmt, mapping)
+
+
+def import_scene(path, *, columns: str | dict | None = None, view_distance: str | None = None,
+                 name: str | None = None) -> Scene:
+    """Read a glTF, PLY, CSV, TSV or Parquet file as a :class:`Scene` (see the module docstring).
+
+    columns : ``"x=px,y=py,z=pz,r=view"`` or ``{"x": "px", ...}``: which column plays which role
+    view_distance : a rule for files without view distances (``constant:value=500``, ``size:factor=200``,
+        ``table:1=300,10=2000,100=inf``); default :data:`DEFAULT_SIZED` for objects with sizes, else
+        :data:`DEFAULT_POINTS`
+    """
+    p = Path(path)
+    fmt = IMPORT_FORMATS.get(p.suffix.lower())
+    try:
+        if fmt is None:
+            raise SceneError(f"cannot import {p.suffix or 'a file without a suffix'!r}: importable are "
+                             f"{', '.join(IMPORT_FORMATS)}")
+        mapping = parse_columns(columns) if isinstance(columns, str) or columns is None else dict(columns)
+        if view_distance is not None:
+            parse_rule(view_distance)  # a bad rule is reported before the file is read
+        if not p.is_file():
+            raise SceneError("no such file" if not p.exists() else "is not a file")
+        arrays = _read(p, fmt, mapping)
+        check_values(arrays["centres"], "centres", what="object")
+        if arrays.get("extents") is not None:
+            check_values(arrays["extents"], "sizes", limit=RADIUS_LIMIT, nonnegative=True, what="object")
+        facts = {"file": p.name}
+        if mapping:
+            facts["columns"] = mapping
+        scene = make_scene(name or p.stem, arrays["centres"], fmt=fmt, radii=arrays["radii"],
+                           extents=arrays.get("extents"), colours=arrays.get("colours"), rule=view_distance,
+                           meshes=arrays.get("meshes"), facts=facts)
+    except SceneError as exc:
+        raise (exc if exc.source else exc.at(p)) from None
+    except MemoryError:
+        raise SceneError("not enough memory to import this file", source=str(p)) from None
+    return scene

@@ -1,0 +1,106 @@
+"""The meshes a scene's objects are instances of (imported glTF scenes): flat arrays, one mesh after
+another, and per object the mesh it instances and its local-to-world transform.
+
+In a ``.npz`` scene file the ``mesh_*`` entries (:data:`MESH_ENTRIES`) come all together or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import SceneError
+
+__all__ = ["MESH_ENTRIES", "MeshSet", "mesh_entries", "read_mesh_entries"]
+
+MESH_ENTRIES = ("mesh_vertices", "mesh_faces", "mesh_vertex_start", "mesh_face_start", "mesh_ids",
+                "mesh_transforms")
+
+
+@dataclass(eq=False)
+class MeshSet:
+    """K triangle meshes and which one each of the scene's N objects is.
+
+    vertices : (V, 3) float32, each mesh in its own (local) coordinates, world units
+    faces : (F, 3) int32, triangles as vertex rows counted from the start of their mesh
+    vertex_start, face_start : (K + 1,) int64: mesh k is vertices[vertex_start[k]:vertex_start[k + 1]] and
+        faces[face_start[k]:face_start[k + 1]]
+    ids : (N,) int32 in 0..K-1: the mesh object i is an instance of
+    transforms : (N, 3, 4) float64: object i's local-to-world affine map (world = A @ [v, 1])
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    vertex_start: np.ndarray
+    face_start: np.ndarray
+    ids: np.ndarray
+    transforms: np.ndarray
+
+    @property
+    def k(self) -> int:
+        """Number of distinct meshes."""
+        return int(self.vertex_start.shape[0] - 1)
+
+    def mesh(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Mesh ``k``: (vertices (v, 3) float32, faces (f, 3) int32 into those vertices)."""
+        v = self.vertices[self.vertex_start[k]:self.vertex_start[k + 1]]
+        f = self.faces[self.face_start[k]:self.face_start[k + 1]]
+        return v, f
+
+    def counts(self) -> np.ndarray:
+        """(K,) int64: objects per mesh."""
+        return np.bincount(self.ids, minlength=self.k)
+
+    def __repr__(self) -> str:
+        return f"<MeshSet k={self.k} vertices={self.vertices.shape[0]} triangles={self.faces.shape[0]}>"
+
+
+def mesh_entries(meshes: MeshSet) -> dict[str, np.ndarray]:
+    """The ``mesh_*`` arrays a scene file stores."""
+    return {
+        "mesh_vertices": np.ascontiguousarray(meshes.vertices, dtype=np.float32).reshape(-1, 3),
+        "mesh_faces": np.ascontiguousarray(meshes.faces, dtype=np.int32).reshape(-1, 3),
+        "mesh_vertex_start": np.ascontiguousarray(meshes.vertex_start, dtype=np.int64),
+        "mesh_face_start": np.ascontiguousarray(meshes.face_start, dtype=np.int64),
+        "mesh_ids": np.ascontiguousarray(meshes.ids, dtype=np.int32),
+        "mesh_transforms": np.ascontiguousarray(meshes.transforms, dtype=np.float64).reshape(-1, 3, 4),
+    }
+
+
+def read_mesh_entries(get, keys, n: int) -> MeshSet | None:
+    """The :class:`MeshSet` of a scene file's ``mesh_*`` entries (``get(key)`` reads one), None when
+    there are none; :class:`SceneError` naming the entry on any inconsistency."""
+    present = [k for k in MESH_ENTRIES if k in keys]
+    if not present:
+        return None
+    missing = [k for k in MESH_ENTRIES if k not in keys]
+    if missing:
+        raise SceneError(f"missing (the mesh_* entries come together; found {', '.join(present)})", missing[0])
+    a = {k: get(k) for k in MESH_ENTRIES}
+    for k, kind, shape in (("mesh_vertices", "f", (None, 3)), ("mesh_faces", "iu", (None, 3)),
+                           ("mesh_vertex_start", "iu", (None,)), ("mesh_face_start", "iu", (None,)),
+                           ("mesh_ids", "iu", (n,)), ("mesh_transforms", "f", (n, 3, 4))):
+        v = a[k]
+        if v.dtype.kind not in kind or v.ndim != len(shape) or any(w is not None and s != w
+                                                                   for s, w in zip(v.shape, shape)):
+            raise SceneError(f"must be {'real' if kind == 'f' else 'integer'} with shape "
+                             f"{tuple('any' if w is None else w for w in shape)}, got {v.dtype} {v.shape}", k)
+        if kind == "f" and not np.isfinite(v).all():
+            raise SceneError("must be finite", k)
+    vs, fs = a["mesh_vertex_start"], a["mesh_face_start"]
+    kk = vs.shape[0] - 1
+    if kk < 1 or fs.shape[0] != kk + 1 or vs[0] != 0 or fs[0] != 0 or (np.diff(vs) < 0).any() \
+            or (np.diff(fs) < 0).any() or vs[-1] != a["mesh_vertices"].shape[0] or fs[-1] != a["mesh_faces"].shape[0]:
+        raise SceneError("must run from 0 to the number of rows, not decreasing, one more than the meshes",
+                         "mesh_vertex_start")
+    ids = a["mesh_ids"]
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= kk):
+        raise SceneError(f"must be 0..{kk - 1}", "mesh_ids")
+    faces = a["mesh_faces"]
+    per = np.repeat(np.arange(kk), np.diff(fs))
+    if faces.size and ((faces < 0).any() or (faces.max(axis=1) >= np.diff(vs)[per]).any()):
+        raise SceneError("must index vertices of their own mesh", "mesh_faces")
+    return MeshSet(vertices=a["mesh_vertices"].astype(np.float32), faces=faces.astype(np.int32),
+                   vertex_start=vs.astype(np.int64), face_start=fs.astype(np.int64),
+                   ids=ids.astype(np.int32), transforms=a["mesh_transforms"].astype(np.float64))
