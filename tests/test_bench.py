@@ -1,4 +1,5 @@
-"""`viewer bench`: the table, the CSV rows and the plots of a small run; bad flags exit 2."""
+"""`viewer bench`: the table, the CSV rows and the plots of a small run (every ratio against the scan, its
+read floor, threads, first builds), scene files as workloads; bad flags and nothing measured exit 2."""
 
 from __future__ import annotations
 
@@ -13,48 +14,100 @@ from viewer.cli import main
 def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
     out = tmp_path / "b"
     code = main(["bench", "--n", "1000,2000", "--scene", "uniform,clustered", "--index", "octree,kdtree",
-                 "--queries", "20", "--updates", "50", "--frames", "2", "--out", str(out)])
+                 "--queries", "20", "--updates", "50", "--frames", "2", "--out", str(out), "--no-first-build"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "x brute" in printed and "octree" in printed
+    head = printed.splitlines()[0]
+    assert "ratios against 'scan'" in head and "thread" in head
+    assert "x scan" in printed and "read us" in printed and "x read" in printed and "x brute" not in printed
     rows = list(csv.DictReader(open(out / "bench.csv")))
     assert [c for c, _, _ in COLUMNS] == list(rows[0].keys())
-    # brute is always added as the baseline: 2 sizes x 2 scenes x 3 indexes
-    assert len(rows) == 12
-    assert {r["index"] for r in rows} == {"brute", "octree", "kdtree"}
+    # scan (the baseline) and brute (the oracle) are always added: 2 sizes x 2 scenes x 4 indexes
+    assert len(rows) == 16
+    assert {r["index"] for r in rows} == {"scan", "brute", "octree", "kdtree"}
     for r in rows:
         assert float(r["query_median_us"]) > 0
-        if r["index"] == "brute":
-            assert float(r["speedup_vs_brute"]) == 1.0
+        # the scan's read floor: one figure per workload, on every row, and each row's ratio to it
+        assert float(r["read_floor_us"]) > 0
+        assert float(r["x_read"]) == pytest.approx(float(r["query_median_us"]) / float(r["read_floor_us"]), rel=1e-4)
+        assert float(r["speedup_vs_scan"]) > 0
+        assert int(r["threads"]) >= 1
+        if r["index"] == "scan":
+            assert float(r["speedup_vs_scan"]) == 1.0
+            assert float(r["dynamic_10pct_x_scan"]) == 1.0
             assert float(r["candidates_per_visible"]) > 1 or float(r["mean_visible"]) == 0
         assert float(r["bytes_per_object"]) > 0
-    # every index answered the same queries: the same visible counts
+        assert r["build_first_s"] == "nan"  # --no-first-build
     for wl in {r["workload"] for r in rows}:
-        assert len({r["mean_visible"] for r in rows if r["workload"] == wl}) == 1
+        same = [r for r in rows if r["workload"] == wl]
+        # every index answered the same queries: the same visible counts; one read floor per workload
+        assert len({r["mean_visible"] for r in same}) == 1
+        assert len({r["read_floor_us"] for r in same}) == 1
+        scan = next(r for r in same if r["index"] == "scan")
+        for r in same:
+            assert float(r["speedup_vs_scan"]) == pytest.approx(
+                float(scan["query_median_us"]) / float(r["query_median_us"]), rel=1e-4)
     assert (out / "bench.png").stat().st_size > 10_000
     assert (out / "bench_scaling.png").exists()
+
+
+def test_first_build_in_a_fresh_process(tmp_path):
+    out = tmp_path / "b"
+    assert main(["bench", "--n", "500", "--scene", "uniform", "--index", "scan", "--queries", "5", "--updates", "0",
+                 "--dynamic", "none", "--out", str(out), "--no-plots"]) == 0
+    rows = list(csv.DictReader(open(out / "bench.csv")))
+    assert [r["index"] for r in rows] == ["scan", "brute"]
+    for r in rows:
+        assert float(r["build_first_s"]) > 0 and float(r["build_s"]) >= 0
+
+
+def test_scene_files_and_bundled_recipes_are_workloads(tmp_path):
+    from viewer.scenes import generate_scene, save_scene
+
+    path = tmp_path / "tiny.npz"
+    save_scene(generate_scene("clustered", 700, seed=3), path)
+    out = tmp_path / "b"
+    assert main(["bench", "--scene", f"{path},uniform", "--n", "300", "--index", "octree", "--queries", "8",
+                 "--updates", "0", "--dynamic", "none", "--out", str(out), "--no-plots", "--no-first-build"]) == 0
+    rows = list(csv.DictReader(open(out / "bench.csv")))
+    assert {(r["workload"], r["n"]) for r in rows} == {("uniform-300", "300"), (rows[-1]["workload"], "700")}
+    assert len(rows) == 6
+
+
+def test_every_size_skipped_exits_2(tmp_path, capsys, monkeypatch):
+    from viewer.bench import run
+
+    monkeypatch.setattr(run, "available_bytes", lambda: 1000)
+    code = main(["bench", "--n", "500", "--scene", "uniform", "--index", "octree", "--queries", "2", "--updates", "0",
+                 "--dynamic", "none", "--out", str(tmp_path / "b"), "--no-plots", "--no-first-build"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "nothing measured" in err and "memory" in err and "Traceback" not in err
+    assert not (tmp_path / "b" / "bench.csv").exists()
 
 
 def test_index_options_are_separate_entries(tmp_path):
     out = tmp_path / "b"
     assert main(["bench", "--n", "1000", "--scene", "uniform", "--index", "octree;octree:max_depth=8",
-                 "--queries", "5", "--updates", "0", "--dynamic", "none", "--out", str(out), "--no-plots"]) == 0
+                 "--queries", "5", "--updates", "0", "--dynamic", "none", "--out", str(out), "--no-plots",
+                 "--no-first-build"]) == 0
     labels = [r["index"] for r in csv.DictReader(open(out / "bench.csv"))]
-    assert labels == ["brute", "octree", "octree:max_depth=8"]
+    assert labels == ["scan", "brute", "octree", "octree:max_depth=8"]
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--index", "nosuch"], "unknown index"),
-        (["--scene", "nosuch"], "unknown scene generator"),
+        (["--scene", "nosuch"], "neither a scene generator"),
+        (["--scene", "nosuch.npz"], "no such file"),
         (["--index", "octree:max_depth"], "key=value"),
         (["--index", "octree:bogus=1"], "octree"),
     ],
 )
 def test_bad_input_exits_2(tmp_path, capsys, args, message):
     code = main(["bench", "--n", "500", "--queries", "2", "--updates", "0", "--dynamic", "none",
-                 "--out", str(tmp_path / "b"), "--no-plots", *args])
+                 "--out", str(tmp_path / "b"), "--no-plots", "--no-first-build", *args])
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err

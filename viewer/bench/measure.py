@@ -8,6 +8,9 @@ queries before timing starts).
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -17,7 +20,7 @@ from viewer.index import INDEXES, QueryOverflow, SphereIndex
 
 from .workloads import Workload
 
-__all__ = ["IndexResult", "warm_up", "measure_static", "measure_updates", "measure_dynamic"]
+__all__ = ["IndexResult", "warm_up", "measure_first_build", "measure_static", "measure_updates", "measure_dynamic"]
 
 
 @dataclass
@@ -27,7 +30,9 @@ class IndexResult:
     index: str
     workload: str
     n: int
-    build_s: float = float("nan")
+    build_s: float = float("nan")  # in this (warm) process
+    build_first_s: float = float("nan")  # the first build in a fresh process
+    threads: int = 1  # threads a query runs on
     query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (Q,) per query
     visible: int = 0  # summed over the queries
     candidates: int = 0
@@ -63,26 +68,46 @@ class IndexResult:
 
 
 def warm_up(names: list[str]) -> None:
-    """Compile every kernel of the named indexes on a tiny instance (query, insert, remove, move)."""
-    rng = np.random.default_rng(0)
-    c = rng.uniform(-50, 50, (64, 3))
-    r = rng.uniform(1, 20, 64)
-    out = np.empty(128, dtype=np.int64)
-    for name in names:
-        ix = INDEXES[name](c, r)
-        ix.query_into((0.0, 0.0, 0.0), out)
-        i = ix.insert((1.0, 2.0, 3.0), 4.0)
-        ix.move(i, (1.5, 2.0, 3.0))
-        ix.move_many(np.array([0, 1]), c[:2] + 0.5)
-        ix.remove(i)
-        ix.query_into((0.0, 0.0, 0.0), out)
+    """Compile (or load from numba's cache) every kernel of the named indexes (keys of ``INDEXES``)."""
+    from viewer.index import warm_up as _warm
+
+    _warm(names)
+
+
+_FIRST_BUILD = """
+import json, sys, time
+import numpy as np
+from viewer.index import INDEXES
+c, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+cls = INDEXES[sys.argv[3]]
+t0 = time.perf_counter()
+cls(c, r, **json.loads(sys.argv[4]))
+print(time.perf_counter() - t0)
+"""
+
+
+def measure_first_build(name: str, options: dict, centres_npy: str, radii_npy: str, timeout_s: float = 900.0) -> float:
+    """Seconds the first build of index ``name`` takes in a fresh Python process (the user's first
+    wait: numba's cached kernels load and the first calls dispatch; imports are not counted), from the
+    workload's arrays saved as ``.npy`` files. NaN if the process fails or times out."""
+    cmd = [sys.executable, "-c", _FIRST_BUILD, centres_npy, radii_npy, name, json.dumps(options)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        return float(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else float("nan")
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return float("nan")
 
 
 def measure_static(
-    built: dict[str, SphereIndex], wl: Workload, block: int = 10
-) -> tuple[dict[str, IndexResult], np.ndarray]:
-    """Query times, counts and memory; and the output floor (Q,) us: the time to copy the visible
-    objects' 32-byte records with ``np.take`` (brute force's answer: ``brute`` must be in ``built``).
+    built: dict[str, SphereIndex], wl: Workload, block: int = 10, baseline: str = "scan"
+) -> tuple[dict[str, IndexResult], np.ndarray, np.ndarray]:
+    """Query times, counts and memory, and two floors, (Q,) us each:
+
+    - the output floor: the time to copy the visible objects' 32-byte records with ``np.take``
+      (brute force's answer: ``brute`` must be in ``built``);
+    - the read floor: the time the ``baseline`` scan takes to read its float32 arrays once, with its
+      own chunks and threads (:meth:`LinearScan.read_floor`), timed right after the scan's own turn so
+      its caches are as the scan's were (NaN when ``baseline`` is not in ``built``).
 
     The indexes take turns in blocks of ``block`` consecutive camera points: a noisy machine treats
     them alike, and each runs with its own data in cache, as in a frame loop. (Point-by-point turns
@@ -91,17 +116,22 @@ def measure_static(
     pts = [tuple(map(float, p)) for p in wl.points]
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     res = {
-        name: IndexResult(name, wl.name, wl.n, build_s=ix._bench_build_s, bytes_per_object=ix.nbytes() / max(1, wl.n))
+        name: IndexResult(name, wl.name, wl.n, build_s=ix._bench_build_s, bytes_per_object=ix.nbytes() / max(1, wl.n),
+                          threads=int(getattr(ix, "threads", 1)))
         for name, ix in built.items()
     }
     times = {name: np.empty(len(pts)) for name in built}
     records = np.zeros((wl.n, 4))
     rec_buf = np.empty((max(1024, wl.n // 8), 4))
     floor = np.empty(len(pts))
+    read = np.full(len(pts), np.nan)
+    scan = built.get(baseline)
     answers: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(pts)
     for name, ix in built.items():  # warm caches and any lazy work (e.g. a rebuild on first query)
         for p in pts[:3]:
             _query(ix, p, out, name)
+    if scan is not None:
+        scan.read_floor()
     gc.disable()
     try:
         for b0 in range(0, len(pts), block):
@@ -126,6 +156,11 @@ def measure_static(
                     r.max_per_level = max(r.max_per_level, st.max_nodes_per_level)
                     if name == "brute":
                         answers[q] = buf[:k].copy()
+                if ix is scan:
+                    for q in span:
+                        t0 = time.perf_counter_ns()
+                        scan.read_floor()
+                        read[q] = (time.perf_counter_ns() - t0) / 1e3
             for q in span:
                 ids = answers[q]
                 if ids.size > rec_buf.shape[0]:
@@ -138,7 +173,7 @@ def measure_static(
         gc.enable()
     for name in built:
         res[name].query_us = times[name]
-    return res, floor
+    return res, floor, read
 
 
 def _query(ix, p, out, name):

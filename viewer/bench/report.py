@@ -1,4 +1,5 @@
-"""Tables and CSV rows of benchmark results, every figure beside its ratio to brute force."""
+"""Tables and CSV rows of benchmark results, every figure beside its ratio to the baseline, the
+multi-core linear scan (``scan``); brute force keeps a row of its own."""
 
 from __future__ import annotations
 
@@ -11,17 +12,24 @@ import numpy as np
 
 from .measure import IndexResult
 
-__all__ = ["COLUMNS", "format_table", "rows", "write_csv"]
+__all__ = ["BASELINE", "COLUMNS", "baseline_line", "format_table", "rows", "write_csv"]
+
+#: the index every ratio is measured against
+BASELINE = "scan"
 
 # name, header, format; the CSV has every column, the printed table the ones with a header
 COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("workload", "workload", "{}"),
     ("index", "index", "{}"),
     ("n", "", "{}"),
+    ("threads", "thr", "{}"),
     ("build_s", "build s", "{:.3f}"),
+    ("build_first_s", "1st build s", "{:.3f}"),
     ("query_median_us", "q med us", "{:.1f}"),
     ("query_p95_us", "q p95 us", "{:.1f}"),
-    ("speedup_vs_brute", "x brute", "{:.1f}"),
+    ("speedup_vs_scan", "x scan", "{:.2f}"),
+    ("read_floor_us", "read us", "{:.1f}"),
+    ("x_read", "x read", "{:.2f}"),
     ("floor_median_us", "", "{:.2f}"),
     ("x_floor", "x floor", "{:.1f}"),
     ("mean_visible", "visible", "{:.1f}"),
@@ -35,31 +43,39 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("move_many_per_s", "move_many/s", "{:.3g}"),
     ("dynamic_1pct_ms", "dyn1% ms", "{:.2f}"),
     ("dynamic_10pct_ms", "dyn10% ms", "{:.2f}"),
-    ("dynamic_10pct_x_brute", "dyn10% x", "{:.1f}"),
+    ("dynamic_10pct_x_scan", "dyn10% x", "{:.2f}"),
     ("updates", "", "{}"),
 )
 
 
-def rows(results: list[IndexResult], floor_us: dict[str, float]) -> list[dict]:
-    """One dict per (workload, index) with every column of :data:`COLUMNS`."""
-    brute = {r.workload: r for r in results if r.index == "brute"}
+def rows(results: list[IndexResult], floor_us: dict[str, float], read_us: dict[str, float] | None = None) -> list[dict]:
+    """One dict per (workload, index) with every column of :data:`COLUMNS`. ``floor_us`` and ``read_us``:
+    per workload, the median output floor and the median read floor of the baseline scan (us)."""
+    read_us = read_us or {}
+    base = {r.workload: r for r in results if r.index == BASELINE}
+    nan = float("nan")
     out = []
     for r in results:
-        b = brute.get(r.workload)
-        floor = floor_us.get(r.workload, float("nan"))
-        d1 = r.dynamic_ms.get(0.01, float("nan"))
-        d10 = r.dynamic_ms.get(0.1, float("nan"))
+        b = base.get(r.workload)
+        floor = floor_us.get(r.workload, nan)
+        read = read_us.get(r.workload, nan)
+        d1 = r.dynamic_ms.get(0.01, nan)
+        d10 = r.dynamic_ms.get(0.1, nan)
         out.append(
             {
                 "workload": r.workload,
                 "index": r.index,
                 "n": r.n,
+                "threads": r.threads,
                 "build_s": r.build_s,
+                "build_first_s": r.build_first_s,
                 "query_median_us": r.median_us,
                 "query_p95_us": r.p95_us,
-                "speedup_vs_brute": (b.median_us / r.median_us) if b else float("nan"),
+                "speedup_vs_scan": (b.median_us / r.median_us) if b else nan,
+                "read_floor_us": read,
+                "x_read": r.median_us / read if read > 0 else nan,
                 "floor_median_us": floor,
-                "x_floor": r.median_us / floor if floor > 0 else float("nan"),
+                "x_floor": r.median_us / floor if floor > 0 else nan,
                 "mean_visible": r.mean_visible,
                 "candidates_per_visible": r.cand_per_visible,
                 "mean_nodes_visited": r.mean_nodes,
@@ -71,7 +87,7 @@ def rows(results: list[IndexResult], floor_us: dict[str, float]) -> list[dict]:
                 "move_many_per_s": r.move_many_per_s,
                 "dynamic_1pct_ms": d1,
                 "dynamic_10pct_ms": d10,
-                "dynamic_10pct_x_brute": (b.dynamic_ms.get(0.1, math.nan) / d10) if b and d10 == d10 else math.nan,
+                "dynamic_10pct_x_scan": (b.dynamic_ms.get(0.1, nan) / d10) if b and d10 == d10 else nan,
                 "updates": r.note,
             }
         )
@@ -82,6 +98,21 @@ def _fmt(fmt: str, v) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "-"
     return fmt.format(v)
+
+
+def baseline_line(table: list[dict]) -> str:
+    """One line naming the baseline and the threads it ran on (numba's threading layer beside them)."""
+    import numba
+
+    threads = sorted({row["threads"] for row in table if row["index"] == BASELINE})
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run
+        layer = "not started"
+    t = "/".join(str(v) for v in threads) or "-"
+    return (f"ratios against '{BASELINE}' (float32 SIMD linear scan + exact float64 recheck) on {t} thread(s) of "
+            f"{numba.get_num_threads()} (numba threading layer: {layer}); 'read us' = the time it takes to read "
+            f"its float32 arrays once: its floor")
 
 
 def format_table(table: list[dict]) -> str:

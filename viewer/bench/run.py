@@ -1,10 +1,13 @@
-"""The benchmark sweep: indexes x scenes x N, interleaved, every figure against brute force."""
+"""The benchmark sweep: indexes x scenes x N, interleaved, every ratio against the multi-core linear scan
+(:data:`viewer.bench.report.BASELINE`); brute force, the tests' oracle, is measured as a row of its own."""
 
 from __future__ import annotations
 
 import gc
 import sys
+import tempfile
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,13 +16,13 @@ from viewer.errors import UserError
 from viewer.index import INDEXES
 
 from . import measure
-from .report import rows
-from .workloads import make_workload
+from .report import BASELINE, rows
+from .workloads import Workload, make_workload, scene_workload
 
 __all__ = ["BenchConfig", "IndexSpec", "parse_index_spec", "parse_radius_spec", "run_bench", "estimate_bytes"]
 
 # rough bytes per object of each index at 1e6 (measured), for the memory estimate before a sweep
-_BYTES_PER_OBJECT = {"brute": 56, "octree": 190, "ckdtree": 60, "rtree": 120}
+_BYTES_PER_OBJECT = {"brute": 56, "scan": 80, "octree": 190, "ckdtree": 60, "rtree": 120}
 _SCENE_BYTES_PER_OBJECT = 3 * 8 + 8 + 4 + 4 + 4 + 32  # centres, radii, sizes, colours, category, slack
 
 
@@ -79,6 +82,10 @@ def _number(v: str):
 
 @dataclass
 class BenchConfig:
+    """What to run. ``scenes``: generator names (generated at every size of ``sizes``) and scene files
+    (``.npz``, ``.toml`` recipes or bundled recipe names, run once at their own N). ``first_build``:
+    also time each index's first build in a fresh process."""
+
     scenes: list[str]
     sizes: list[int]
     indexes: list[IndexSpec]
@@ -88,6 +95,7 @@ class BenchConfig:
     frames: int = 10
     seed: int = 0
     radii: list = field(default_factory=lambda: [None])  # radius-model specs; None: heavy-tailed default
+    first_build: bool = True
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
@@ -108,10 +116,15 @@ def available_bytes() -> int:
 
 
 def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=True)) -> list[dict]:
-    """Run the sweep; returns the result rows (see :data:`viewer.bench.report.COLUMNS`)."""
+    """Run the sweep; returns the result rows (see :data:`viewer.bench.report.COLUMNS`). The baseline
+    ``scan`` and ``brute`` are always measured. :class:`UserError` when every workload was skipped."""
+    from viewer.scenes import GENERATORS
+
     specs = list(cfg.indexes)
-    if not any(s.label == "brute" for s in specs):
-        specs.insert(0, IndexSpec("brute", "brute"))
+    for must in ("brute", BASELINE):
+        if not any(s.label == must for s in specs):
+            specs.insert(0, IndexSpec(must, must))
+    specs.sort(key=lambda s: (s.label != BASELINE, s.label != "brute"))  # the baseline first, then brute
     usable = []
     for s in specs:
         why = INDEXES[s.name].unavailable()
@@ -123,48 +136,86 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     measure.warm_up(sorted({s.name for s in usable}))
     results: list[measure.IndexResult] = []
     floors: dict[str, float] = {}
-    for n in cfg.sizes:
-        need = estimate_bytes(cfg, n)
-        have = available_bytes()
-        log(f"N = {n:,}: estimated peak memory {need / 2**30:.1f} GiB of {have / 2**30:.1f} GiB available")
+    reads: dict[str, float] = {}
+    skipped: list[str] = []
+
+    def fits(n: int, what: str) -> bool:
+        need, have = estimate_bytes(cfg, n), available_bytes()
+        log(f"{what}: estimated peak memory {need / 2**30:.1f} GiB of {have / 2**30:.1f} GiB available")
         if need > 0.85 * have:
-            log(f"N = {n:,}: skipped, it would not fit in memory")
+            log(f"{what}: skipped, it would not fit in memory")
+            skipped.append(what)
+            return False
+        return True
+
+    generators = [s for s in cfg.scenes if s in GENERATORS]
+    files = [s for s in cfg.scenes if s not in GENERATORS]
+    for n in cfg.sizes:
+        if not generators or not fits(n, f"N = {n:,}"):
             continue
-        for scene, radius in ((s, r) for s in cfg.scenes for r in cfg.radii):
+        for scene, radius in ((s, r) for s in generators for r in cfg.radii):
             t0 = time.perf_counter()
             wl = make_workload(scene, n, seed=cfg.seed, queries=cfg.queries, radius=radius)
-            log(f"[{wl.name}] generated in {time.perf_counter() - t0:.1f} s; building {len(usable)} indexes")
-            built = {}
+            log(f"[{wl.name}] generated in {time.perf_counter() - t0:.1f} s")
+            _run_workload(cfg, wl, usable, results, floors, reads, log)
+    for path in files:
+        t0 = time.perf_counter()
+        wl = scene_workload(path, queries=cfg.queries, seed=cfg.seed)
+        log(f"[{wl.name}] loaded from {path} in {time.perf_counter() - t0:.1f} s")
+        if fits(wl.n, f"{path} (N = {wl.n:,})"):
+            _run_workload(cfg, wl, usable, results, floors, reads, log)
+        del wl
+    if not results:
+        raise UserError(f"nothing measured: every workload was skipped ({'; '.join(skipped)}): it would not fit "
+                        "in memory; try a smaller --n or fewer --index")
+    return rows(results, floors, reads)
+
+
+def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], results: list, floors: dict,
+                  reads: dict, log) -> None:
+    """Measure every index of ``usable`` on ``wl``; append their results, the workload's floors."""
+    first: dict[str, float] = {}
+    if cfg.first_build:
+        log("  first builds, each in a fresh process ...")
+        with tempfile.TemporaryDirectory(prefix="viewer-bench-") as tmp:
+            c, r = str(Path(tmp) / "centres.npy"), str(Path(tmp) / "radii.npy")
+            np.save(c, wl.centres)
+            np.save(r, wl.radii)
             for s in usable:
-                gc.collect()
-                t0 = time.perf_counter()
-                try:
-                    ix = INDEXES[s.name](wl.centres, wl.radii, **s.options)
-                except (TypeError, ValueError) as exc:
-                    raise UserError(f"--index {s.label}: {exc}") from None
-                ix._bench_build_s = time.perf_counter() - t0
-                built[s.label] = ix
-                log(f"  {s.label:<24} built in {ix._bench_build_s:7.3f} s")
-            log(f"  querying {len(wl.points)} camera points, interleaved ...")
-            res, floor = measure.measure_static(built, wl)
-            floors[wl.name] = float(np.median(floor))
-            if cfg.dynamic and cfg.frames:
-                log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
-                dyn, where = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
-                for label in built:
-                    res[label].dynamic_ms = dyn[label]
-            else:
-                where = {label: wl.centres for label in built}
-            if cfg.updates:
-                log(f"  updates: {cfg.updates:,} removes, inserts, moves; {10 * cfg.updates:,} batch moves ...")
-                for label, ix in built.items():
-                    measure.measure_updates(ix, wl, res[label], cfg.updates, cfg.seed, centres=where[label])
-            for label, ix in built.items():
-                r = res[label]
-                r.index = label
-                note = getattr(ix, "update_note", "") or ("in place" if ix.updates_in_place else "remove + insert")
-                r.note = note
-                results.append(r)
-            del built
-            gc.collect()
-    return rows(results, floors)
+                first[s.label] = measure.measure_first_build(s.name, s.options, c, r)
+                log(f"  {s.label:<24} first build {first[s.label]:7.3f} s")
+    log(f"  building {len(usable)} indexes")
+    built = {}
+    for s in usable:
+        gc.collect()
+        t0 = time.perf_counter()
+        try:
+            ix = INDEXES[s.name](wl.centres, wl.radii, **s.options)
+        except (TypeError, ValueError) as exc:
+            raise UserError(f"--index {s.label}: {exc}") from None
+        ix._bench_build_s = time.perf_counter() - t0
+        built[s.label] = ix
+        log(f"  {s.label:<24} built in {ix._bench_build_s:7.3f} s")
+    log(f"  querying {len(wl.points)} camera points, interleaved ...")
+    res, floor, read = measure.measure_static(built, wl, baseline=BASELINE)
+    floors[wl.name] = float(np.median(floor))
+    reads[wl.name] = float(np.median(read))
+    if cfg.dynamic and cfg.frames:
+        log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
+        dyn, where = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
+        for label in built:
+            res[label].dynamic_ms = dyn[label]
+    else:
+        where = {label: wl.centres for label in built}
+    if cfg.updates:
+        log(f"  updates: {cfg.updates:,} removes, inserts, moves; {10 * cfg.updates:,} batch moves ...")
+        for label, ix in built.items():
+            measure.measure_updates(ix, wl, res[label], cfg.updates, cfg.seed, centres=where[label])
+    for label, ix in built.items():
+        r = res[label]
+        r.index = label
+        r.build_first_s = first.get(label, float("nan"))
+        r.note = getattr(ix, "update_note", "") or ("in place" if ix.updates_in_place else "remove + insert")
+        results.append(r)
+    del built
+    gc.collect()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Workload", "make_workload", "camera_points", "radius_label"]
+__all__ = ["Workload", "make_workload", "scene_workload", "camera_points", "radius_label"]
 
 
 @dataclass
@@ -29,22 +29,23 @@ class Workload:
     world: float
 
 
-def camera_points(centres: np.ndarray, world: float, q: int, seed: int) -> np.ndarray:
+def camera_points(centres: np.ndarray, world: float, q: int, seed: int, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
     """(q, 3) float64 camera positions: half at objects' positions (so density-weighted, i.e. through
-    the dense regions) jittered by a few units, half along a smooth random fly path across the world."""
+    the dense regions) jittered by a few units, half along a smooth random fly path across the world
+    (a cube ``world`` wide centred at ``origin``)."""
     rng = np.random.default_rng(seed + 7919)
     half = q // 2
     if len(centres):
         dense = centres[rng.integers(0, len(centres), half)] + rng.normal(0.0, 5.0, (half, 3))
     else:
-        dense = rng.uniform(-world / 2, world / 2, (half, 3))
+        dense = rng.uniform(-world / 2, world / 2, (half, 3)) + np.asarray(origin, dtype=np.float64)
     m = q - half
     keys = rng.uniform(-0.45 * world, 0.45 * world, (6, 3))
     t = np.linspace(0.0, len(keys) - 1.0, m)
     i = np.minimum(t.astype(int), len(keys) - 2)
     f = (t - i)[:, None]
     s = f * f * (3 - 2 * f)  # smoothstep between keyframes
-    path = keys[i] * (1 - s) + keys[i + 1] * s
+    path = keys[i] * (1 - s) + keys[i + 1] * s + np.asarray(origin, dtype=np.float64)
     return np.ascontiguousarray(np.concatenate([dense, path]))
 
 
@@ -63,6 +64,18 @@ def make_workload(
     if radius is not None:
         label += "-" + radius_label(radius)
     return Workload(label, scene, n, sc.centres, sc.radii, pts, world)
+
+
+def scene_workload(path: str, queries: int = 300, seed: int = 0) -> Workload:
+    """A workload from a scene file: a ``.npz``, a ``.toml`` recipe or a bundled recipe's name
+    (``clustered-100k``), with its own N; labelled ``<scene name>-<N>``. :class:`SceneError` naming the
+    file for a bad one."""
+    from viewer.scenes import load_scene
+
+    sc = load_scene(path)
+    pts = camera_points(sc.centres, sc.world, queries, seed, origin=sc.origin)
+    n = len(sc.radii)
+    return Workload(f"{sc.name}-{_short(n)}", sc.name, n, sc.centres, sc.radii, pts, sc.world)
 
 
 def radius_label(spec: dict) -> str:

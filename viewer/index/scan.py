@@ -21,7 +21,7 @@ from ._contract import IdTable, SphereIndex, as_objects
 __all__ = ["LinearScan", "PARALLEL_FROM"]
 
 #: objects from which a query uses every core (below, waking the threads costs more than it saves)
-PARALLEL_FROM = 1 << 16
+PARALLEL_FROM = 1 << 18
 
 _F64 = ("_x", "_y", "_z", "_r", "_rr")
 _F32 = ("_x32", "_y32", "_z32", "_rho")
