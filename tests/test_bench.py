@@ -119,3 +119,33 @@ def test_bad_size_is_an_argparse_error(capsys):
         main(["bench", "--n", "lots"])
     assert exc.value.code == 2
     assert "not a size" in capsys.readouterr().err
+
+
+def _recording(path, index: str, query_ms: list[float]):
+    from viewer.recording import COLUMNS as FRAME_COLUMNS
+
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(FRAME_COLUMNS)
+        for k, q in enumerate(query_ms):
+            row = {c: 0 for c in FRAME_COLUMNS}
+            row.update(frame=k, index=index, query_ms=q, frame_ms=2 * q)
+            w.writerow([row[c] for c in FRAME_COLUMNS])
+    return path
+
+
+def test_compare_measures_against_the_scan_run_when_there_is_one(tmp_path):
+    from viewer.compare import compare_runs, reference_run
+    from viewer.recording import read_runs
+
+    octree = _recording(tmp_path / "octree.csv", "octree", [1.0, 1.0, 1.0])
+    scan = _recording(tmp_path / "scan.csv", "scan", [4.0, 4.0, 4.0])
+    brute = _recording(tmp_path / "brute.csv", "brute", [8.0, 8.0, 8.0])
+    runs = read_runs([octree, scan, brute])
+    assert reference_run(runs) == 1
+    ratio = {r.run: r.ratios["median"] for r in compare_runs(runs, ["query_ms"])}
+    assert list(ratio.values()) == [0.25, 1.0, 2.0]
+    # no scan run: the first run is the reference
+    runs = read_runs([octree, brute])
+    assert reference_run(runs) == 0
+    assert [r.ratios["median"] for r in compare_runs(runs, ["query_ms"])] == [1.0, 8.0]

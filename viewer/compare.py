@@ -1,4 +1,6 @@
-"""Comparing recordings: median / p95 / max of every stage per run, with ratios against the first run.
+"""Comparing recordings: median / p95 / max of every stage per run, with ratios against a reference run:
+the first run of the ``scan`` index (the multi-core linear scan, the baseline of every ratio the product
+prints) when there is one, else the first run.
 
 Percentiles are numpy's default (linear interpolation between order statistics, "type 7"): p95 of
 ``[1, 2, 3, 4, 5]`` is ``4.8``.
@@ -18,7 +20,7 @@ from .errors import UserError
 from .recording.reader import Run, read_runs
 from .recording.schema import STAGES
 
-__all__ = ["STATS", "CompareRow", "compare_files", "compare_runs", "format_table"]
+__all__ = ["STATS", "CompareRow", "compare_files", "compare_runs", "format_table", "reference_run"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = ("median", "p95", "max")
@@ -35,8 +37,8 @@ class CompareRow:
     run : the run's label
     frames : rows in the run
     values : ``{"median": ..., "p95": ..., "max": ...}`` in the column's unit (ms, or objects)
-    ratios : the same statistics divided by the first run's (1 for the first run itself; None where
-        the first run's value is 0)
+    ratios : the same statistics divided by the reference run's (1 for the reference itself; None where
+        the reference's value is 0)
     """
 
     column: str
@@ -51,16 +53,33 @@ def _stats(a: np.ndarray) -> dict[str, float]:
     return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "max": float(np.max(a))}
 
 
-def compare_runs(runs: Sequence[Run], columns: Sequence[str] = STAGES + COUNTS) -> list[CompareRow]:
-    """Rows of the comparison, grouped by column then run (the first run is the reference)."""
+def reference_run(runs: Sequence[Run]) -> int:
+    """Position in ``runs`` of the reference: the first recording of the ``scan`` index (by its metadata,
+    else its ``index`` column), else 0."""
+    for j, r in enumerate(runs):
+        idx = r.meta.get("index") if isinstance(r.meta, dict) else None
+        idx = idx.get("name") if isinstance(idx, dict) else idx  # metadata: {"name": ..., "options": ...}
+        if idx is None and "index" in r.columns and len(r):
+            col = r.columns["index"]
+            idx = col[0] if (col == col[0]).all() else None
+        if idx == "scan":
+            return j
+    return 0
+
+
+def compare_runs(runs: Sequence[Run], columns: Sequence[str] = STAGES + COUNTS,
+                 reference: int | None = None) -> list[CompareRow]:
+    """Rows of the comparison, grouped by column then run; ratios against ``runs[reference]`` (default:
+    :func:`reference_run`)."""
     if not runs:
         raise UserError("no recordings to compare")
     for r in runs:
         if len(r) == 0:
             raise UserError(f"{r.path}: the recording has no rows")
+    ref_run = runs[reference_run(runs) if reference is None else reference]
     rows: list[CompareRow] = []
     for col in columns:
-        ref = _stats(runs[0][col])
+        ref = _stats(ref_run[col])
         for j, r in enumerate(runs):
             v = _stats(r[col])
             ratios = {k: (v[k] / ref[k] if ref[k] != 0 else None) for k in STATS}
