@@ -271,3 +271,102 @@ def test_unknown_generated_kind():
     sc = types.SimpleNamespace(centres=np.zeros((3, 3)))
     with pytest.raises(UserError, match="unknown generated path"):
         generated_path(sc, "spiral")
+
+
+# ----------------------------------------------------------------------------- hostile files
+
+
+def _keys(n=2):
+    return [{"t": float(i), "position": [0.0, 0.0, 0.0], "yaw": 0.0, "pitch": 0.0} for i in range(n)]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_a_path_file_nested_100000_deep_is_one_message(tmp_path, suffix):
+    f = tmp_path / f"deep{suffix}"
+    f.write_text('{"keyframe": ' + "[" * 100_000 + "]" * 100_000 + "}" if suffix == ".json"
+                 else "keyframe = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(UserError, match="nested too deeply") as exc:
+        load_path(f)
+    assert str(f) in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("field", ["t", "position", "yaw", "pitch"])
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_a_400_digit_integer_in_a_path_file_is_one_message(tmp_path, suffix, field):
+    big = "9" * 400
+    keys = _keys()
+    keys[1][field] = ["BIG", 0.0, 0.0] if field == "position" else "BIG"
+    if suffix == ".json":
+        text = json.dumps({"keyframe": keys})
+    else:
+        text = "".join("[[keyframe]]\n" + "".join(f"{a} = {json.dumps(b)}\n" for a, b in k.items()) for k in keys)
+    text = text.replace('"BIG"', big)
+    f = tmp_path / f"big{suffix}"
+    f.write_text(text)
+    with pytest.raises(UserError) as exc:
+        load_path(f)
+    msg = str(exc.value)
+    assert str(f) in msg and f"keyframe[1].{field}" in msg and big not in msg, msg
+
+
+def test_path_files_refuse_coordinates_beyond_the_domain(tmp_path):
+    f = tmp_path / "far.json"
+    keys = _keys()
+    keys[0]["position"] = [1e300, 0.0, 0.0]
+    f.write_text(json.dumps({"keyframe": keys}))
+    with pytest.raises(UserError, match=r"keyframe\[0\]\.position: 1e\+300 is beyond"):
+        load_path(f)
+
+
+def test_a_fifo_or_device_is_refused_without_reading(tmp_path):
+    import os
+
+    fifo = tmp_path / "p.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="not a regular file"):
+        load_path(fifo)  # would block forever if opened
+    link = tmp_path / "zero.toml"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(UserError, match="not a regular file"):
+        load_path(link)
+
+
+def test_the_cli_says_one_line_for_a_deep_path_file(tmp_path):
+    import subprocess
+    import sys
+
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    r = subprocess.run([sys.executable, "-m", "viewer", "record", "uniform-100k", "--path", str(f), "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert str(f) in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------------- thinning a flight
+
+
+def test_simplify_keeps_the_ends_of_a_straight_even_flight_and_every_pose_within_tolerance():
+    from viewer.paths import ANGLE_TOLERANCE, POSITION_TOLERANCE, simplify
+
+    t = np.arange(200) / 60.0
+    line = CameraPath(t, np.column_stack([t * 100, np.zeros_like(t), np.zeros_like(t)]), np.full(t.size, 90.0),
+                      np.zeros(t.size))
+    assert len(simplify(line)) == 2
+    rng = np.random.default_rng(4)
+    # a wandering flight with uneven frame times and turns through +-180
+    dt = rng.uniform(0.005, 0.05, 600)
+    t = np.concatenate([[0.0], np.cumsum(dt[1:])])
+    # held keys: piecewise constant velocity (uneven frames); turns smooth in time, through +-180
+    vel = np.repeat(rng.normal(0, 50, (12, 3)), 50, axis=0)
+    pos = np.cumsum(vel * dt[:, None], axis=0)
+    yaw = (170 + 40 * t + 10 * np.sin(t) + 180) % 360 - 180
+    pitch = 30 * np.sin(t / 3)
+    flight = CameraPath(t, pos, yaw, pitch)
+    thin = simplify(flight)
+    assert 2 < len(thin) < len(flight) / 2
+    p, y, pi = thin.evaluate(t)
+    assert np.linalg.norm(p - pos, axis=1).max() <= POSITION_TOLERANCE
+    assert np.abs((y - yaw + 180) % 360 - 180).max() <= ANGLE_TOLERANCE
+    assert np.abs(pi - pitch).max() <= ANGLE_TOLERANCE

@@ -1,0 +1,36 @@
+"""Camera paths: keyframes of position and orientation over time, smoothly interpolated.
+
+A path is a list of keyframes ``(t, position, yaw, pitch)``: ``t`` in seconds (strictly
+increasing), ``position`` (3,) world units, ``yaw`` / ``pitch`` in degrees with the camera's
+conventions (:mod:`viewer.camera`: yaw 0 looks down -Z, yaw 90 down +X, pitch +90 straight up;
+pitch within +-89).
+
+One module per concern, no GL in any:
+
+- :mod:`.spline`: :class:`CameraPath` (the interpolation) and :class:`PoseSamples` (poses at a fixed step)
+- :mod:`.files`: :func:`load_path` / :func:`save_path` (TOML, or JSON by suffix, validated field by field)
+- :mod:`.capture`: :class:`PathRecorder` (keyframes from a flight) and :func:`simplify` (thinned to a tolerance)
+- :mod:`.generate`: :func:`generated_path` (a fly-through fitted to the scene)
+"""
+
+from .capture import ANGLE_TOLERANCE, POSITION_TOLERANCE, PathRecorder, simplify
+from .files import PATH_FORMAT, PATH_VERSION, load_path, path_from_dict, save_path
+from .generate import GENERATED, generated_path
+from .spline import MAX_PITCH, CameraPath, PoseSamples
+
+__all__ = [
+    "ANGLE_TOLERANCE",
+    "GENERATED",
+    "MAX_PITCH",
+    "PATH_FORMAT",
+    "PATH_VERSION",
+    "POSITION_TOLERANCE",
+    "CameraPath",
+    "PathRecorder",
+    "PoseSamples",
+    "generated_path",
+    "load_path",
+    "path_from_dict",
+    "save_path",
+    "simplify",
+]

@@ -1,0 +1,234 @@
+"""Camera path files: TOML (or JSON with the same fields, by suffix), written to be edited by hand::
+
+    format = "viewer-camera-path"
+    version = 1
+    name = "my flight"
+
+    [[keyframe]]
+    t = 0.0
+    position = [0.0, 10.0, 50.0]
+    yaw = 0.0
+    pitch = -5.0
+
+Reading parses with the standard library (``tomllib``, ``json``) and validates every field: any problem,
+including a document nested too deeply or a number too large for a float64, is one
+:class:`viewer.errors.UserError` naming the file and the field. Writing goes through a temporary file and a
+rename, and every float reads back bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import reprlib
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..domain import COORD_LIMIT
+from ..errors import UserError
+from .spline import MAX_PITCH, CameraPath
+
+__all__ = ["MAX_FILE_BYTES", "PATH_FORMAT", "PATH_VERSION", "load_path", "path_from_dict", "path_to_dict",
+           "path_to_toml", "save_path"]
+
+PATH_FORMAT = "viewer-camera-path"
+PATH_VERSION = 1
+#: the largest path file read (a ten-minute take with a keyframe per frame is about 6 MB)
+MAX_FILE_BYTES = 256 * 2**20
+
+_TOP_FIELDS = {"format", "version", "name", "keyframe", "scene"}
+_KEY_FIELDS = ("t", "position", "yaw", "pitch")
+
+_short = reprlib.Repr()
+_short.maxlevel, _short.maxstring, _short.maxother, _short.maxlong = 3, 40, 40, 40
+
+
+def _show(v: Any) -> str:
+    """A short repr for messages (bounded depth and length: the value may be a huge or deep document)."""
+    return _short.repr(v)
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def path_to_dict(path: CameraPath) -> dict[str, Any]:
+    """The document of ``path`` (what the JSON file holds)."""
+    return {
+        "format": PATH_FORMAT,
+        "version": PATH_VERSION,
+        "name": path.name,
+        "keyframe": [
+            {"t": float(t), "position": [float(v) for v in p], "yaw": float(y), "pitch": float(pi)}
+            for t, p, y, pi in zip(path.times, path.positions, path.yaw, path.pitch)
+        ],
+    }
+
+
+def path_to_toml(path: CameraPath) -> str:
+    """The TOML file of ``path``: a comment explaining the fields, then one ``[[keyframe]]`` each."""
+    lines = [
+        "# A camera path (viewer record --path, viewer view --path). Edit freely:",
+        "#   t        seconds, strictly increasing",
+        "#   position [x, y, z], world units",
+        "#   yaw      degrees: 0 looks down -Z, 90 down +X (turns take the short way round)",
+        "#   pitch    degrees: + looks up, within +-89",
+        f'format = "{PATH_FORMAT}"',
+        f"version = {PATH_VERSION}",
+        f"name = {json.dumps(path.name)}",
+        "",
+    ]
+    for t, p, y, pi in zip(path.times, path.positions, path.yaw, path.pitch):
+        lines += [
+            "[[keyframe]]",
+            f"t = {_num(t)}",
+            f"position = [{_num(p[0])}, {_num(p[1])}, {_num(p[2])}]",
+            f"yaw = {_num(y)}",
+            f"pitch = {_num(pi)}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _num(v: float) -> str:
+    """A TOML float that reads back to the same float64."""
+    r = repr(float(v))
+    return r if ("." in r or "e" in r or "n" in r) else r + ".0"
+
+
+def save_path(path: CameraPath, dest: str | os.PathLike) -> Path:
+    """Write ``path`` to ``dest`` (TOML; JSON when the suffix is ``.json``) atomically."""
+    d = Path(dest)
+    text = json.dumps(path_to_dict(path), indent=2) + "\n" if d.suffix.lower() == ".json" else path_to_toml(path)
+    if not d.parent.is_dir():
+        raise UserError(f"{d}: directory {d.parent} does not exist")
+    if d.is_dir():
+        raise UserError(f"{d}: is a directory, cannot write a camera path there")
+    tmp = d.with_name(f".{d.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, d)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise UserError(f"{d}: cannot write: {exc.strerror or exc}") from None
+    return d
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def load_path(path: str | os.PathLike) -> CameraPath:
+    """Read a path file (TOML, or JSON by suffix). Every problem is one :class:`UserError` naming
+    the file and the field."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UserError(f"{p}: no such camera path file") from None
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{p}: is a directory, expected a camera path file (.toml or .json)")
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO or a device (/dev/zero) would block or never end
+        raise UserError(f"{p}: not a regular file, expected a camera path file (.toml or .json)")
+    if st.st_size > MAX_FILE_BYTES:
+        raise UserError(f"{p}: {st.st_size} bytes is too large for a camera path file (at most {MAX_FILE_BYTES})")
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise UserError(f"{p}: empty file; a camera path needs at least 2 [[keyframe]] tables")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{p}: not a text file (expected TOML or JSON)") from None
+    kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+    try:
+        data = json.loads(text) if kind == "JSON" else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UserError(f"{p}: not a camera path: arrays or tables nested too deeply to read as {kind}") from None
+    except ValueError as exc:  # an integer literal of more than 4300 digits
+        raise UserError(f"{p}: not valid {kind} ({exc})") from None
+    try:
+        return path_from_dict(data, where=str(p))
+    except RecursionError:  # nested just shallowly enough to parse
+        raise UserError(f"{p}: not a camera path: values nested too deeply") from None
+
+
+def path_from_dict(data: Any, where: str = "<path>") -> CameraPath:
+    """Validate a parsed path document (see the module docstring) and build the path."""
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a table of fields at the top level")
+    unknown = sorted(str(k) for k in set(data) - _TOP_FIELDS)
+    if unknown:
+        raise UserError(f"{where}: unknown field {_show(unknown[0])} (allowed: {', '.join(sorted(_TOP_FIELDS))})")
+    fmt = data.get("format", PATH_FORMAT)
+    if fmt != PATH_FORMAT:
+        raise UserError(f"{where}: field 'format' is {_show(fmt)}, expected {PATH_FORMAT!r}")
+    ver = data.get("version", PATH_VERSION)
+    if not isinstance(ver, int) or isinstance(ver, bool) or ver != PATH_VERSION:
+        raise UserError(f"{where}: field 'version' is {_show(ver)}; this viewer reads version {PATH_VERSION}")
+    name = data.get("name", Path(where).stem)
+    if not isinstance(name, str):
+        raise UserError(f"{where}: field 'name' must be a string")
+    keys = data.get("keyframe")
+    if keys is None:
+        raise UserError(f"{where}: no keyframes (add [[keyframe]] tables with t, position, yaw, pitch)")
+    if not isinstance(keys, list):
+        raise UserError(f"{where}: field 'keyframe' must be a list of tables ([[keyframe]])")
+    if len(keys) < 2:
+        raise UserError(f"{where}: a camera path needs at least 2 keyframes, found {len(keys)}")
+    ts, ps, ys, pis = [], [], [], []
+    for i, k in enumerate(keys):
+        at = f"{where}: keyframe[{i}]"
+        if not isinstance(k, dict):
+            raise UserError(f"{at}: must be a table with t, position, yaw, pitch")
+        missing = [f for f in _KEY_FIELDS if f not in k]
+        if missing:
+            raise UserError(f"{at}: missing field {missing[0]!r}")
+        extra = sorted(str(f) for f in set(k) - set(_KEY_FIELDS))
+        if extra:
+            raise UserError(f"{at}: unknown field {_show(extra[0])} (allowed: {', '.join(_KEY_FIELDS)})")
+        t = _number(k["t"], f"{at}.t")
+        pos = k["position"]
+        if not isinstance(pos, list) or len(pos) != 3:
+            raise UserError(f"{at}.position: must be a list of 3 numbers [x, y, z], got {_show(pos)}")
+        pos = [_number(v, f"{at}.position", limit=COORD_LIMIT) for v in pos]
+        yaw = _number(k["yaw"], f"{at}.yaw")
+        pitch = _number(k["pitch"], f"{at}.pitch")
+        if abs(pitch) > MAX_PITCH:
+            raise UserError(f"{at}.pitch: {pitch:g} is outside -{MAX_PITCH:g}..{MAX_PITCH:g} degrees")
+        if ts and t <= ts[-1]:
+            raise UserError(f"{at}.t: {t:g} is not after the previous keyframe's t = {ts[-1]:g} (times must increase)")
+        ts.append(t)
+        ps.append(pos)
+        ys.append(yaw)
+        pis.append(pitch)
+    return CameraPath(ts, ps, ys, pis, name=name)
+
+
+def _number(v: Any, where: str, limit: float = math.inf) -> float:
+    """``v`` as a finite float64 of magnitude at most ``limit``, else a :class:`UserError` at ``where``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise UserError(f"{where}: must be a number, got {_show(v)}")
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond float64 (a 400-digit literal)
+        digits = int(abs(v).bit_length() * math.log10(2)) + 1
+        raise UserError(f"{where}: an integer of about {digits} digits is too large (at most about 1.8e308)") from None
+    if not math.isfinite(f):
+        raise UserError(f"{where}: must be finite, got {_show(v)}")
+    if abs(f) > limit:
+        raise UserError(f"{where}: {f:g} is beyond the largest coordinate a scene may hold ({limit:g})")
+    return f
