@@ -449,8 +449,8 @@ GENERATORS: dict[str, Generator] = {
         _starfield_check,
         radii=_starfield_radii,
         colours=_starfield_colours,
-        # drawn half-extent = r * 0.0015: a star at its view distance is ~2 pixels wide in a 720-pixel,
+        # drawn half-extent = r * 0.001: a star at its view distance is ~1.2 pixels wide in a 720-pixel,
         # 60-degree view, one 5 magnitudes brighter 10 times that
-        default_look={"size": {"model": "proportional", "factor": 0.0015, "min": 0.0, "max": 1e12}},
+        default_look={"size": {"model": "proportional", "factor": 0.001, "min": 0.0, "max": 1e12}},
     ),
 }

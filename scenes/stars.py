@@ -8,7 +8,8 @@ this module gives each star an absolute magnitude M and the distance at which it
 
 The luminosity function is a mixture of two piecewise-uniform tables (relative numbers of stars per
 magnitude bin): main-sequence dwarfs from M = -5 (O/B stars) to M = 16 (late M dwarfs), shaped like the
-solar neighbourhood's (rising towards the faint end, peaking near M = 12), and a share ``giants`` of
+solar neighbourhood's at the faint end (rising towards it, peaking near M = 12) with the bright end weighted
+up, and a share ``giants`` of
 giants and supergiants from M = -6 to M = 1 (most in the red clump near M = 0.5). With the default
 share (10%: the bright end of a magnitude-limited catalogue rather than a volume's census) radii span about 0.2 .. 3000 pc, and the giants, seen across most of a disc a few kpc wide,
 put thousands of stars in view from anywhere in it. Colours are blackbody colours of each star's
@@ -31,11 +32,13 @@ __all__ = [
 
 _LOG2_10 = 3.321928094887362  # log2(10)
 
-#: Main-sequence luminosity function: (M bin's faint edge - 1 .. faint edge, relative number per bin),
-#: bins of one magnitude from M = -5 to 16; the solar neighbourhood's shape (after Wielen et al.).
+#: Main-sequence luminosity function: (M bin's bright edge, relative number per bin), bins of one magnitude
+#: from M = -5 to 16: the solar neighbourhood's shape at the faint end (after Wielen et al.), its bright end
+#: (O to A stars, M < 2) weighted up as in a magnitude-limited sample, so the sky shows blue-white stars
+#: beside the red giants.
 DWARF_LF: tuple[tuple[float, float], ...] = tuple(zip(
     [float(m) for m in range(-5, 16)],
-    [0.0005, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.6, 1.0, 1.6, 2.2, 2.6, 3.0, 3.6, 4.4, 5.6, 7.0, 8.0, 7.0,
+    [0.03, 0.08, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 2.2, 2.6, 3.0, 3.6, 4.4, 5.6, 7.0, 8.0, 7.0,
      5.5, 4.0],
 ))
 #: Giants and supergiants: bins of one magnitude from M = -6 to 1, most in the red clump (M ~ 0.5).

@@ -66,7 +66,7 @@ def test_colours_are_blackbody_colours_and_sizes_follow_the_view_distance():
     assert (cool[:, 0] == 255).all() and cool[:, 2].max() < 130
     assert supergiants.size and (supergiants[:, 0] == 255).all() and supergiants[:, 2].max() < 150
     assert blackbody_rgb(np.array([5800.0]))[0].tolist()[0] == 255
-    np.testing.assert_allclose(s.sizes, (s.radii * 0.0015).astype(np.float32), rtol=1e-6)
+    np.testing.assert_allclose(s.sizes, (s.radii * 0.001).astype(np.float32), rtol=1e-6)
 
 
 def test_a_radius_table_is_refused():
