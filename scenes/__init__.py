@@ -17,7 +17,7 @@ from .build import (
 )
 from .errors import SceneError
 from .files import bundled_recipes, load_scene, read_recipe, resolve_scene_path
-from .format import FORMAT_VERSION, read_npz, save_scene
+from .format import FORMAT_VERSION, read_npz, save_scene, scene_from_arrays
 from .generators import GENERATORS
 from .importers import IMPORT_FORMATS, import_scene
 from .look import PALETTES
@@ -51,4 +51,5 @@ __all__ = [
     "read_recipe",
     "resolve_scene_path",
     "save_scene",
+    "scene_from_arrays",
 ]

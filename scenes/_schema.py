@@ -15,6 +15,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from viewer.domain import COORD_LIMIT
+
 from .errors import SceneError
 
 __all__ = ["REQUIRED", "Param", "validate_table", "check_colour"]
@@ -66,15 +68,28 @@ def _number(v, field: str, integral: bool):
         want = "an integer" if integral else "a number"
         raise SceneError(f"must be {want}, got {type(v).__name__} {v!r}", field)
     if isinstance(v, numbers.Integral):
-        return int(v) if integral else float(v)
+        if integral:
+            return int(v)
+        if abs(v) > COORD_LIMIT:
+            raise SceneError(f"must be within +-2**100 (the numeric domain, viewer.domain), got {_short(v)}", field)
+        return float(v)
     v = float(v)
     if not math.isfinite(v):
         raise SceneError(f"must be finite, got {v!r}", field)
+    if not integral and abs(v) > COORD_LIMIT:
+        # every length, position and rate of a recipe lives in the numeric domain the indexes answer in
+        raise SceneError(f"must be within +-2**100 (the numeric domain, viewer.domain), got {v!r}", field)
     if integral:
         if not v.is_integer():
             raise SceneError(f"must be an integer, got {v!r}", field)
         return int(v)
     return v
+
+
+def _short(v) -> str:
+    """An integer as text, long ones abbreviated (a 400-digit number in a message helps no one)."""
+    t = str(v)
+    return t if len(t) <= 24 else f"{t[:8]}... ({len(t.lstrip('-'))} digits)"
 
 
 def check_colour(v, field: str) -> tuple[int, int, int]:
@@ -92,9 +107,9 @@ def _check(p: Param, v, field: str):
     if k in ("int", "float"):
         v = _number(v, field, integral=(k == "int"))
         if p.lo is not None and (v <= p.lo if p.lo_open else v < p.lo):
-            raise SceneError(f"must be {'>' if p.lo_open else '>='} {p.lo:g}, got {v!r}", field)
+            raise SceneError(f"must be {'>' if p.lo_open else '>='} {p.lo:g}, got {_short(v)}", field)
         if p.hi is not None and v > p.hi:
-            raise SceneError(f"must be <= {p.hi:g}, got {v!r}", field)
+            raise SceneError(f"must be <= {p.hi:g}, got {_short(v)}", field)
         return v
     if k == "str":
         if not isinstance(v, str):

@@ -7,7 +7,7 @@ A recipe (from TOML or a Python dict) has these fields::
     generator    str, required: a key of GENERATORS
     n            int, required: 1 .. 500_000_000
     seed         int >= 0, default 0
-    world        float > 0, default 10000: edge of the world box, world units
+    world        float 1e-6 .. 1e15, default 10000: edge of the world box, world units
     origin       [x, y, z], default [0, 0, 0]: centre of the world box
     [params]     the generator's parameters (see GENERATORS[...].params)
     [radius]     a radius model: {model = "...", ...} (see RADIUS_MODELS); default heavy-tailed
@@ -25,8 +25,11 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
+
 from ._schema import REQUIRED, Param, validate_table
 from .errors import SceneError
+from .format import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box
 from .generators import GENERATORS
 from .look import check_look, make_colours, make_sizes
 from .radii import DEFAULT_RADIUS, check_radius_spec, sample_radii
@@ -46,7 +49,7 @@ RECIPE_FIELDS: dict[str, Param] = {
     "generator": Param("str", REQUIRED, choices=tuple(GENERATORS), doc="which generator places the objects"),
     "n": Param("int", REQUIRED, lo=1, hi=MAX_N, doc="number of objects"),
     "seed": Param("int", 0, lo=0, hi=2**63 - 1, doc="random seed"),
-    "world": Param("float", 10_000.0, lo=0.0, lo_open=True, hi=1e15, doc="edge of the world box, world units"),
+    "world": Param("float", 10_000.0, lo=MIN_WORLD, hi=MAX_WORLD, doc="edge of the world box, world units"),
     "origin": Param("vec3", [0.0, 0.0, 0.0], doc="centre of the world box, world units"),
     "params": Param("table", {}, doc="the generator's parameters"),
     "radius": Param("table", None, doc="the view-radius model"),
@@ -62,10 +65,11 @@ MOTION_FIELDS: dict[str, Param] = {
     "share": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of the objects that move"),
     "model": Param("str", "mixed", choices=(*MOTION_KINDS, "mixed"),
                    doc="how they move: drift, orbit, random-walk, or mixed (a third each)"),
-    "speed": Param("float", 20.0, lo=0.0, lo_open=True, hi=1e12,
+    "speed": Param("float", 20.0, lo=0.0, lo_open=True, hi=MAX_SPEED / 1.5,  # each mover: 0.5x .. 1.5x
+                  
                    doc="typical speed, world units per second (each mover's is uniform in 0.5x .. 1.5x)"),
-    "orbit_min": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e15, doc="smallest orbit radius, world units"),
-    "orbit_max": Param("float", 50.0, lo=0.0, lo_open=True, hi=1e15, doc="largest orbit radius, world units"),
+    "orbit_min": Param("float", 5.0, lo=MIN_ORBIT, hi=1e15, doc="smallest orbit radius, world units"),
+    "orbit_max": Param("float", 50.0, lo=MIN_ORBIT, hi=1e15, doc="largest orbit radius, world units"),
     "radius_pulse": Param("float", 0.0, lo=0.0, hi=0.95,
                           doc="movers' view radii swing by this fraction: r0 (1 + pulse sin(2 pi t / period + phase))"),
     "radius_period": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e9, doc="period of the radius swing, seconds"),
@@ -142,6 +146,7 @@ def check_recipe(recipe: Mapping) -> dict:
         if key in recipe:
             raise SceneError(why, key)
     r = validate_table(recipe, RECIPE_FIELDS, "", what="the recipe")
+    check_box(np.asarray(r["origin"], dtype=np.float64), r["world"], "origin")
     gen = GENERATORS[r["generator"]]
     r["params"] = validate_table(r["params"], gen.params, "params", what=f"params of generator {gen.name!r}")
     gen.check(r["params"], r["world"], "params")
@@ -162,6 +167,19 @@ def check_recipe(recipe: Mapping) -> dict:
     if r["name"] is None:
         r["name"] = f"{r['generator']}-{r['n']}"
     return r
+
+
+def _check_generated(centres: np.ndarray, radii: np.ndarray) -> None:
+    """What a recipe generated is in the numeric domain (:mod:`viewer.domain`): the recipe's bounds make
+    this so; a model drawing past them by rounding is still refused here, not by an index mid-run."""
+    i = first_outside(radii, RADIUS_LIMIT, nonnegative=True)
+    if i >= 0:
+        raise SceneError(f"the model drew a view radius of {radii[i]!r}, outside the numeric domain "
+                         "(0 .. 2**100, viewer.domain)", "radius")
+    i = first_outside(centres, COORD_LIMIT)
+    if i >= 0:
+        raise SceneError(f"the generator placed an object at {centres[i].tolist()}, outside the numeric domain "
+                         "(|coordinate| <= 2**100, viewer.domain)", "origin")
 
 
 def _rng(seed_seq: np.random.SeedSequence) -> np.random.Generator:
@@ -195,6 +213,7 @@ def generate_recipe(
         centres[a:b], category[a:b] = gen.sample(r_pos, layout, b - a, radii[a:b], lo, hi, r["params"])
         if progress is not None:
             progress(b, n)
+    _check_generated(centres, radii)
     look_rng = _rng(s_look)
     sizes = make_sizes(look_rng, radii, r["look"])
     if gen.colours is not None and r["look"]["colour_by"] == "auto":

@@ -28,6 +28,8 @@ def bundled_recipes() -> dict[str, Path]:
 def resolve_scene_path(path) -> Path:
     """``path`` itself if it exists; else a bundled recipe of that name (``clustered-100k`` or
     ``clustered-100k.toml``). :class:`SceneError` if neither exists or the suffix is not known."""
+    if not str(path).strip():
+        raise SceneError("is empty: give a .toml recipe, a .npz scene file or a bundled recipe's name", "SCENE")
     p = Path(path)
     if not p.exists():
         stem = p.name[: -len(".toml")] if p.name.endswith(".toml") else p.name
@@ -38,6 +40,8 @@ def resolve_scene_path(path) -> Path:
         raise SceneError(f"no such file{hint}", source=str(path))
     if p.is_dir():
         raise SceneError("is a directory, not a scene file", source=str(path))
+    if not p.is_file():  # a FIFO, a device (a link to /dev/zero): reading it could block or never end
+        raise SceneError("is not a regular file (a pipe, a device?), not a scene file", source=str(path))
     if p.suffix.lower() not in SUFFIXES:
         raise SceneError(
             f"unknown kind of scene file {p.suffix or '(no suffix)'!r}: a recipe ends in .toml, scene data in "
