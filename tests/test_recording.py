@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import json
 import os
 import signal
@@ -148,6 +149,161 @@ def test_unwritable_destination_is_a_user_error(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["file"]
 
 
+@pytest.mark.parametrize("column, value, words", [
+    ("query_ms", None, "a finite number, got None"),
+    ("draw_ms", "fast", "a finite number, got 'fast'"),
+    ("frame_ms", float("nan"), "a finite number, got nan"),
+    ("visible", 1.5, "a whole number, got 1.5"),
+    ("candidates", None, "a whole number, got None"),
+    ("index", 3, "a string, got 3"),
+])
+def test_a_bad_value_is_refused_by_append_and_the_good_rows_kept(tmp_path, column, value, words):
+    """A None stage value used to fail at close(), losing every row while the metadata said complete."""
+    p = tmp_path / "bad.csv"
+    rec = Recorder(p, flush_rows=4)
+    for k in range(10):
+        rec.append(fake_row(k))
+    with pytest.raises(ValueError, match=f"frame 10: column '{column}' must be {words}"):
+        rec.append(fake_row(10), **{column: value})
+    rec.append(fake_row(10))  # the recorder goes on
+    rec.close()
+    run = read_run(p)
+    assert np.array_equal(run["frame"], np.arange(11))
+    meta = read_meta(p)
+    assert meta["frames"] == 11 and meta["complete"] is True
+
+
+def test_numpy_scalars_and_integral_floats_are_accepted(tmp_path):
+    p = tmp_path / "np.csv"
+    with Recorder(p) as rec:
+        rec.append(fake_row(0), visible=np.int32(5), query_ms=np.float32(0.5), drawn=3.0, moved=np.uint64(2))
+    run = read_run(p)
+    assert run["visible"][0] == 5 and run["query_ms"][0] == 0.5 and run["drawn"][0] == 3 and run["moved"][0] == 2
+
+
+def _failing_writes(monkeypatch, allow: int, err=errno.ENOSPC):
+    """Make the recorder's writes fail like a full disk once ``allow`` more bytes have been written
+    (the write that crosses the limit is short, as a real one is; the next raises)."""
+    from viewer.recording import writer
+
+    left = [allow]
+    real = os.write
+
+    def write(fd, data):
+        if left[0] <= 0:
+            raise OSError(err, os.strerror(err))
+        n = real(fd, bytes(data[: left[0]]))
+        left[0] -= n
+        return n
+
+    monkeypatch.setattr(writer.os, "write", write)
+    return lambda: monkeypatch.setattr(writer.os, "write", real)
+
+
+def test_a_full_disk_keeps_the_whole_rows_and_finishes_the_metadata(tmp_path, monkeypatch):
+    p = tmp_path / "full.csv"
+    rec = Recorder(p, build_meta(index="octree", headless=True), flush_rows=10)
+    restore = _failing_writes(monkeypatch, allow=5000)  # a few batches, then a batch torn mid-row
+    with pytest.raises(UserError) as err:
+        for k in range(10_000):
+            rec.append(fake_row(k))
+    restore()
+    msg = str(err.value)
+    assert str(p) in msg and "No space left on device" in msg and f"after {rec.rows_written} frames" in msg
+    assert "\n" not in msg
+    with pytest.raises(UserError, match="recording stopped"):
+        rec.append(fake_row(0))  # no more rows after a failure
+    rec.close(ended="error")
+    run = _assert_complete(p)  # whole rows only: the torn batch was cut back
+    assert len(run) == rec.rows_written > 0
+    meta = read_meta(p)
+    assert meta["frames"] == len(run) and meta["complete"] is False and meta["ended"] == "write error"
+    assert "No space left on device" in meta["error"] and meta["rows_lost"] > 0
+
+
+def test_a_full_disk_at_close_is_reported_by_a_normal_close(tmp_path, monkeypatch):
+    p = tmp_path / "full2.csv"
+    rec = Recorder(p, flush_rows=1000)
+    for k in range(50):
+        rec.append(fake_row(k))
+    _failing_writes(monkeypatch, allow=100, err=errno.EFBIG)
+    with pytest.raises(UserError, match="File too large"):
+        rec.close()
+    assert len(_assert_complete(p)) == 0
+    assert read_meta(p)["ended"] == "write error"
+
+
+def test_metadata_is_finished_in_place_when_not_even_it_fits(tmp_path, monkeypatch):
+    """With the disk full, the temporary metadata file cannot be written either: the recorder kept
+    room in the metadata file and finishes it there."""
+    from viewer.recording import meta as meta_mod
+
+    p = tmp_path / "room.csv"
+    rec = Recorder(p, build_meta(index="brute", headless=True, label="x" * 300))
+    for k in range(20):
+        rec.append(fake_row(k))
+    real_open = open
+
+    def no_new_files(path, mode="r", *a, **kw):
+        if "w" in mode:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_open(path, mode, *a, **kw)
+
+    monkeypatch.setattr(meta_mod, "open", no_new_files, raising=False)
+    rec.close()
+    meta = read_meta(p)
+    assert meta["frames"] == 20 and meta["complete"] is True and meta["label"] == "x" * 300
+    assert [f.name for f in tmp_path.iterdir() if f.name.endswith(".tmp")] == []
+
+
+def test_two_recorders_cannot_write_one_csv(tmp_path):
+    from viewer.recording.writer import in_use
+
+    p = tmp_path / "shared.csv"
+    first = Recorder(p, flush_rows=1)
+    for k in range(5):
+        first.append(fake_row(k))
+    assert in_use(p)
+    with pytest.raises(UserError, match="another recording is writing this file"):
+        Recorder(p)
+    for k in range(5, 10):
+        first.append(fake_row(k))
+    first.close()
+    assert not in_use(p)
+    assert np.array_equal(_assert_complete(p)["frame"], np.arange(10))
+    Recorder(p).close()  # free again once closed
+
+
+def test_a_signal_during_a_write_waits_for_the_write(tmp_path, monkeypatch):
+    """SIGINT arriving in the middle of a batch's write is delivered after it: the batch is whole."""
+    from viewer.recording import writer
+
+    p = tmp_path / "sig.csv"
+    rec = Recorder(p, flush_rows=1000)
+    for k in range(300):
+        rec.append(fake_row(k))
+    real = os.write
+    calls = [0]
+
+    def write(fd, data):
+        calls[0] += 1
+        if calls[0] == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs at the next bytecode: mid-write
+            n = real(fd, bytes(data[:100]))  # a short write: the rest follows in the loop
+            time.sleep(0.01)
+            return n
+        return real(fd, data)
+
+    monkeypatch.setattr(writer.os, "write", write)
+    with pytest.raises(KeyboardInterrupt):
+        rec.flush()
+    monkeypatch.setattr(writer.os, "write", real)
+    assert calls[0] >= 2 and rec.rows_written == 300
+    rec.close(ended="SIGINT")
+    assert len(_assert_complete(p)) == 300
+    assert read_meta(p)["ended"] == "SIGINT"
+
+
 def test_meta_path_naming(tmp_path):
     assert meta_path_for(tmp_path / "run.csv") == tmp_path / "run.meta.json"
     assert meta_path_for(tmp_path / "run") == tmp_path / "run.meta.json"
@@ -173,9 +329,31 @@ _LOOP = textwrap.dedent(
 )
 
 
+def _as_from_a_terminal() -> None:
+    """The child's signal dispositions as a shell in a terminal gives them. A test run started in the
+    background without job control (``pytest &`` in a script, nohup) has SIGINT ignored, and a child
+    inherits that: Python then leaves Ctrl-C ignored, the recorder rightly keeps it so, and the SIGINT
+    case would wait forever for a process that never sees the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _start(path, crash_at=0):
     code = _LOOP.format(root=str(ROOT), path=str(path), crash_at=crash_at)
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_as_from_a_terminal)
+
+
+def _finish(proc, timeout=60.0) -> bytes:
+    """Wait for the child (draining its pipes, so a chatty child cannot block on a full pipe); kill it
+    and fail, with what it printed, if it does not end in time."""
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"the recorder process did not end within {timeout:g} s: {err.decode()[-2000:]}")
+    return err
 
 
 def _wait_rows(path, n, proc, timeout=30.0):
@@ -208,8 +386,9 @@ def test_a_killed_recording_leaves_every_row_complete(tmp_path, sig):
     proc = _start(path)
     _wait_rows(path, 50, proc)
     proc.send_signal(sig)
-    proc.wait(timeout=30)
+    err = _finish(proc)
     assert proc.returncode != 0
+    assert (b"KeyboardInterrupt" in err) if sig == signal.SIGINT else proc.returncode == 128 + sig
     run = _assert_complete(path)
     assert len(run) >= 50
     meta = json.loads(meta_path_for(path).read_text())
@@ -221,8 +400,8 @@ def test_a_killed_recording_leaves_every_row_complete(tmp_path, sig):
 def test_a_crashed_recording_keeps_its_buffered_rows(tmp_path):
     path = tmp_path / "crash.csv"
     proc = _start(path, crash_at=123)
-    proc.wait(timeout=30)
-    assert proc.returncode == 1 and b"boom" in proc.stderr.read()
+    err = _finish(proc)
+    assert proc.returncode == 1 and b"boom" in err
     run = _assert_complete(path)
     assert len(run) == 123
     assert json.loads(meta_path_for(path).read_text())["ended"] == "exit"

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+import threading
 
 from . import __version__
 from .errors import UserError
@@ -44,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(SystemExit):
+    """SIGTERM, raised in the main thread so a command unwinds (temporary files removed, recordings
+    closed) instead of dying where it stands."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``viewer`` console script; returns the exit status."""
     parser = build_parser()
@@ -51,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    restore = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        restore = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
@@ -59,8 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"viewer {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print(f"viewer {args.command}: terminated", file=sys.stderr)
+        return int(exc.code)
     except BrokenPipeError:
         return 0
+    finally:
+        if restore is not None:
+            signal.signal(signal.SIGTERM, restore)
 
 
 if __name__ == "__main__":  # pragma: no cover

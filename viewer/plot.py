@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import UserError
+from .output import check_output_file
 from .recording.reader import Run, read_runs
 from .recording.schema import STAGES
 
@@ -42,8 +43,7 @@ def plot_runs(
     against path time), and the per-stage distribution (box: quartiles, line: median, whiskers:
     5th-95th percentile). The file is written through a temporary file and a rename.
     """
-    out = Path(out)
-    _check_output(out)
+    out = check_output_file(out)
     if not runs:
         raise UserError("no recordings to plot")
     for r in runs:
@@ -64,7 +64,7 @@ def plot_runs(
     colours = [f"C{i % 10}" for i in range(len(runs))]
     gs = fig.add_gridspec(4, 4, height_ratios=[1, 1, 1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
-    fig.suptitle(title or _default_title(runs), fontsize=14)
+    fig.suptitle(_plain(title or _default_title(runs)), fontsize=14)
 
     # ---- stage times over the path
     stage_axes = []
@@ -93,9 +93,9 @@ def plot_runs(
     lax = fig.add_subplot(gs[1, 3])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
-    lax.legend(handles, [_wrap(r.label, 38) for r in runs], loc="upper left", fontsize=10,
+    lax.legend(handles, [_plain(_wrap(r.label, 38)) for r in runs], loc="upper left", fontsize=10,
                title="runs", title_fontsize=11, frameon=False)
-    lax.text(0.0, 0.0, _context(runs), transform=lax.transAxes, fontsize=8.5, va="bottom",
+    lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
              family="monospace", color="0.25")
 
     # ---- counts over the path
@@ -152,14 +152,10 @@ def plot_runs(
     return out
 
 
-def _check_output(out: Path) -> None:
-    if out.is_dir():
-        raise UserError(f"{out}: is a directory, expected an image file name (e.g. fig.png)")
-    parent = out.parent
-    if not parent.is_dir():
-        raise UserError(f"{out}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"{out}: directory {parent} is not writable")
+def _plain(text: str) -> str:
+    """``text`` drawn as written: matplotlib reads ``$...$`` as mathtext (a scene named ``$\\frac{1}{0$``
+    would stop the figure), so every dollar sign is escaped."""
+    return str(text).replace("$", r"\$")
 
 
 def _stage_title(stage: str) -> str:

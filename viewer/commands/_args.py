@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 import math
 
+from ..errors import UserError
+
 SCENE_HELP = "a scene recipe (.toml), scene data (.npz) or a bundled recipe name"
+
+#: the most frames one run renders or simulates: 1e7 frames is 46 hours at 60 frames per second, and
+#: every frame's pose is held in memory (with a CSV row of ~250 bytes per index and frame)
+MAX_FRAMES = 10_000_000
 
 
 def size(text: str) -> tuple[int, int]:
@@ -33,6 +39,32 @@ def positive_int(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
     return v
+
+
+def frame_count(text: str) -> int:
+    """A number of frames: a whole number 1 .. :data:`MAX_FRAMES`, also written like ``1e5``."""
+    v = positive_int(text)
+    if v > MAX_FRAMES:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_FRAMES:.0e} frames ({MAX_FRAMES / 60 / 3600:.0f} hours at 60 frames per second), got {text!r}")
+    return v
+
+
+def planned_frames(duration: float, frames: int | None, dt: float, what: str = "the camera path") -> int:
+    """How many frames sampling a path of ``duration`` seconds gives (``frames``, else one per ``dt``
+    seconds, as :meth:`viewer.paths.CameraPath.sample` counts them); a :class:`UserError` naming ``what``
+    (the path, and the flag that made it) and the flags that fix it when that is more than
+    :data:`MAX_FRAMES` (a tiny ``--dt``, a path lasting weeks, a crawling ``--speed``), before anything is
+    allocated."""
+    if frames is not None:
+        return frames
+    q = duration / dt
+    n = math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
+    if n > MAX_FRAMES:
+        raise UserError(
+            f"{what} lasts {duration:.4g} s, which at --dt {dt:g} s per frame is {float(n):.3g} frames, more than "
+            f"the limit {MAX_FRAMES:.0e}: give --frames N (the whole path in N frames) or a larger --dt")
+    return int(n)
 
 
 def positive_float(text: str) -> float:

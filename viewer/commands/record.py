@@ -42,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     src.add_argument("--path", metavar="PATH", help="a camera path file (.toml or .json) to replay")
     src.add_argument("--generated", choices=GENERATED, default="flythrough",
                      help="which generated path to replay when no --path is given (default: %(default)s)")
-    p.add_argument("--frames", type=_args.positive_int, metavar="N",
+    p.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="render the whole path in N frames (dt = duration / (N - 1)); "
                         "default: as many frames as the path lasts at --dt")
     p.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
@@ -66,6 +66,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _check_not_recording(out: Path, names) -> None:
+    """Refuse early when another run is writing one of this run's CSVs (the recorder's lock is what
+    guarantees it; this says so before the scene loads)."""
+    from ..recording.writer import check_not_in_use
+
+    for name in names:
+        check_not_in_use(out / f"{name}.csv")
+
+
 def run(args) -> int:
     import sys
 
@@ -84,6 +93,7 @@ def run(args) -> int:
         if not sp.parent.is_dir():
             raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
     out = prepare_out_dir(args.out, names, create=False)  # created once the scene has loaded
+    _check_not_recording(out, names)
 
     from ..recording.progress import Progress
 
@@ -99,11 +109,17 @@ def run(args) -> int:
     if bar is not None:
         bar.close()
     if cam_path is None:
-        cam_path = generated_path(scene, args.generated, speed=args.speed)
+        try:
+            cam_path = generated_path(scene, args.generated, speed=args.speed)
+        except ValueError as exc:  # e.g. a speed so low that the path's times overflow
+            raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
         path_meta = {"name": cam_path.name, "generated": args.generated, "speed": args.speed}
+        what = f"the generated path at --speed {args.speed:g}" if args.speed else "the generated path"
     else:
         path_meta = {"name": cam_path.name, "source": str(Path(args.path)),
                      "sha256": hashlib.sha256(Path(args.path).read_bytes()).hexdigest()}
+        what = f"--path {args.path}"
+    _args.planned_frames(cam_path.duration, args.frames, args.dt or 1.0 / 60.0, what)
     if args.frames is None and args.dt is None:
         samples = cam_path.sample(dt=1.0 / 60.0)
     else:

@@ -173,11 +173,12 @@ def _load_for_generate(args, progress):
 def cmd_generate(args) -> int:
     from viewer.scenes import SceneError, save_scene
 
-    out = Path(args.output) if args.output else Path(Path(args.recipe).stem + ".npz")
+    from viewer.output import check_output_file
+
+    out = Path(args.output) if args.output is not None else Path(Path(args.recipe).stem + ".npz")
     if out.suffix != ".npz":
         raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise SceneError(f"directory {str(out.parent)!r} does not exist", field="-o/--output")
+    check_output_file(out, "-o/--output")  # before generating: a minute of work must not end in "cannot write"
     t0 = time.perf_counter()
     scene = _load_for_generate(args, _Progress(f"generating {Path(args.recipe).stem}", not args.quiet))
     save_scene(scene, out)

@@ -36,7 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE", help="a scene with a [motion] table (.toml, .npz or a bundled name, "
                                                   "e.g. dynamic-100k)")
     p.add_argument("--index", default="octree", metavar="NAME", help="the index to soak (default: %(default)s)")
-    p.add_argument("--frames", type=_args.positive_int, default=100_000, metavar="N",
+    p.add_argument("--frames", type=_args.frame_count, default=100_000, metavar="N",
                    help="frames to run (default 100000; 1e5 is accepted)")
     p.add_argument("--dt", type=_args.positive_float, default=1.0 / 60.0, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s)")
@@ -95,7 +95,9 @@ def run(args) -> int:
         raise UserError(f"{args.scene}: the scene has no [motion] table, nothing would move (try dynamic-100k)")
     warm_motion()
     warm_events()
-    samples = generated_path(scene).sample(dt=args.dt)
+    path = generated_path(scene)
+    _args.planned_frames(path.duration, None, args.dt, "the generated path")
+    samples = path.sample(dt=args.dt)
     cams = np.array([samples.pose(k)[:3] for k in range(len(samples))], dtype=np.float64)
     f_path = len(cams)
 

@@ -68,7 +68,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="headless: save the last frame here; window: where the screenshot key saves")
     g = p.add_argument_group("headless")
     g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
-    g.add_argument("--frames", type=_args.positive_int, metavar="N",
+    g.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="frames to render headless: the whole path in N frames (default 120; with --dt: the "
                         "first N frames at that step)")
     g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
@@ -107,10 +107,10 @@ def run(args) -> int:
         from ..paths import load_path
 
         cam_path = load_path(args.path)
-    if args.screenshot:
-        d = os.path.dirname(os.path.abspath(args.screenshot))
-        if not os.path.isdir(d):
-            raise UserError(f"--screenshot {args.screenshot}: directory {d} does not exist")
+    if args.screenshot is not None:
+        from ..output import check_output_file
+
+        check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
     from viewer.scenes import load_scene
 
@@ -129,8 +129,11 @@ def _headless(args, scene, index: str, cam_path) -> int:
         samples = [args.pose] * (args.frames or 120)
         name, dt = f"pose {args.pose}", args.dt or 1.0 / 60.0
     else:
+        what = f"--path {args.path}" if cam_path is not None else "the generated path"
         if cam_path is None:
             cam_path = generated_path(scene)
+        if args.dt is not None:
+            _args.planned_frames(cam_path.duration, args.frames, args.dt, what)
         if args.frames is None and args.dt is None:
             samples = cam_path.sample(frames=120)
         else:

@@ -12,6 +12,7 @@ moderngl context object without importing moderngl).
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import platform
@@ -26,6 +27,7 @@ from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 __all__ = [
     "META_SUFFIX",
     "build_meta",
+    "check_meta",
     "gl_info",
     "meta_path_for",
     "package_versions",
@@ -162,28 +164,92 @@ def _short_n(n: int) -> str:
     return str(n)
 
 
-def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename."""
+def write_json_atomic(path: str | os.PathLike, data: Any, *, reserve: int = 0) -> None:
+    """Write ``data`` as indented JSON to ``path`` through a temporary file and a rename.
+
+    ``reserve`` bytes of trailing spaces (valid JSON whitespace) keep room in the file, so that a later
+    write can still replace it in place when the disk has filled up meanwhile: when the temporary file
+    cannot be written for lack of space, the data is written over the old file if it fits there.
+    """
     p = Path(path)
+    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
+    body = (text + " " * reserve).encode("utf-8")
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, sort_keys=False)
-            f.write("\n")
+        with open(tmp, "wb") as f:
+            f.write(body)
         os.replace(tmp, p)
     except OSError as exc:
         try:
             tmp.unlink()
         except OSError:
             pass
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) and _write_in_place(p, text.encode("utf-8")):
+            return
         raise UserError(f"{p}: cannot write the metadata file: {exc.strerror or exc}") from None
 
 
-def write_meta(csv_path: str | os.PathLike, meta: dict) -> Path:
-    """Write ``meta`` beside ``csv_path``; returns the metadata file's path."""
+def _write_in_place(p: Path, body: bytes) -> bool:
+    """Overwrite the file ``p`` with ``body`` padded by spaces to the file's size, needing no new
+    space; False when the file is missing or too small."""
+    try:
+        with open(p, "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            if size < len(body):
+                return False
+            f.seek(0)
+            f.write(body + b" " * (size - len(body)))
+            f.flush()
+        return True
+    except OSError:
+        return False
+
+
+def write_meta(csv_path: str | os.PathLike, meta: dict, *, reserve: int = 0) -> Path:
+    """Write ``meta`` beside ``csv_path`` (``reserve``: see :func:`write_json_atomic`); returns the
+    metadata file's path."""
     mp = meta_path_for(csv_path)
-    write_json_atomic(mp, meta)
+    write_json_atomic(mp, meta, reserve=reserve)
     return mp
+
+
+#: the sections of a metadata file and the JSON types they must have (None allowed for each)
+_SECTIONS: dict[str, tuple[type, ...]] = {
+    "schema": (dict,), "label": (str,), "scene": (dict,), "index": (dict, str), "window": (dict,), "gl": (dict,),
+    "path": (dict,), "packages": (dict,), "machine": (dict,), "command": (list,), "date": (str,),
+    "frames": (int,), "complete": (bool,), "ended": (str,),
+}
+_SUBFIELDS: dict[tuple[str, str], tuple[type, ...]] = {
+    ("scene", "name"): (str,), ("scene", "n"): (int,), ("index", "name"): (str,), ("window", "size"): (list,),
+    ("gl", "renderer"): (str,), ("path", "name"): (str,),
+}
+
+
+def _type_name(types: tuple[type, ...]) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "a whole number", bool: "true or false"}
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def check_meta(data: dict, where: str) -> dict:
+    """``data`` (a metadata file's contents) with each known section of the type the writer gives it;
+    a :class:`UserError` naming ``where`` and the field otherwise. Unknown keys are kept (newer writers)."""
+    for key, types in _SECTIONS.items():
+        v = data.get(key)
+        if v is not None and (not isinstance(v, types) or (isinstance(v, bool) and bool not in types)):
+            raise UserError(f"{where}: field '{key}' must be {_type_name(types)} or null, got {_short(v)}")
+    for (sec, key), types in _SUBFIELDS.items():
+        part = data.get(sec)
+        v = part.get(key) if isinstance(part, dict) else None
+        if v is not None and (not isinstance(v, types) or (isinstance(v, bool) and bool not in types)):
+            raise UserError(f"{where}: field '{sec}.{key}' must be {_type_name(types)} or null, got {_short(v)}")
+    if isinstance(data.get("index"), str):  # a hand-written file may name the index directly
+        data["index"] = {"name": data["index"]}
+    return data
+
+
+def _short(v: Any) -> str:
+    t = json.dumps(v) if not isinstance(v, int) or abs(v) < 10**24 else f"an integer of {len(str(abs(v)))} digits"
+    return t if len(t) <= 40 else t[:37] + "..."
 
 
 def read_meta(csv_path: str | os.PathLike) -> dict | None:
@@ -191,16 +257,22 @@ def read_meta(csv_path: str | os.PathLike) -> dict | None:
     mp = meta_path_for(csv_path)
     if not mp.exists():
         return None
+    if not mp.is_file():
+        raise UserError(f"{mp}: not a regular file")
     try:
         with open(mp, encoding="utf-8") as f:
             data = json.load(f)
     except json.JSONDecodeError as exc:
         raise UserError(f"{mp}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{mp}: not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits, nesting too deep
+        raise UserError(f"{mp}: not a metadata file this viewer can read: {str(exc)[:80]}") from None
     except OSError as exc:
         raise UserError(f"{mp}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise UserError(f"{mp}: expected a JSON object at the top level")
-    return data
+    return check_meta(data, str(mp))
 
 
 def _jsonable(v: Any) -> Any:

@@ -54,6 +54,8 @@ def read_run(path: str | os.PathLike) -> Run:
         raise UserError(f"{p}: no such file")
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a recording CSV")
+    if not p.is_file():  # a FIFO or a device would block or never end
+        raise UserError(f"{p}: not a regular file, expected a recording CSV")
     meta = read_meta(p) or {}
     try:
         with open(p, newline="", encoding="utf-8") as f:
@@ -66,7 +68,10 @@ def read_run(path: str | os.PathLike) -> Run:
     lines = text.splitlines(keepends=True)
     if not lines:
         raise UserError(f"{p}: empty file (expected a header row of {SCHEMA_NAME} columns)")
-    header = next(csv.reader([lines[0]]))
+    try:
+        header = next(csv.reader([lines[0]]))
+    except csv.Error as exc:
+        raise UserError(f"{p}:1: not a CSV header row: {exc}") from None
     version = _version(p, meta, header)
     cols = columns_for(version)
     names = [c.name for c in cols]
@@ -77,12 +82,16 @@ def read_run(path: str | os.PathLike) -> Run:
         print(f"warning: {p}: last row is incomplete (interrupted write), ignored", file=sys.stderr)
         body = body[:-1]
     raw: list[list[str]] = []
-    for lineno, row in enumerate(csv.reader(body), start=2):
-        if not row:
-            continue
-        if len(row) != len(names):
-            raise UserError(f"{p}:{lineno}: expected {len(names)} fields, found {len(row)}")
-        raw.append(row)
+    reader = csv.reader(body)
+    try:
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != len(names):
+                raise UserError(f"{p}:{lineno}: expected {len(names)} fields, found {len(row)}")
+            raw.append(row)
+    except csv.Error as exc:  # a NUL byte, a field beyond the csv module's size limit
+        raise UserError(f"{p}:{reader.line_num + 1}: not a CSV row: {exc}") from None
 
     columns: dict[str, np.ndarray] = {}
     for j, c in enumerate(cols):
@@ -92,21 +101,38 @@ def read_run(path: str | os.PathLike) -> Run:
                 arr = np.array([int(v) for v in vals], dtype=np.int64)
             elif c.kind == "float":
                 arr = np.array([float(v) for v in vals], dtype=np.float64)
+                if not np.isfinite(arr).all():
+                    raise ValueError("not finite")
             else:
                 arr = np.array(vals, dtype=object)
-        except ValueError:
-            for i, v in enumerate(vals):
-                try:
-                    int(v) if c.kind == "int" else float(v)
-                except ValueError:
-                    raise UserError(
-                        f"{p}:{i + 2}: column {c.name!r}: {v!r} is not {'an integer' if c.kind == 'int' else 'a number'}"
-                    ) from None
-            raise  # pragma: no cover - the loop above always finds the bad value
+        except (ValueError, OverflowError):
+            raise _bad_value(p, c, vals) from None
         if c.kind == "int" and arr.size == 0:
             arr = np.zeros(0, dtype=np.int64)
         columns[c.name] = arr
     return Run(p, meta, version, columns, run_label(meta, fallback=p.stem))
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _bad_value(p: Path, c, vals: list[str]) -> UserError:
+    """The first value of column ``c`` that does not parse (or fit), as a message naming file, line and column."""
+    for i, v in enumerate(vals):
+        shown = v if len(v) <= 30 else f"{v[:20]}... ({len(v)} characters)"
+        try:
+            if c.kind == "int":
+                x = int(v)
+                if not _INT64[0] <= x <= _INT64[1]:
+                    return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown} does not fit a 64-bit integer")
+            else:
+                x = float(v)
+                if not np.isfinite(x):
+                    return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown} is not a finite number")
+        except ValueError:
+            what = "an integer" if c.kind == "int" else "a number"
+            return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown!r} is not {what}")
+    return UserError(f"{p}: column {c.name!r}: a value cannot be read")  # pragma: no cover
 
 
 def _version(p: Path, meta: dict, header: list[str]) -> int:
