@@ -197,7 +197,7 @@ def test_a_disk_that_fills_during_record_keeps_whole_rows(tmp_path, small):
 def test_two_records_into_one_directory_do_not_interleave(tmp_path, small):
     out = tmp_path / "runs"
     first = subprocess.Popen([sys.executable, "-m", "viewer", "record", str(small), "--index", "brute",
-                              "--frames", "20000", "--size", "64x64", "-q", "-o", str(out)],
+                              "--frames", "1000000", "--size", "64x64", "-q", "-o", str(out)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         csv = out / "brute.csv"
