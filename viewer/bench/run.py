@@ -84,7 +84,8 @@ def _number(v: str):
 class BenchConfig:
     """What to run. ``scenes``: generator names (generated at every size of ``sizes``) and scene files
     (``.npz``, ``.toml`` recipes or bundled recipe names, run once at their own N). ``first_build``:
-    also time each index's first build in a fresh process."""
+    also time each index's first build in a fresh process (a subprocess per index and workload; ``viewer bench``
+    does it unless ``--no-first-build``)."""
 
     scenes: list[str]
     sizes: list[int]
@@ -95,7 +96,7 @@ class BenchConfig:
     frames: int = 10
     seed: int = 0
     radii: list = field(default_factory=lambda: [None])  # radius-model specs; None: heavy-tailed default
-    first_build: bool = True
+    first_build: bool = False
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
