@@ -68,14 +68,15 @@ def make_workload(
 
 def scene_workload(path: str, queries: int = 300, seed: int = 0) -> Workload:
     """A workload from a scene file: a ``.npz``, a ``.toml`` recipe or a bundled recipe's name
-    (``clustered-100k``), with its own N; labelled ``<scene name>-<N>``. :class:`SceneError` naming the
-    file for a bad one."""
+    (``clustered-100k``), with its own N; labelled ``<scene name>-<N>`` (the name alone when it already ends
+    so). :class:`SceneError` naming the file for a bad one."""
     from viewer.scenes import load_scene
 
     sc = load_scene(path)
     pts = camera_points(sc.centres, sc.world, queries, seed, origin=sc.origin)
     n = len(sc.radii)
-    return Workload(f"{sc.name}-{_short(n)}", sc.name, n, sc.centres, sc.radii, pts, sc.world)
+    label = sc.name if sc.name.endswith(f"-{_short(n)}") else f"{sc.name}-{_short(n)}"  # clustered-100k as is
+    return Workload(label, sc.name, n, sc.centres, sc.radii, pts, sc.world)
 
 
 def radius_label(spec: dict) -> str:

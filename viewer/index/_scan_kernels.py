@@ -39,7 +39,8 @@ CHUNK = 1 << 14  # slots per parallel work item (16384 x 16 B = 256 KiB of float
 WILD = 2.0**60  # |x| + |y| + |z| + r from here on: no float32 prefilter for that object / point
 _MARGIN = 1.0 + 2.0**-19
 
-__all__ = ["BLOCK", "CHUNK", "WILD", "bound_rho", "point_slack", "scan", "scan_serial", "scan_exact", "read_floor"]
+__all__ = ["BLOCK", "CHUNK", "WILD", "bound_rho", "point_slack", "scan", "scan_serial", "scan_exact", "read_floor",
+           "read_floor_serial"]
 
 
 @njit
@@ -154,8 +155,7 @@ scan = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan)
 scan_serial = njit(_scan)
 
 
-@numba.njit(cache=CACHE, nogil=True, parallel=True, fastmath=True)
-def read_floor(x32, y32, z32, rho, n, partial):
+def _read_floor(x32, y32, z32, rho, n, partial):
     """Read the float32 arrays of slots ``0..n-1`` once, chunked and threaded as :func:`scan` is: the
     scan's physical floor. ``partial`` (chunks,) float32 scratch; returns a sum nobody needs."""
     nb = (n + BLOCK - 1) // BLOCK * BLOCK
@@ -171,6 +171,11 @@ def read_floor(x32, y32, z32, rho, n, partial):
     for c in range(nc):
         t += partial[c]
     return t
+
+
+#: the floor of :func:`scan` (every core) and of :func:`scan_serial` (one thread)
+read_floor = numba.njit(cache=CACHE, nogil=True, parallel=True, fastmath=True)(_read_floor)
+read_floor_serial = njit(fastmath=True)(_read_floor)
 
 
 @njit

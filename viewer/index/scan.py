@@ -88,10 +88,13 @@ class LinearScan(SphereIndex):
         s[1] = k
         return k
 
-    def read_floor(self) -> float:
+    def read_floor(self, parallel: bool | None = None) -> float:
         """Read the float32 arrays once, chunked and threaded as a query does (the time of this call is
         the scan's physical floor). Returns a meaningless sum."""
-        return float(K.read_floor(self._x32, self._y32, self._z32, self._rho, self._n, self._partial))
+        if parallel is None:
+            parallel = self._n >= PARALLEL_FROM
+        kernel = K.read_floor if parallel else K.read_floor_serial
+        return float(kernel(self._x32, self._y32, self._z32, self._rho, self._n, self._partial))
 
     # ----------------------------------------------------------------------------- updates
     def _bound(self, lo: int, hi: int) -> None:
@@ -152,7 +155,7 @@ class LinearScan(SphereIndex):
         for parallel in (True, False):
             self._query(0.0, 0.0, 0.0, out, parallel)
             self._query(2.0**70, 0.0, 0.0, out, parallel)
-        self.read_floor()
+            self.read_floor(parallel)
 
 
 def _capacity(n: int) -> int:
