@@ -10,8 +10,9 @@
 // `precise` keeps every expression exactly as written (no fused multiply-add), so the answers equal the
 // CPU's bit for bit. A software rasteriser runs a branch for all lanes of a SIMD vector, so one pass
 // doing both would pay the float64 work for every object.
-// Defines: RECORD_WORDS, WORD_POSITION, WORD_SIZE, WORD_COLOUR, WORD_FADE (the instance layout, from
-// viewer.instances.INSTANCE_DTYPE); VISIBLE_IDS (tests, debugging) also appends every visible object's id.
+// Defines: PREFILTER (the first pass; else the exact one); VISIBLE_IDS (tests, debugging: the exact pass
+// also appends every visible object's id); the instance layout (INSTANCE_WORDS, WORD_POSITION ...) comes
+// from viewer.instances through the shader loader.
 
 #if defined COMPUTE_SHADER
 
@@ -24,7 +25,7 @@ layout(std430, binding = 0) readonly buffer Objects { dvec4 objects[]; };
 layout(std430, binding = 1) coherent buffer Approx { uvec4 approx[]; };
 // per object, (half-extent float bits, RGBA colour bytes)
 layout(std430, binding = 2) readonly buffer Looks { uvec2 looks[]; };
-// out: instance records of RECORD_WORDS 32-bit words; the first `drawn` are written
+// out: instance records of INSTANCE_WORDS 32-bit words; the first `drawn` are written
 layout(std430, binding = 3) writeonly buffer Instances { uint records[]; };
 // out: the drawn objects' ids, in record order
 layout(std430, binding = 4) writeonly buffer DrawnIds { uint drawn_ids[]; };
@@ -136,7 +137,7 @@ void exact(uint i) {
         precise double t = (o.w - dist) / band;
         fade = clamp(t, 0.0lf, 1.0lf);
     }
-    uint r = slot * uint(RECORD_WORDS);
+    uint r = slot * uint(INSTANCE_WORDS);
     records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
     records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
     records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));

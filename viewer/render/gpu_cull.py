@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import moderngl
 import numpy as np
 
-from ..instances import INSTANCE_DTYPE, INSTANCE_WORDS, WORD
+from ..instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from .shaders import ShaderLibrary
 
 __all__ = ["GpuCounters", "GpuCuller", "gpu_cull_unavailable"]
@@ -61,12 +61,6 @@ _IN_BIT = np.uint32(0x80000000)
 _FRAME_DTYPE = np.dtype([("planes", "<f8", (6, 4)), ("query", "<f8", 4), ("eye", "<f8", 4),
                          ("hysteresis", "<f8", 4), ("query_f", "<f4", 4), ("info", "<u4", 4)])
 assert _FRAME_DTYPE.itemsize == 320
-
-
-def _layout_defines() -> dict[str, int]:
-    """The instance record's layout for the shader (:data:`viewer.instances.INSTANCE_DTYPE`): words per
-    record (``RECORD_WORDS``) and each field's first word (``WORD_POSITION``, ``WORD_SIZE`` ...)."""
-    return {"RECORD_WORDS": INSTANCE_WORDS, **{f"WORD_{name.upper()}": w for name, w in WORD.items()}}
 
 
 def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
@@ -118,11 +112,8 @@ class GpuCuller:
         n = c.shape[0]
         self.ctx = ctx
         self.n = n
-        defines = _layout_defines()
-        self.prefilter = shaders.program("cull", {**defines, "PREFILTER": 1})
-        if visible_ids:
-            defines["VISIBLE_IDS"] = 1
-        self.exact = shaders.program("cull", defines)
+        self.prefilter = shaders.program("cull", {"PREFILTER": 1})
+        self.exact = shaders.program("cull", {"VISIBLE_IDS": 1} if visible_ids else None)
         self.move_prog = shaders.program("cull_move")
         rows = np.empty((n, 4), dtype=np.float64)
         rows[:, :3] = c
@@ -155,7 +146,6 @@ class GpuCuller:
         self._move_cap = 0
         self._max_groups = int(ctx.info.get("GL_MAX_COMPUTE_WORK_GROUP_COUNT", (65535,))[0])
         self._groups = self._grid(n)
-        self._vaos: dict[int, tuple[moderngl.VertexArray, moderngl.VertexArray]] = {}
 
     # ----------------------------------------------------------------------------- state
     def set_colours(self, colours: np.ndarray) -> None:
@@ -298,24 +288,8 @@ class GpuCuller:
             return np.zeros((0, 6), dtype=np.float32)
         return np.frombuffer(self.instances.read(k * _RECORD), dtype=np.float32).reshape(k, INSTANCE_WORDS).copy()
 
-    # ----------------------------------------------------------------------------- the draw
-    def vertex_arrays(self, prog_mesh: moderngl.Program, prog_sprite: moderngl.Program, cube: moderngl.Buffer,
-                      instance_format: tuple, sprite_format: str) -> tuple[moderngl.VertexArray, moderngl.VertexArray]:
-        """The (mesh, sprite) vertex arrays over this culler's instance buffer, made once per program pair."""
-        key = (prog_mesh.glo, prog_sprite.glo)
-        vaos = self._vaos.get(key)
-        if vaos is None:
-            mesh = self.ctx.vertex_array(prog_mesh, [(cube, "3f 3f", "in_position", "in_normal"),
-                                                     (self.instances, *instance_format)])
-            sprite = self.ctx.vertex_array(prog_sprite, [(self.instances, sprite_format, *instance_format[1:])])
-            vaos = self._vaos[key] = (mesh, sprite)
-        return vaos
-
     def release(self) -> None:
         """Free the GPU buffers."""
-        for vaos in self._vaos.values():
-            for v in vaos:
-                v.release()
         for b in (self.objects, self.approx, self.looks, self.instances, self.ids, self.visible, self.kept, self.command,
                   self.frame_block, self._moves, self._move_ids):
             if b is not None:

@@ -108,6 +108,7 @@ class SceneRenderer:
         self.capacity = 0
         self.buffer: moderngl.Buffer | None = None
         self.reallocations = 0
+        self._indirect_vaos: dict[int, tuple[moderngl.VertexArray, moderngl.VertexArray]] = {}
         self._alloc(max(16, int(capacity)))
         self.box_capacity = 0
         self.box_buffer: moderngl.Buffer | None = None
@@ -123,12 +124,17 @@ class SceneRenderer:
             self.reallocations += 1
         self.capacity = capacity
         self.buffer = self.ctx.buffer(reserve=capacity * INSTANCE_DTYPE.itemsize, dynamic=True)
-        self.vao_mesh = self.ctx.vertex_array(
+        self.vao_mesh, self.vao_sprite = self._vertex_arrays(self.buffer)
+
+    def _vertex_arrays(self, buffer: moderngl.Buffer) -> tuple[moderngl.VertexArray, moderngl.VertexArray]:
+        """The (mesh, sprite) vertex arrays over the records in ``buffer``."""
+        mesh = self.ctx.vertex_array(
             self.prog_mesh,
-            [(self.cube, "3f 3f", "in_vertex", "in_normal"), (self.buffer, f"{_INSTANCE_FORMAT}/i", *INSTANCE_ATTRIBUTES)],
+            [(self.cube, "3f 3f", "in_vertex", "in_normal"), (buffer, f"{_INSTANCE_FORMAT}/i", *INSTANCE_ATTRIBUTES)],
         )
         # sprites read the same records once per point (per vertex, not per instance)
-        self.vao_sprite = self.ctx.vertex_array(self.prog_sprite, [(self.buffer, _INSTANCE_FORMAT, *INSTANCE_ATTRIBUTES)])
+        sprite = self.ctx.vertex_array(self.prog_sprite, [(buffer, _INSTANCE_FORMAT, *INSTANCE_ATTRIBUTES)])
+        return mesh, sprite
 
     def upload(self, data, n: int) -> None:
         """Write ``n`` instance records (``data``: n * INSTANCE_DTYPE.itemsize bytes) at the start of the buffer."""
@@ -152,12 +158,36 @@ class SceneRenderer:
         """
         if n <= 0:
             return
+        if self.mode == "mesh":
+            self._draw(self.vao_mesh, view_rot, proj, viewport_height,
+                       lambda vao: vao.render(moderngl.TRIANGLES, vertices=36, instances=n))
+        else:
+            self._draw(self.vao_sprite, view_rot, proj, viewport_height,
+                       lambda vao: vao.render(moderngl.POINTS, vertices=n))
+
+    def draw_indirect(self, instances: moderngl.Buffer, command: moderngl.Buffer, view_rot: np.ndarray,
+                      proj: np.ndarray, viewport_height: int) -> None:
+        """Draw records the GPU wrote itself (:mod:`viewer.render.gpu_cull`): ``instances`` holds them,
+        ``command`` is one indirect draw command (count, instanceCount, first, baseInstance) the GPU
+        filled: for sprites the vertex count is the records', for the mesh the instance count."""
+        vaos = self._indirect_vaos.get(instances.glo)
+        if vaos is None:
+            vaos = self._indirect_vaos[instances.glo] = self._vertex_arrays(instances)
+        vao_mesh, vao_sprite = vaos
+        if self.mode == "mesh":
+            self._draw(vao_mesh, view_rot, proj, viewport_height,
+                       lambda vao: vao.render_indirect(command, moderngl.TRIANGLES, count=1))
+        else:
+            self._draw(vao_sprite, view_rot, proj, viewport_height,
+                       lambda vao: vao.render_indirect(command, moderngl.POINTS, count=1))
+
+    def _draw(self, vao, view_rot, proj, viewport_height, render) -> None:
         ctx = self.ctx
         ctx.enable(moderngl.DEPTH_TEST)
         if self.mode == "mesh":
             ctx.enable(moderngl.CULL_FACE)
             self._common(self.prog_mesh, view_rot, proj)
-            self.vao_mesh.render(moderngl.TRIANGLES, vertices=36, instances=n)
+            render(vao)
             ctx.disable(moderngl.CULL_FACE)
         else:
             ctx.enable(moderngl.PROGRAM_POINT_SIZE)
@@ -165,7 +195,7 @@ class SceneRenderer:
             self._common(p, view_rot, proj)
             p["viewport_height"].value = float(viewport_height)
             p["max_point_size"].value = self.max_point_size
-            self.vao_sprite.render(moderngl.POINTS, vertices=n)
+            render(vao)
             ctx.disable(moderngl.PROGRAM_POINT_SIZE)
 
     # ----------------------------------------------------------------------------- node boxes

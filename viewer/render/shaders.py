@@ -14,6 +14,8 @@ import moderngl
 
 from viewer.shaders import shader_names, shader_path
 
+from ..instances import INSTANCE_WORDS, WORD
+
 __all__ = ["ShaderLibrary", "stage_sources"]
 
 _STAGES = {
@@ -22,6 +24,11 @@ _STAGES = {
     "geometry_shader": "GEOMETRY_SHADER",
 }
 _COMPUTE = "COMPUTE_SHADER"
+
+#: Defined in every program: the instance record's layout (:data:`viewer.instances.INSTANCE_DTYPE`) in
+#: 32-bit words, ``INSTANCE_WORDS`` per record and ``WORD_<FIELD>`` the first word of each field, for the
+#: shaders that write records themselves (``cull.glsl``).
+LAYOUT_DEFINES: dict[str, int] = {"INSTANCE_WORDS": INSTANCE_WORDS, **{f"WORD_{k.upper()}": v for k, v in WORD.items()}}
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,7 +48,7 @@ def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[s
     if not lines or not lines[0].startswith("#version"):
         raise ValueError(f"{shader_path(name)}: the first line must be a #version directive")
     version, body = lines[0], "\n".join(lines[1:])
-    extra = "".join(f"#define {k} {v}\n" for k, v in (defines or {}).items())
+    extra = "".join(f"#define {k} {v}\n" for k, v in {**LAYOUT_DEFINES, **(defines or {})}.items())
     if f"defined {_COMPUTE}" in body:
         return {"compute_shader": f"{version}\n#define {_COMPUTE} 1\n{extra}#line 2\n{body}\n"}
     out = {}
