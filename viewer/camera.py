@@ -7,22 +7,28 @@ or ``"left_shift"`` to actions); only the window adapter (:mod:`viewer.app`) kno
 constants and translates them to these names.
 
 Conventions: right-handed, +Y up, world units. ``yaw`` and ``pitch`` are degrees; yaw 0, pitch 0
-looks down -Z; yaw 90 looks down +X; pitch +90 looks straight up. Matrices are (4, 4) float32 in
-numpy's row-major maths convention (``clip = proj @ view @ [x, y, z, 1]``); transpose them for GL's
-column-major uniforms.
+looks down -Z; yaw 90 looks down +X; pitch +90 looks straight up. Matrices are (4, 4) in numpy's
+row-major maths convention (``clip = proj @ view @ [x, y, z, 1]``); transpose them for GL's column-major
+uniforms. They are float64 unless a float32 copy is asked for: the frustum of a far-off camera stays
+exact. The projection is pyrr's (its matrices act on row vectors, hence the transpose), built once per
+lens; the view basis is written out (measured: see :func:`_basis`). A frame asks for them
+once (:meth:`FlyCamera.matrices`): the cull and the draw share them.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple
 
 import numpy as np
+from pyrr import matrix44
 
 __all__ = [
     "ACTIONS",
     "DEFAULT_BINDINGS",
+    "CameraMatrices",
     "FlyCamera",
     "InputState",
     "KeyBindings",
@@ -116,39 +122,64 @@ def look_at_angles(eye, target) -> tuple[float, float]:
 
 
 def _basis(yaw: float, pitch: float) -> tuple[tuple[float, float, float], ...]:
-    """(right, up, forward) unit vectors for ``yaw``, ``pitch`` degrees; right stays horizontal."""
+    """(right, up, forward) unit vectors for ``yaw``, ``pitch`` degrees; right stays horizontal.
+
+    Written out rather than composed from pyrr's rotations (measured, see the README's "Camera maths"):
+    pyrr's 3x3 yaw and pitch rotations and their product took the cull stage's median at clustered-100k
+    from 0.038 to 0.064 ms; its look-at costs ~180 us a call (two ``np.cross``)."""
     y, p = math.radians(yaw), math.radians(pitch)
     sy, cy, sp, cp = math.sin(y), math.cos(y), math.sin(p), math.cos(p)
     fx, fy, fz = cp * sy, sp, -cp * cy
-    rx, rz = cy, sy
     # up = right x forward
-    return (rx, 0.0, rz), (-rz * fy, rz * fx - rx * fz, rx * fy), (fx, fy, fz)
+    return (cy, 0.0, sy), (-sy * fy, sy * fx - cy * fz, cy * fy), (fx, fy, fz)
+
+
+def _views(yaw: float, pitch: float, position) -> tuple[np.ndarray, np.ndarray]:
+    """The view rotation and the world -> eye view, each (4, 4) float64, from one basis: rows right,
+    up, -forward, the view's translated by -position ((x, y, z) floats)."""
+    r, u, f = _basis(yaw, pitch)
+    x, y, z = position
+    rot = np.array(((*r, 0.0), (*u, 0.0), (-f[0], -f[1], -f[2], 0.0), (0.0, 0.0, 0.0, 1.0)))
+    view = rot.copy()
+    view[0, 3] = -(r[0] * x + r[1] * y + r[2] * z)
+    view[1, 3] = -(u[0] * x + u[1] * y + u[2] * z)
+    view[2, 3] = f[0] * x + f[1] * y + f[2] * z
+    return rot, view
 
 
 def view_rotation(yaw: float, pitch: float) -> np.ndarray:
     """The view matrix without translation, (4, 4) float64: world directions -> eye space.
 
-    Rows are right, up and -forward (no roll). The renderer draws camera-relative positions (object
-    centre minus eye, in float32), so this rotation is the whole view transform it needs.
+    Rows are right, up and -forward (no roll: right stays horizontal). The renderer draws camera-relative
+    positions (object centre minus eye, in float32), so this rotation is the whole view transform it needs.
     """
-    r, u, f = _basis(yaw, pitch)
-    return np.array(
-        ((*r, 0.0), (*u, 0.0), (-f[0], -f[1], -f[2], 0.0), (0.0, 0.0, 0.0, 1.0)), dtype=np.float64
-    )
+    return _views(yaw, pitch, (0.0, 0.0, 0.0))[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
+    m = np.ascontiguousarray(matrix44.create_perspective_projection(fov_y, aspect, near, far, dtype=np.float64).T)
+    m.flags.writeable = False  # shared by every frame with this lens
+    return m
 
 
 def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
-    """OpenGL perspective projection (4, 4) float64; ``fov_y`` in degrees, depth to [-1, 1]."""
-    f = 1.0 / math.tan(math.radians(fov_y) / 2.0)
-    return np.array(
-        (
-            (f / aspect, 0.0, 0.0, 0.0),
-            (0.0, f, 0.0, 0.0),
-            (0.0, 0.0, (far + near) / (near - far), 2.0 * far * near / (near - far)),
-            (0.0, 0.0, -1.0, 0.0),
-        ),
-        dtype=np.float64,
-    )
+    """OpenGL perspective projection (4, 4) float64; ``fov_y`` in degrees, depth to [-1, 1] (pyrr's)."""
+    return _perspective(float(fov_y), float(aspect), float(near), float(far)).copy()
+
+
+class CameraMatrices(NamedTuple):
+    """A camera's matrices of one frame, each (4, 4) float64, built from one view basis.
+
+    rotation : world directions -> eye space (:func:`view_rotation`; the renderer's view matrix, since it
+        draws camera-relative positions)
+    projection : eye -> clip (:func:`perspective`)
+    view_projection : world points -> clip (``projection @ rotation @ translate(-position)``; frustum planes)
+    """
+
+    rotation: np.ndarray
+    projection: np.ndarray
+    view_projection: np.ndarray
 
 
 @dataclass
@@ -243,22 +274,16 @@ class FlyCamera:
         return self.pose != before
 
     # ----------------------------------------------------------------------------- matrices
+    def matrices(self) -> CameraMatrices:
+        """This pose's rotation, projection and view-projection (float64; read them, do not write: the
+        projection is shared while the lens stays), the view basis computed once."""
+        rot, view = _views(self.yaw, self.pitch, self.position.tolist())
+        proj = _perspective(self.fov, self.aspect, self.near, self.far)
+        return CameraMatrices(rot, proj, proj @ view)
+
     def view_matrix(self) -> np.ndarray:
         """World -> eye (4, 4) float32 (rotation and translation)."""
-        return self._view64().astype(np.float32)
-
-    def _view64(self) -> np.ndarray:
-        r, u, f = _basis(self.yaw, self.pitch)
-        x, y, z = self.position.tolist()
-        return np.array(
-            (
-                (*r, -(r[0] * x + r[1] * y + r[2] * z)),
-                (*u, -(u[0] * x + u[1] * y + u[2] * z)),
-                (-f[0], -f[1], -f[2], f[0] * x + f[1] * y + f[2] * z),
-                (0.0, 0.0, 0.0, 1.0),
-            ),
-            dtype=np.float64,
-        )
+        return _views(self.yaw, self.pitch, self.position.tolist())[1].astype(np.float32)
 
     def projection_matrix(self) -> np.ndarray:
         """Eye -> clip (4, 4) float32."""
@@ -266,4 +291,4 @@ class FlyCamera:
 
     def view_projection(self) -> np.ndarray:
         """World -> clip (4, 4) float64, for frustum planes (kept in float64 so far-off worlds cull exactly)."""
-        return perspective(self.fov, self.aspect, self.near, self.far) @ self._view64()
+        return self.matrices().view_projection

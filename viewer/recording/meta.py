@@ -40,7 +40,7 @@ __all__ = [
 
 META_SUFFIX = ".meta.json"
 
-_PACKAGES = ("numpy", "numba", "moderngl", "moderngl-window", "pyglet", "pillow", "matplotlib", "scipy", "rtree")
+_PACKAGES = ("numpy", "numba", "pyrr", "moderngl", "moderngl-window", "pyglet", "pillow", "matplotlib", "scipy", "rtree")
 
 
 def meta_path_for(csv_path: str | os.PathLike) -> Path:
