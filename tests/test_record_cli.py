@@ -46,9 +46,8 @@ def _replay_once(scene, out):
     seen: dict[str, list] = {}
 
     def on_frame(name, k, session, st):
-        p = session.pipeline
-        vis = np.sort(p.ids[: st.visible])
-        drawn = np.sort(p.drawn())
+        vis = np.sort(session.visible_ids())
+        drawn = np.sort(session.drawn_ids())
         seen.setdefault(name, []).append((hashlib.sha1(vis.tobytes()).hexdigest(),
                                           hashlib.sha1(drawn.tobytes()).hexdigest(), len(vis)))
 

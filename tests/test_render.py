@@ -220,7 +220,7 @@ def test_fade_dithers_at_the_edge_of_view_distance(gl):
     patch = s.image()[r - 4:r + 4, c - 4:c + 4]
     red = lambda p: (p[..., 0] > 100) & (p[..., 1] < 30)  # noqa: E731
     assert 0.1 < red(patch).mean() < 0.4
-    s.pipeline.fade = 0.0
+    s.set(fade=0.0)
     s.frame(0.0, pose=(0.0, 0.0, 0.0, 0.0, 0.0))
     assert red(s.image()[r - 4:r + 4, c - 4:c + 4]).all()
 
@@ -247,15 +247,14 @@ def test_hud_and_node_boxes(gl):
     s = session(gl, random_scene(), camera=FlyCamera(far=100.0))
     s.frame(0.0, pose=POSES[0])
     plain = s.image()
-    s.show_hud = True
+    s.set(hud=True)
     s.frame(0.0, pose=POSES[0])
     hud = s.image()
     diff = np.abs(hud.astype(int) - plain.astype(int)).max(axis=2) > 0
     rows, cols = np.nonzero(diff)
     assert diff.sum() > 200 and rows.max() < 4 * s.text.cell[1] + 8  # text only in the top lines
     assert (hud[rows, cols] > 200).all(axis=1).any()  # white glyph pixels
-    s.show_hud = False
-    s.show_boxes = True
+    s.set(hud=False, boxes=True)
     s.frame(0.0, pose=POSES[0])
     assert np.array_equal(s.image(), plain)  # brute has no nodes
     if "octree" in INDEXES:
@@ -306,3 +305,76 @@ def test_view_command_without_display_says_how_to_run_headless(tmp_path):
     out = subprocess.run([sys.executable, "-m", "viewer", "view", str(path)], capture_output=True, text=True,
                          timeout=60, env=env)
     assert out.returncode == 2 and "--headless" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_session_options_are_one_object_set_live(gl):
+    from viewer.options import SessionOptions
+
+    s = session(gl, random_scene(), camera=FlyCamera(far=100.0), indexes=["brute", "octree"])
+    assert s.options.index == "brute" and s.options.indexes == ["brute", "octree"] and s.options.hud is False
+    s.frame(0.0, pose=POSES[0])
+    brute = s.image()
+    o = s.set(index="octree", draw="mesh", boxes=True, hysteresis=(0.1, True), frozen=True)
+    assert (o.index, o.draw, o.boxes, o.hysteresis, o.frozen) == ("octree", "mesh", True, (0.1, True), True)
+    assert s.hysteresis == "10%" and s.index_name == "octree" and s.cycle_index() == "brute"
+    assert s.toggle_draw_mode() == "sprites" and s.toggle_frozen() is False and s.toggle_hysteresis((5.0, False)) == "off"
+    s.set(boxes=False)
+    st = s.frame(0.0, pose=POSES[0])
+    assert np.array_equal(s.image(), brute) and st.index == "brute"
+    before = s.options
+    for bad in ({"draw": "wire"}, {"colour": "rainbow"}, {"fade": 2.0}):
+        with pytest.raises(ValueError):
+            s.set(**bad)
+    with pytest.raises(TypeError, match="unknown"):
+        s.set(sparkle=True)
+    with pytest.raises(TypeError, match="fixed"):
+        s.set(capacity=8)
+    assert s.options == before  # a refused change changes nothing
+    t = SessionOptions(index="octree", draw="mesh", hud=False)
+    s2 = gl.render.ViewerSession(gl.ctx, gl.fbo, random_scene(), t, camera=FlyCamera(far=100.0))
+    assert s2.options.draw == "mesh" and s2.index_name == "octree" and t.indexes is None  # the caller's copy kept
+
+
+WARM_SCRIPT = r"""
+import sys, numba
+import numpy as np
+from viewer.scenes import generate_scene
+from viewer.render import ViewerSession, create_headless_context, offscreen_target
+
+def compiled():
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("viewer"):
+            for attr, obj in list(vars(mod).items()):
+                if isinstance(obj, numba.core.dispatcher.Dispatcher):
+                    out[f"{name}.{attr}"] = len(obj.signatures)
+    return out
+
+scene = generate_scene("clustered", 3000, seed=5, world=600.0, clusters=3, spread_min=20.0, spread_max=40.0,
+                       radius={"model": "log-uniform", "min": 5.0, "max": 60.0},
+                       motion={"share": 0.3, "speed": 40.0, "radius_pulse": 0.2, "radius_period": 1.0})
+ctx = create_headless_context()
+fbo = offscreen_target(ctx, (64, 48))
+c = scene.cluster_centres[0]
+for index in sys.argv[1:]:
+    s = ViewerSession(ctx, fbo, scene, index=index, indexes=[index], hud=False, hysteresis=(0.1, True))
+    s.warm_up((c[0] - 80.0, c[1], c[2], 90.0, 0.0), 2)
+    before = compiled()
+    for k in range(6):
+        st = s.frame(1 / 60, pose=(c[0] - 80.0 + 4.0 * k, c[1], c[2], 90.0, 0.0))
+        assert st.moved > 0 and st.frame == k
+    after = compiled()
+    grew = {k: (before.get(k, 0), v) for k, v in after.items() if v != before.get(k, 0)}
+    print(index, "compiled while recording:", grew)
+    assert not grew
+"""
+
+
+def test_warm_up_leaves_no_compilation_to_recorded_frames(gl):
+    """In a fresh process (nothing compiled yet), a moving world: after warm_up, recorded frames compile
+    nothing (every numba kernel of the viewer keeps its signature count)."""
+    from viewer.index import INDEXES
+
+    names = [n for n in ("octree", "hashgrid", "bvh") if n in INDEXES and not INDEXES[n].unavailable()]
+    r = subprocess.run([sys.executable, "-c", WARM_SCRIPT, *names], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -92,10 +92,9 @@ class EventsSession(ViewerSession):
 
     def hud_lines(self, st: FrameStats) -> list[str]:
         lines = super().hud_lines(st)
-        p = self.pipeline
-        moving = f"moving {p.motion.m}  moved {st.moved}  " if p.motion is not None else ""
-        lines.insert(3, f"{moving}entered {st.entered:5d}  left {st.left:5d}  in {len(p.events)}"
-                        f"  hysteresis {p.hysteresis} (Y)")
+        moving = f"moving {self.moving}  moved {st.moved}  " if self.moving else ""
+        lines.insert(3, f"{moving}entered {st.entered:5d}  left {st.left:5d}  in {self.in_view}"
+                        f"  hysteresis {self.hysteresis} (Y)")
         return lines
 
 
@@ -117,12 +116,11 @@ class ViewerWindow(mglw.WindowConfig):
         if o is None:
             raise RuntimeError("ViewerWindow.options must be set before the window is created")
         self.wnd.exit_key = None  # Escape is our "quit", so the summary is printed
-        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
-                                     fade=o.fade, fog=o.fog, hud=o.hud, boxes=o.boxes)
         on = o.hysteresis is not None and o.hysteresis[0] > 0
         self.hysteresis_margin = o.hysteresis if on else DEFAULT_HYSTERESIS
-        if on:
-            self.session.pipeline.set_hysteresis(*self.hysteresis_margin)
+        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
+                                     fade=o.fade, fog=o.fog, hud=o.hud, boxes=o.boxes,
+                                     hysteresis=self.hysteresis_margin if on else None)
         self.session.help_line = HELP_LINE
         if o.pose is not None:
             self.session.camera.set_pose(o.pose)
@@ -178,17 +176,15 @@ class ViewerWindow(mglw.WindowConfig):
         elif cmd == "freeze":
             self._say("culling frozen" if s.toggle_frozen() else "culling live")
         elif cmd == "boxes":
-            s.show_boxes = not s.show_boxes
+            s.toggle_boxes()
         elif cmd == "colour":
             self._say(f"colour: {s.toggle_colour()}")
         elif cmd == "draw_mode":
             self._say(f"draw: {s.toggle_draw_mode()}")
         elif cmd == "hysteresis":
-            p = s.pipeline
-            p.set_hysteresis(*((0.0, False) if p.events.margin > 0 else self.hysteresis_margin))
-            self._say(f"hysteresis: {p.hysteresis}")
+            self._say(f"hysteresis: {s.toggle_hysteresis(self.hysteresis_margin)}")
         elif cmd == "hud":
-            s.show_hud = not s.show_hud
+            s.toggle_hud()
         elif cmd == "mouse_look":
             self.look_toggled = not self.look_toggled
             self.wnd.mouse_exclusivity = self.look_toggled
@@ -235,5 +231,5 @@ def summary(win: ViewerWindow) -> str:
     """One line: frames drawn, the start and final poses (exact: repr of the floats), the index."""
     p, s = win.session.camera.pose, win.start_pose
     return (f"viewer: quit after {win.frames} frames; camera from {tuple(s)!r} to {tuple(p)!r} "
-            f"(x, y, z, yaw, pitch); index {win.session.pipeline.index_name}")
+            f"(x, y, z, yaw, pitch); index {win.session.index_name}")
 

@@ -9,13 +9,16 @@ Each frame flows one way and every stage is timed with ``perf_counter`` around i
     query   index.query_into(camera position, ids)  -> the objects whose view sphere holds the camera
     events  the visible ids -> entered / left since the last frame (:class:`viewer.events.VisibilityTracker`,
             with the pipeline's hysteresis margin); counted in the frame, not in any stage column
-    cull    frustum planes, then bounding spheres against them -> the drawn ids
+    cull    the camera's matrices (once per frame; the draw uses them too), frustum planes, then bounding
+            spheres against them -> the drawn ids
     gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
             preallocated array of instance records
 
-The GL stages (upload into one preallocated GPU buffer, one instanced draw) belong to
-:mod:`viewer.render`, which fills ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the same
-:class:`FrameStats`. Buffers only ever grow (doubling) when a query overflows them, never per frame.
+:meth:`FramePipeline.run` runs these stages; :meth:`FramePipeline.finish` then builds the frame's
+:class:`FrameStats` once, with the times of the GL stages (upload into one preallocated GPU buffer, one
+instanced draw) when :class:`viewer.render.ViewerSession`, the owner of a whole frame, ran them.
+:meth:`FramePipeline.step` is the GL-free frame (run + finish). Buffers only ever grow (doubling) when a
+query overflows them, never per frame.
 
 An instance record is one :data:`viewer.instances.INSTANCE_DTYPE` (position relative to the render camera,
 size, colour, fade: objects fade in over the last ``fade`` fraction of their view distance, so they do
@@ -24,6 +27,7 @@ not pop).
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import field, make_dataclass
 from time import perf_counter
@@ -33,11 +37,12 @@ import numpy as np
 
 from . import _frame_kernels, events, frustum, motion
 from ._frame_kernels import gather_instances, sort_front_to_back
-from .camera import FlyCamera, InputState, Pose
+from .camera import CameraMatrices, FlyCamera, InputState, Pose
 from .events import VisibilityTracker
-from .index import INDEXES, QueryOverflow, SphereIndex, make_index
+from .index import INDEXES, QueryOverflow, SphereIndex, make_index, warm_up as warm_up_indexes
 from .instances import INSTANCE_DTYPE, instance_words
 from .motion import MotionState, advance
+from .options import COLOUR_MODES
 from .recording.schema import FRAME_COLUMN_INFO
 
 __all__ = [
@@ -268,7 +273,7 @@ class FramePipeline:
     def set_colour_mode(self, mode: str) -> None:
         """``"category"`` (the scene's colours) or ``"level"`` (the octree level holding each object;
         indexes without levels keep the category colours)."""
-        if mode not in ("category", "level"):
+        if mode not in COLOUR_MODES:
             raise ValueError(f"colour mode must be 'category' or 'level', got {mode!r}")
         self.colour_mode = mode
         self._refresh_colours()
@@ -292,7 +297,7 @@ class FramePipeline:
             if camera is None:
                 raise ValueError("freezing needs the camera whose view to keep")
             self._frozen_pose = camera.pose
-            self._frozen_planes = frustum.frustum_planes(camera.view_projection())
+            self._frozen_planes = frustum.frustum_planes(camera.matrices().view_projection)
         else:
             self._frozen_pose = None
             self._frozen_planes = None
@@ -324,40 +329,52 @@ class FramePipeline:
         self.t = 0.0
         self.events.reset()
 
+    # ----------------------------------------------------------------------------- warm-up
+    def warm_up(self) -> None:
+        """Compile every kernel a frame of this pipeline runs, with the arrays it runs them on, so no
+        timed frame pays for compilation: the frame kernels (cull, gather, events, motion), the index's
+        own (:meth:`viewer.index.SphereIndex.warm_up`), and in a moving world one step of the movers on a
+        copy of their state and a move of them in the index to where they already are (the world does
+        not change). Query, cull and gather then run in the caller's unrecorded warm-up frames."""
+        warm()
+        warm_up_indexes([self.index_name])
+        mo = self.motion
+        if mo is not None and mo.m:
+            advance(copy.deepcopy(mo), 1e-3)
+            self.index.move_many(mo.ids, self.centres[mo.ids], self.radii[mo.ids] if mo.changes_radii else None)
+
     # ----------------------------------------------------------------------------- the frame
-    def step(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None,
-             moved: int = 0) -> FrameStats:
-        """Run update, query, cull and gather for one frame; returns its :class:`FrameStats`.
+    def run(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None) -> CameraMatrices:
+        """Run the GL-free stages of one frame: update, query, events, cull, gather.
 
         camera : updated in place: set to ``pose`` ((x, y, z, yaw, pitch)) when given, else moved by
             ``input_state`` over ``dt`` seconds (neither: it stays)
         dt : seconds; with motion and ``dt > 0`` the moving objects advance by ``dt`` (``dt == 0``, e.g.
             warm-up frames, leaves them still)
-        moved : objects the caller moved in the index itself this frame (added to the movers' count)
-        The records are then in :attr:`instances` / :meth:`instance_bytes`; the GL stages fill
-        ``upload_ms``, ``draw_ms`` and ``frame_ms`` of the returned stats.
+        Returns the camera's matrices of this frame (built once, in the cull stage: the cull and the
+        draw use the same). The records are then in :attr:`instances` / :meth:`instance_bytes`; counts
+        and stage times wait in the pipeline until :meth:`finish` turns them into the frame's row.
         """
-        st = FrameStats()
         t0 = perf_counter()
         if pose is not None:
             camera.set_pose(pose)
         elif input_state is not None:
             camera.update(dt, input_state)
         index = self.index
+        moved = 0
         if self.motion is not None and dt > 0.0:
             ids, c, r = advance(self.motion, dt)
             index.move_many(ids, c, r)
             self._synced[self.index_name] = self.motion.step
-            moved += ids.size
+            moved = ids.size
         t1 = perf_counter()
 
         # query: the camera (or the frozen camera) is the point
+        qp = self._qp
         if self._frozen_pose is not None:
             q = self._frozen_pose
-            qp = self._qp
             qp[0], qp[1], qp[2] = q.x, q.y, q.z
         else:
-            qp = self._qp
             qp[:] = camera.position
         while True:
             try:
@@ -369,11 +386,12 @@ class FramePipeline:
         self.events.update(self.ids, k, qp, self.centres, self.radii)
         t2e = perf_counter()
 
-        # cull
+        # cull: the camera's matrices of this frame (built once: the draw uses them too), then its frustum
+        matrices = camera.matrices()
         if self._frozen_planes is not None:
             planes = self._frozen_planes
         else:
-            planes = frustum.frustum_planes(camera.view_projection())
+            planes = frustum.frustum_planes(matrices.view_projection)
         self.planes = planes
         m = frustum.cull_spheres(planes, self.centres, self.bounds, self.ids, k, self.drawn_ids)
         t3 = perf_counter()
@@ -389,31 +407,45 @@ class FramePipeline:
 
         self.n_visible = k
         self.n_drawn = m
-        s = index.stats
-        p = camera.pose
-        st.frame = self.frame
-        st.t = self.t
-        st.dt = float(dt)
-        st.cam_x, st.cam_y, st.cam_z, st.yaw, st.pitch = p.x, p.y, p.z, p.yaw, p.pitch
-        st.index = self.index_name
-        st.objects = len(index)
-        st.candidates = int(s.candidates)
-        st.visible = int(k)
-        st.drawn = int(m)
-        st.nodes_visited = int(s.nodes_visited)
-        st.max_nodes_per_level = int(s.max_nodes_per_level)
-        st.moved = int(moved)
-        st.entered = self.events.n_entered
-        st.left = self.events.n_left
-        st.update_ms = (t1 - t0) * 1e3
-        st.query_ms = (t2 - t1) * 1e3
-        st.cull_ms = (t3 - t2e) * 1e3
-        st.gather_ms = (t4 - t3) * 1e3
+        self._pending = (camera.pose, float(dt), int(moved), t0, t1, t2, t2e, t3, t4)
         self.events_ms = (t2e - t2) * 1e3  # in frame_ms only (the CSV has no events column)
-        st.frame_ms = (t4 - t0) * 1e3  # the renderer extends this over upload and draw
+        return matrices
+
+    def row(self, *, t: float | None = None, upload_ms: float = 0.0, draw_ms: float = 0.0,
+            end: float | None = None) -> FrameStats:
+        """The :class:`FrameStats` of the frame :meth:`run` ran (the one place a row is filled); no side effect.
+
+        t : the time to record (default: the pipeline's clock, the sum of dt since :meth:`restart`)
+        upload_ms, draw_ms : the GL stages' times (0 without GL)
+        end : ``perf_counter()`` at the end of the frame (default: now); ``frame_ms`` runs from the start
+            of :meth:`run` to it
+        """
+        pose, dt, moved, t0, t1, t2, t2e, t3, t4 = self._pending
+        s = self.index.stats
+        return FrameStats(
+            frame=self.frame, t=self.t if t is None else float(t), dt=dt,
+            cam_x=pose.x, cam_y=pose.y, cam_z=pose.z, yaw=pose.yaw, pitch=pose.pitch,
+            index=self.index_name, objects=len(self.index), candidates=int(s.candidates), visible=int(self.n_visible),
+            drawn=int(self.n_drawn), nodes_visited=int(s.nodes_visited), max_nodes_per_level=int(s.max_nodes_per_level),
+            moved=moved, update_ms=(t1 - t0) * 1e3, query_ms=(t2 - t1) * 1e3, cull_ms=(t3 - t2e) * 1e3,
+            gather_ms=(t4 - t3) * 1e3, upload_ms=float(upload_ms), draw_ms=float(draw_ms),
+            frame_ms=((perf_counter() if end is None else end) - t0) * 1e3,
+            entered=self.events.n_entered, left=self.events.n_left,
+        )
+
+    def finish(self, **timing) -> FrameStats:
+        """Close the frame :meth:`run` ran: its :meth:`row` (``timing``: its arguments), then the frame
+        counter and the clock advance by its ``dt``."""
+        st = self.row(**timing)
         self.frame += 1
-        self.t += float(dt)
+        self.t += st.dt
         return st
+
+    def step(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None,
+             t: float | None = None) -> FrameStats:
+        """One GL-free frame: :meth:`run` then :meth:`finish` (``frame_ms`` covers the stages only)."""
+        self.run(camera, dt, pose=pose, input_state=input_state)
+        return self.finish(t=t)
 
     def drawn(self) -> np.ndarray:
         """Ids (n_drawn,) int64 of the objects drawn in the last frame (a view)."""

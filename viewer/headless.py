@@ -11,7 +11,8 @@ Typical use (one row per frame; replays are exact because poses and ``dt`` are g
 or in one call: ``render_frames(scene, poses, dt=1 / 60, index="octree")``.
 
 Each row is a :class:`viewer.frame.FrameStats` (fields :data:`viewer.frame.FRAME_COLUMNS`). Kernels and
-shaders are warmed before the first recorded frame, and the frame counter and clock start at 0 then.
+shaders are warmed before the first recorded frame (:meth:`viewer.render.ViewerSession.warm_up`), and the
+frame counter and clock start at 0 then.
 
 This module imports GL lazily (in :class:`HeadlessViewer`), so importing it is cheap. EGL and a GLX window
 must not share a process on Mesa: do not open a window in a process that used this.
@@ -25,6 +26,7 @@ import numpy as np
 
 from .camera import FlyCamera
 from .frame import FrameStats
+from .options import SessionOptions
 
 __all__ = ["HeadlessViewer", "as_poses", "render_frames"]
 
@@ -50,69 +52,49 @@ def as_poses(poses) -> tuple[list[tuple[float, float, float, float, float]], flo
 
 
 class HeadlessViewer:
-    """An offscreen viewer of one scene on an EGL context.
+    """An offscreen viewer of one scene on an EGL context: a :class:`viewer.render.ViewerSession` on an
+    offscreen framebuffer, driven pose by pose.
 
     Parameters
     ----------
     scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
     size : (width, height) pixels
-    index : index to start with (a key of :data:`viewer.index.INDEXES`); indexes : the set to switch among
-    draw : "sprites" (point impostors) or "mesh" (instanced cubes)
-    colour : "category" or "level"; hud, boxes : draw the HUD / the index's node boxes
-    fade : fraction of the view distance over which objects fade in; fog : density x 1/far (0 = none)
+    options : a :class:`viewer.options.SessionOptions` (index, indexes, draw, colour, hud, boxes, fade, fog,
+        hysteresis, ...); ``**changes`` override fields of it. Headless, the HUD is off unless asked for.
     camera : lens and speed to use (default: fitted to the scene); poses given to :meth:`run` move it
-    hysteresis : ``(margin, relative)`` of the visibility events (``entered`` / ``left``; see
-        :class:`viewer.events.VisibilityTracker`); None: no margin
 
     A scene with motion (``scene.motion``) moves every frame rendered with ``dt > 0`` (warm-up frames do
     not move it), so two runs of the same poses and ``dt`` see the same world.
     """
 
-    def __init__(self, scene, *, size: tuple[int, int] = (1280, 720), index: str = "brute",
-                 indexes: list[str] | None = None, draw: str = "sprites", colour: str = "category",
-                 hud: bool = False, boxes: bool = False, fade: float = 0.15, fog: float = 1.5,
-                 camera: FlyCamera | None = None, hysteresis: tuple[float, bool] | None = None):
-        from . import frame as _frame
+    def __init__(self, scene, *, size: tuple[int, int] = (1280, 720), options: SessionOptions | None = None,
+                 camera: FlyCamera | None = None, **changes):
         from .render import ViewerSession, create_headless_context, offscreen_target
 
-        _frame.warm()
+        if options is None:
+            changes.setdefault("hud", False)
         self.ctx = create_headless_context()
         self.size = (int(size[0]), int(size[1]))
         self.fbo = offscreen_target(self.ctx, self.size)
-        self.session = ViewerSession(self.ctx, self.fbo, scene, index=index, indexes=indexes, draw=draw,
-                                     colour=colour, fade=fade, fog=fog, hud=hud, boxes=boxes, camera=camera)
-        if hysteresis is not None:
-            self.session.pipeline.set_hysteresis(*hysteresis)
+        self.session = ViewerSession(self.ctx, self.fbo, scene, options, camera=camera, **changes)
 
     # ----------------------------------------------------------------------------- shortcuts
     @property
     def camera(self) -> FlyCamera:
         return self.session.camera
 
-    @property
-    def pipeline(self):
-        return self.session.pipeline
-
     def use_index(self, name: str) -> None:
         """Switch the index (built on first use, then kept)."""
-        self.session.use_index(name)
+        self.session.set(index=name)
 
     def set_frozen(self, frozen: bool) -> None:
         """Freeze culling at the current camera (or unfreeze)."""
-        self.session.set_frozen(frozen)
+        self.session.set(frozen=frozen)
 
     # ----------------------------------------------------------------------------- frames
     def render(self, pose=None, dt: float = 0.0) -> FrameStats:
         """Render one frame at ``pose`` ((x, y, z, yaw, pitch); None keeps the camera) and return its stats."""
         return self.session.frame(dt, pose=pose)
-
-    def warm(self, pose=None, frames: int = 2) -> None:
-        """Render ``frames`` unrecorded frames (JIT, shader and buffer warm-up; dt 0, so nothing moves), then
-        restart the clock at 0 and the visibility events afresh."""
-        for _ in range(frames):
-            self.session.frame(0.0, pose=pose)
-        self.pipeline.restart()
-        self.session.last = None
 
     def run(self, poses, dt: float | None = None, *, on_frame: Callable[[FrameStats], object] | None = None,
             screenshot=None, warmup: int = 2) -> list[FrameStats]:
@@ -123,7 +105,7 @@ class HeadlessViewer:
         dt : seconds per frame (default: the samples' own dt, else 1/60); it fills the ``t`` / ``dt`` columns
         on_frame : called with each frame's stats as it is produced (e.g. ``recorder.append``)
         screenshot : a path: save the last frame there as PNG
-        warmup : unrecorded frames at the first pose before frame 0 (JIT and shader warm-up)
+        warmup : unrecorded frames at the first pose before frame 0 (:meth:`ViewerSession.warm_up`; 0: none)
         """
         plist, own_dt = as_poses(poses)
         step = float(dt if dt is not None else (own_dt or 1.0 / 60.0))
@@ -131,7 +113,7 @@ class HeadlessViewer:
         if not plist:
             return rows
         if warmup:
-            self.warm(plist[0], warmup)
+            self.session.warm_up(plist[0], warmup)
         for pose in plist:
             st = self.session.frame(step, pose=pose)
             rows.append(st)
@@ -162,6 +144,6 @@ class HeadlessViewer:
 def render_frames(scene, poses, *, dt: float | None = None, screenshot=None,
                   on_frame: Callable[[FrameStats], object] | None = None, **options) -> list[FrameStats]:
     """Render ``poses`` of ``scene`` offscreen and return the per-frame stats; ``options`` go to
-    :class:`HeadlessViewer` (size, index, draw, colour, hud, boxes, fade, fog, camera, hysteresis)."""
+    :class:`HeadlessViewer` (size, camera, options, or any field of :class:`viewer.options.SessionOptions`)."""
     with HeadlessViewer(scene, **options) as hv:
         return hv.run(poses, dt, on_frame=on_frame, screenshot=screenshot)

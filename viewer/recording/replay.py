@@ -4,7 +4,8 @@ Every frame is rendered (offscreen, EGL) at a pose sampled from the path with a 
 runs of the same path see exactly the same poses and visible sets. Several indexes run interleaved
 on one GL context: frame k is rendered by every index before frame k + 1 by any (the order rotates
 each frame), each index with its own pipeline, buffers and camera, so a noisy machine slows them all
-alike. One CSV and one metadata file per index.
+alike. One CSV and one metadata file per index. Each index has its own
+:class:`viewer.render.ViewerSession`, which this module only drives: options, warm-up, frames.
 
 GL is imported lazily (through :mod:`viewer.headless` / :mod:`viewer.render`), only when a replay runs.
 """
@@ -82,8 +83,8 @@ def replay(
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
 
-    on_frame(index, k, session, stats) : called after each frame (tests read ``session.pipeline``)
-    warmup : unrecorded frames at the first pose per index (JIT, shaders, buffers), before frame 0
+    on_frame(index, k, session, stats) : called after each frame (tests read ``session.visible_ids()``)
+    warmup : unrecorded frames at the first pose per index (:meth:`viewer.render.ViewerSession.warm_up`)
     hysteresis : ``(margin, relative)`` of the visibility events (the ``entered`` / ``left`` columns)
 
     Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
@@ -95,10 +96,14 @@ def replay(
         raise UserError("the camera path gives no frames")
 
     from ..headless import HeadlessViewer
+    from ..options import SessionOptions
     from ..render import ViewerSession
 
+    def options(name: str) -> SessionOptions:
+        return SessionOptions(index=name, indexes=[name], draw=draw, hud=False, boxes=False, hysteresis=hysteresis)
+
     try:
-        hv = HeadlessViewer(scene, size=size, index=names[0], indexes=[names[0]], draw=draw, hud=False)
+        hv = HeadlessViewer(scene, size=size, options=options(names[0]))
     except RuntimeError as exc:  # no EGL: the message says what to install
         raise UserError(str(exc)) from None
     recorders: dict[str, Recorder] = {}
@@ -106,23 +111,18 @@ def replay(
         prepare_out_dir(d, names)
         sessions = {names[0]: hv.session}
         for name in names[1:]:
-            sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, index=name, indexes=[name], draw=draw,
-                                           hud=False, boxes=False, camera=None)
+            sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, options(name))
         first = samples.pose(0)
         for s in sessions.values():
-            if hysteresis is not None:
-                s.pipeline.set_hysteresis(*hysteresis)
-            for _ in range(warmup):
-                s.frame(0.0, pose=first)  # dt 0: a moving world stays still
-            s.pipeline.restart()
-            s.last = None
+            s.warm_up(first, warmup)
 
         gl = gl_info(hv.ctx)
         for name, s in sessions.items():
+            info = s.run_info()
             meta = build_meta(
                 scene=scene,
                 index=name,
-                index_options=s.pipeline.index_options.get(name, {}),
+                index_options=info["index_options"],
                 window_size=hv.size,
                 gl=gl,
                 headless=True,
@@ -131,10 +131,10 @@ def replay(
                 dt=samples.dt,
                 draw=draw,
                 interleaved=names,
-                build_s=s.pipeline.build_s.get(name),
+                build_s=info["build_s"],
                 camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
-                hysteresis=s.pipeline.hysteresis,
-                moving=0 if s.pipeline.motion is None else s.pipeline.motion.m,
+                hysteresis=info["hysteresis"],
+                moving=info["moving"],
             )
             recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
 
@@ -148,8 +148,7 @@ def replay(
             for j in range(m):
                 name = names[(k + j) % m]  # rotate who goes first
                 s = sessions[name]
-                st = s.frame(samples.dt, pose=pose)
-                st.t = t
+                st = s.frame(samples.dt, pose=pose, t=t)
                 recorders[name].append(st)
                 if on_frame is not None:
                     on_frame(name, k, s, st)

@@ -1,7 +1,9 @@
 """Everything that touches OpenGL (moderngl), and nothing else does: contexts, shader loading, the
-instanced draw, node boxes, HUD text, screenshots, and :class:`ViewerSession`, which adds the GL stages
-(upload, draw) to the GL-free :class:`viewer.frame.FramePipeline`."""
+instanced draw, node boxes, HUD text, screenshots, and :class:`ViewerSession`, the owner of a frame: it
+runs the GL-free :class:`viewer.frame.FramePipeline` stages, then upload and draw, and builds the frame's
+row once. Its options are a :class:`viewer.options.SessionOptions` (re-exported here)."""
 
+from ..options import SessionOptions
 from .context import create_headless_context, gl_info, offscreen_target, read_rgb, save_png
 from .renderer import DRAW_MODES, SceneRenderer
 from .session import ViewerSession
@@ -11,6 +13,7 @@ from .text import TextLayer
 __all__ = [
     "DRAW_MODES",
     "SceneRenderer",
+    "SessionOptions",
     "ShaderLibrary",
     "TextLayer",
     "ViewerSession",

@@ -10,11 +10,10 @@ import numpy as np
 import moderngl
 
 from ..instances import INSTANCE_DTYPE
+from ..options import DRAW_MODES
 from .shaders import ShaderLibrary
 
 __all__ = ["DRAW_MODES", "INSTANCE_ATTRIBUTES", "SceneRenderer", "attribute_format", "cube_mesh", "cube_edges"]
-
-DRAW_MODES = ("sprites", "mesh")
 
 # numpy base type -> moderngl format letter: float32 as is, uint8 normalised to [0, 1]
 _FORMAT_CODES = {np.dtype("<f4"): "f", np.dtype("u1"): "f1"}

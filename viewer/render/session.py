@@ -1,15 +1,28 @@
-"""One viewer session: the GL-free frame pipeline plus the GL stages (upload, draw), node boxes, HUD and
-screenshots, into one framebuffer (offscreen for headless runs, the window's for the app)."""
+"""One viewer session: the owner of a frame, end to end, for one scene into one framebuffer (offscreen for
+headless runs and replays, the window's for the app).
+
+Data flows one way per frame, and the frame's :class:`viewer.frame.FrameStats` row is built once, at its
+end::
+
+    camera -> index query -> events -> cull -> instance buffer (gather, upload) -> draw -> row
+
+The window (:mod:`viewer.app`), headless runs (:mod:`viewer.headless`) and replays
+(:mod:`viewer.recording.replay`) only drive it: they hand it a :class:`viewer.options.SessionOptions`,
+change options with :meth:`ViewerSession.set` (or the toggles), call :meth:`ViewerSession.warm_up` before
+anything is recorded, then :meth:`ViewerSession.frame` once per frame.
+"""
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from time import perf_counter
 
 import moderngl
 import numpy as np
 
-from ..camera import FlyCamera, InputState, view_rotation
+from ..camera import FlyCamera, InputState
 from ..frame import FramePipeline, FrameStats, camera_for_scene
+from ..options import SessionOptions
 from .context import read_rgb, save_png
 from .renderer import SceneRenderer
 from .shaders import ShaderLibrary
@@ -19,45 +32,123 @@ __all__ = ["ViewerSession"]
 
 FOG_COLOUR = (0.62, 0.70, 0.80)
 
+_OPTION_NAMES = frozenset(f.name for f in fields(SessionOptions))
+_FIXED = frozenset({"indexes", "index_options", "capacity"})  # set when the session is made
+
 
 class ViewerSession:
-    """Renders frames of one scene.
+    """Renders frames of one scene; owns the frame pipeline, the renderer and the camera.
 
     Parameters
     ----------
     ctx : the moderngl context; fbo : the target framebuffer (its viewport is the image size)
     scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
-    index : the index to start with; indexes : the ones ``cycle_index`` goes through
-    draw : "sprites" or "mesh"; colour : "category" or "level"
-    fade : fraction of the view distance over which objects fade in
-    fog : fog density as a multiple of 1 / far (0: no fog)
-    hud, boxes : whether the HUD and the index's node boxes are drawn
+    options : a :class:`viewer.options.SessionOptions` (default: its defaults); ``**changes`` override
+        fields of it (``ViewerSession(ctx, fbo, scene, index="octree", draw="mesh")``)
     camera : the camera to fly (default: :func:`viewer.frame.camera_for_scene`)
+
+    Public API: :attr:`options` (the current options), :meth:`set` (any option, live), the toggles the
+    window binds to keys, :meth:`warm_up`, :meth:`restart`, :meth:`frame`, and read-only views of the last
+    frame (:meth:`visible_ids`, :meth:`drawn_ids`) and of the run (:meth:`run_info`).
     """
 
-    def __init__(self, ctx: moderngl.Context, fbo: moderngl.Framebuffer, scene, *, index: str = "brute",
-                 indexes: list[str] | None = None, draw: str = "sprites", colour: str = "category",
-                 fade: float = 0.15, fog: float = 1.5, hud: bool = True, boxes: bool = False,
-                 camera: FlyCamera | None = None, capacity: int = 4096):
+    def __init__(self, ctx: moderngl.Context, fbo: moderngl.Framebuffer, scene, options: SessionOptions | None = None,
+                 *, camera: FlyCamera | None = None, **changes):
+        o = replace(options or SessionOptions(), **changes)
         self.ctx = ctx
         self.fbo = fbo
         w, h = fbo.viewport[2], fbo.viewport[3]
         self.camera = camera if camera is not None else camera_for_scene(scene, w / h)
         self.camera.aspect = w / h
-        self.pipeline = FramePipeline(scene, index, indexes=indexes, fade=fade, capacity=capacity)
-        self.pipeline.set_colour_mode(colour)
+        self._pipeline = FramePipeline(scene, o.index, indexes=o.indexes, fade=o.fade, capacity=o.capacity,
+                                       index_options=o.index_options, hysteresis=o.hysteresis)
+        self._options = replace(o, indexes=list(self._pipeline.index_names))
         self.shaders = ShaderLibrary(ctx)
         self.fog_colour = FOG_COLOUR
-        self.renderer = SceneRenderer(ctx, self.shaders, capacity=capacity, mode=draw, fog_colour=FOG_COLOUR,
-                                      fog_density=fog / max(self.camera.far, 1e-9))
+        self.renderer = SceneRenderer(ctx, self.shaders, capacity=o.capacity, mode=o.draw, fog_colour=FOG_COLOUR,
+                                      fog_density=o.fog / max(self.camera.far, 1e-9))
         self.text = TextLayer(ctx, self.shaders)
-        self.show_hud = bool(hud)
-        self.show_boxes = bool(boxes)
         self.help_line = ""
+        self.scene_name = self._pipeline.name
         self.last: FrameStats | None = None
-        self.scene_name = self.pipeline.name
+        self._has_boxes = True  # whether the index had node boxes at the last frame that asked
+        self.set(colour=o.colour, frozen=o.frozen)
 
-    # ----------------------------------------------------------------------------- controls
+    # ----------------------------------------------------------------------------- options
+    @property
+    def options(self) -> SessionOptions:
+        """The session's options now (a copy: change them with :meth:`set`)."""
+        return replace(self._options)
+
+    def set(self, **changes) -> SessionOptions:
+        """Change options live (any field of :class:`viewer.options.SessionOptions` but ``indexes``,
+        ``index_options`` and ``capacity``, which are fixed when the session is made); returns the new options.
+
+        ``index`` builds the index on first use (then keeps it); ``frozen=True`` captures the camera's pose
+        and frustum now; ``hysteresis`` ``None`` or ``(0, False)`` turns the margin off.
+        Unknown or fixed names raise ``TypeError``, bad values ``ValueError`` (nothing changed then).
+        """
+        bad = set(changes) - _OPTION_NAMES
+        if bad:
+            raise TypeError(f"unknown session option(s): {', '.join(sorted(bad))}")
+        fixed = [k for k in changes if k in _FIXED and changes[k] != getattr(self._options, k)]
+        if fixed:
+            raise TypeError(f"{', '.join(fixed)} are fixed when the session is made")
+        new = replace(self._options, **changes)  # validates
+        p = self._pipeline
+        if "index" in changes:
+            p.use_index(new.index)
+            new.indexes = list(p.index_names)
+        if "colour" in changes:
+            p.set_colour_mode(new.colour)
+        if "draw" in changes:
+            self.renderer.mode = new.draw
+        if "fade" in changes:
+            p.fade = float(new.fade)
+        if "fog" in changes:
+            self.renderer.fog_density = float(new.fog) / max(self.camera.far, 1e-9)
+        if "frozen" in changes:
+            p.set_frozen(bool(new.frozen), self.camera)
+        if "hysteresis" in changes:
+            p.set_hysteresis(*(new.hysteresis or (0.0, False)))
+        self._options = new
+        return self.options
+
+    def use_index(self, name: str) -> None:
+        """Switch to the index ``name`` (``set(index=name)``)."""
+        self.set(index=name)
+
+    def cycle_index(self, step: int = 1) -> str:
+        """Switch to the next (``step`` 1) or previous (-1) index of ``options.indexes``; returns its name."""
+        names = self._options.indexes or [self._options.index]
+        i = names.index(self._options.index) if self._options.index in names else 0
+        self.set(index=names[(i + step) % len(names)])
+        return self._options.index
+
+    def set_frozen(self, frozen: bool) -> None:
+        self.set(frozen=frozen)
+
+    def toggle_frozen(self) -> bool:
+        return self.set(frozen=not self._options.frozen).frozen
+
+    def toggle_colour(self) -> str:
+        return self.set(colour="level" if self._options.colour == "category" else "category").colour
+
+    def toggle_draw_mode(self) -> str:
+        return self.set(draw="mesh" if self._options.draw == "sprites" else "sprites").draw
+
+    def toggle_boxes(self) -> bool:
+        return self.set(boxes=not self._options.boxes).boxes
+
+    def toggle_hud(self) -> bool:
+        return self.set(hud=not self._options.hud).hud
+
+    def toggle_hysteresis(self, margin: tuple[float, bool]) -> str:
+        """Between no margin and ``margin``; returns the margin as text (``"off"``, ``"5"``, ``"10%"``)."""
+        on = self._options.hysteresis is not None and self._options.hysteresis[0] > 0
+        self.set(hysteresis=None if on else margin)
+        return self.hysteresis
+
     def resize(self, fbo: moderngl.Framebuffer) -> None:
         """Render into ``fbo`` from now on (after a window resize)."""
         self.fbo = fbo
@@ -65,78 +156,115 @@ class ViewerSession:
         if w > 0 and h > 0:
             self.camera.aspect = w / h
 
-    def cycle_index(self, step: int = 1) -> str:
-        return self.pipeline.cycle_index(step)
+    # ----------------------------------------------------------------------------- what callers read
+    @property
+    def index_name(self) -> str:
+        return self._options.index
 
-    def use_index(self, name: str) -> None:
-        self.pipeline.use_index(name)
+    @property
+    def hysteresis(self) -> str:
+        """The events' margin as text (``"off"``, ``"5"``, ``"10%"``)."""
+        return self._pipeline.hysteresis
 
-    def toggle_frozen(self) -> bool:
-        return self.pipeline.toggle_frozen(self.camera)
+    @property
+    def moving(self) -> int:
+        """Objects that move in this scene (0: a static scene)."""
+        mo = self._pipeline.motion
+        return 0 if mo is None else mo.m
 
-    def set_frozen(self, frozen: bool) -> None:
-        self.pipeline.set_frozen(frozen, self.camera)
+    @property
+    def in_view(self) -> int:
+        """Objects inside their view distance (with the hysteresis margin) after the last frame."""
+        return len(self._pipeline.events)
 
-    def toggle_colour(self) -> str:
-        return self.pipeline.toggle_colour_mode()
+    def visible_ids(self) -> np.ndarray:
+        """Ids (visible,) int64 the index answered in the last frame, in its order (a view)."""
+        return self._pipeline.ids[: self._pipeline.n_visible]
 
-    def toggle_draw_mode(self) -> str:
-        self.renderer.mode = "mesh" if self.renderer.mode == "sprites" else "sprites"
-        return self.renderer.mode
+    def drawn_ids(self) -> np.ndarray:
+        """Ids (drawn,) int64 drawn in the last frame, nearest first (a view)."""
+        return self._pipeline.drawn()
+
+    def run_info(self) -> dict:
+        """What a recording's metadata says about this session's current index: ``index_options``,
+        ``build_s`` (seconds to build it), ``hysteresis`` (text), ``moving`` (objects)."""
+        p, name = self._pipeline, self._options.index
+        return {"index_options": dict(self._options.index_options.get(name, {})), "build_s": p.build_s.get(name),
+                "hysteresis": p.hysteresis, "moving": self.moving}
+
+    # ----------------------------------------------------------------------------- warm-up and restart
+    def warm_up(self, pose=None, frames: int = 2) -> None:
+        """Make the next frame as fast as any later one, then :meth:`restart`.
+
+        Compiles every kernel a recorded frame runs (the pipeline's and the index's; in a moving world the
+        movers and ``move_many`` too, without moving anything: :meth:`viewer.frame.FramePipeline.warm_up`),
+        then renders ``frames`` unrecorded frames at ``pose`` (None: where the camera is) with ``dt`` 0, so
+        shaders, buffers and the draw path are warm and a moving world stays still.
+        """
+        self._pipeline.warm_up()
+        for _ in range(int(frames)):
+            self.frame(0.0, pose=pose)
+        self.restart()
+
+    def restart(self) -> None:
+        """Frame counter and clock to 0, the visibility events afresh (everything visible next frame is
+        'entered'), no previous frame for the HUD. The camera and the moving objects stay where they are."""
+        self._pipeline.restart()
+        self.last = None
 
     # ----------------------------------------------------------------------------- the frame
-    def frame(self, dt: float, *, pose=None, input_state: InputState | None = None, moved: int = 0) -> FrameStats:
-        """Update the camera (``pose`` or ``input_state`` over ``dt``), run the pipeline, upload, draw.
+    def frame(self, dt: float, *, pose=None, input_state: InputState | None = None,
+              t: float | None = None) -> FrameStats:
+        """Run one frame and return its row.
 
-        Returns the frame's :class:`viewer.frame.FrameStats`; ``draw_ms`` spans clear, the instanced draw
-        and ``ctx.finish()`` (GL timer queries are unreliable on software renderers); ``frame_ms`` spans
-        everything including node boxes and the HUD.
+        dt : seconds (moves the camera under ``input_state`` and the moving objects; 0: nothing moves)
+        pose : (x, y, z, yaw, pitch) to put the camera at first (replays), else ``input_state`` moves it
+        t : the time to record (a path's sample time); default the session's clock (sum of dt since restart)
+
+        ``draw_ms`` spans clear, the instanced draw and ``ctx.finish()`` (GL timer queries are unreliable on
+        software renderers); ``frame_ms`` spans everything including node boxes and the HUD.
         """
-        t0 = perf_counter()
-        st = self.pipeline.step(self.camera, dt, pose=pose, input_state=input_state, moved=moved)
-        n = st.drawn
+        p = self._pipeline
+        cam = p.run(self.camera, dt, pose=pose, input_state=input_state)  # update, query, events, cull, gather
+        n = p.n_drawn
         t1 = perf_counter()
-        self.renderer.upload(self.pipeline.instance_bytes(), n)
+        self.renderer.upload(p.instance_bytes(), n)
         t2 = perf_counter()
         fbo = self.fbo
         fbo.use()
         fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        cam = self.camera
-        rot = view_rotation(cam.yaw, cam.pitch)
-        proj = cam.projection_matrix()
-        self.renderer.draw(n, rot, proj, fbo.viewport[3])
+        self.renderer.draw(n, cam.rotation, cam.projection, fbo.viewport[3])
         self.ctx.finish()
         t3 = perf_counter()
-        extra = False
-        if self.show_boxes:
-            nb = self.pipeline.node_boxes()
+        overlay = False
+        if self._options.boxes:
+            nb = p.node_boxes()  # once per frame; the HUD reads whether there were any
+            self._has_boxes = nb is not None
             if nb is not None:
                 boxes, visited = nb
-                self.renderer.upload_boxes(np.asarray(boxes), np.asarray(visited), cam.position)
-                self.renderer.draw_boxes(rot, proj)
-                extra = True
-        if self.show_hud:
-            self.text.draw(self.hud_lines(self.last if self.last is not None else st), (fbo.viewport[2], fbo.viewport[3]))
-            extra = True
-        if extra:
+                self.renderer.upload_boxes(np.asarray(boxes), np.asarray(visited), self.camera.position)
+                self.renderer.draw_boxes(cam.rotation, cam.projection)
+                overlay = True
+        if self._options.hud:  # the previous frame's figures (this one's are not known yet), else a preview
+            shown = self.last if self.last is not None else p.row(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3)
+            self.text.draw(self.hud_lines(shown), (fbo.viewport[2], fbo.viewport[3]))
+            overlay = True
+        if overlay:
             self.ctx.finish()
-        t4 = perf_counter()
-        st.upload_ms = (t2 - t1) * 1e3
-        st.draw_ms = (t3 - t2) * 1e3
-        st.frame_ms = (t4 - t0) * 1e3
+        st = p.finish(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3)
         self.last = st
         return st
 
     def hud_lines(self, st: FrameStats) -> list[str]:
         """The HUD text for the stats ``st`` (the previous frame's: this frame's are not known yet)."""
         fps = 1000.0 / st.frame_ms if st.frame_ms > 0 else 0.0
-        p = self.pipeline
+        o = self._options
         flags = []
-        if p.frozen:
+        if o.frozen:
             flags.append("CULLING FROZEN")
-        if self.show_boxes and p.node_boxes() is None:
+        if o.boxes and not self._has_boxes:
             flags.append("no node boxes for this index")
-        colour = p.colour_mode if (p.colour_mode == "category" or p.has_levels) else "category (no levels)"
+        colour = o.colour if (o.colour == "category" or self._pipeline.has_levels) else "category (no levels)"
         lines = [
             f"{self.scene_name}  index: {st.index}  {fps:6.1f} fps  frame {st.frame_ms:7.2f} ms  {'  '.join(flags)}",
             f"update {st.update_ms:6.2f}  query {st.query_ms:6.2f}  cull {st.cull_ms:6.2f}  gather {st.gather_ms:6.2f}"
@@ -144,7 +272,7 @@ class ViewerSession:
             f"objects {st.objects}  candidates {st.candidates}  visible {st.visible}  drawn {st.drawn}"
             f"  nodes {st.nodes_visited} (max/level {st.max_nodes_per_level})",
             f"pos ({st.cam_x:.1f}, {st.cam_y:.1f}, {st.cam_z:.1f})  yaw {st.yaw:.0f}  pitch {st.pitch:.0f}"
-            f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {self.renderer.mode}",
+            f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {o.draw}",
         ]
         if self.help_line:
             lines.append(self.help_line)
