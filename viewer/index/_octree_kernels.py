@@ -772,100 +772,196 @@ def _spread3(v):
 
 
 @njit_noref
-def morton_keys(centres, x0, y0, z0, edge, keys):
-    """keys[i] = the 63-bit Morton code of centre i on a 2^21 grid over the root box."""
-    scale = 2097152.0 / edge
-    for i in range(centres.shape[0]):
-        qx = min(max(int((centres[i, 0] - x0) * scale), 0), 2097151)
-        qy = min(max(int((centres[i, 1] - y0) * scale), 0), 2097151)
-        qz = min(max(int((centres[i, 2] - z0) * scale), 0), 2097151)
-        keys[i] = _spread3(np.int64(qx)) | (_spread3(np.int64(qy)) << 1) | (_spread3(np.int64(qz)) << 2)
+def _compact3(v):
+    # the inverse of _spread3: gather every third bit of v into the low 21 bits
+    v &= 0x1249249249249249
+    v = (v | (v >> 2)) & 0x10C30C30C30C30C3
+    v = (v | (v >> 4)) & 0x100F00F00F00F00F
+    v = (v | (v >> 8)) & 0x1F0000FF0000FF
+    v = (v | (v >> 16)) & 0x1F00000000FFFF
+    v = (v | (v >> 32)) & 0x1FFFFF
+    return v
+
+
+@njit_noref
+def _cell(c, x0, cell, scale, top):
+    """The cell of coordinate c on the grid x0 + q * cell, q in 0..top: the float product may be off
+    by one near a cell boundary; the corrections compare with exact bounds (see PREC and the
+    caller's choice of ``cell``)."""
+    q = int((c - x0) * scale)
+    q = min(max(q, 0), top)
+    while q > 0 and x0 + q * cell > c:
+        q -= 1
+    while q < top and x0 + (q + 1) * cell <= c:
+        q += 1
+    return q
+
+
+@njit_noref
+def morton_keys(centres, live, x0, y0, z0, edge, bits, keys):
+    """keys[j] = the 63-bit Morton code (21 bits an axis, x lowest in each 3-bit group) of centre
+    live[j] on a grid of 2^bits cells an axis over the root box, shifted up to 21 bits. ``bits``
+    is small enough that every cell bound is an exact float, so a key's cell at each depth is
+    exactly the node that holds the centre."""
+    cell = edge / (1 << bits)
+    scale = (1 << bits) / edge
+    top = (1 << bits) - 1
+    sh = 21 - bits
+    for j in range(live.shape[0]):
+        i = live[j]
+        qx = np.int64(_cell(centres[i, 0], x0, cell, scale, top)) << sh
+        qy = np.int64(_cell(centres[i, 1], y0, cell, scale, top)) << sh
+        qz = np.int64(_cell(centres[i, 2], z0, cell, scale, top)) << sh
+        keys[j] = _spread3(qx) | (_spread3(qy) << 1) | (_spread3(qz) << 2)
 
 
 @njit
-def build(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, centres, radii, order, scratch):
-    """Bulk build into an empty tree (a root only). Pass 1 places every object (in ``order``, a
-    Morton order of the centres, so consecutive objects share most of their path), creating nodes;
-    pass 2 lays the blocks out in depth-first order, exactly sized; pass 3 scatters the objects;
-    the caller then runs :func:`refit` for the boxes and octant runs. Returns 0, or 1 when the node arrays ran out (the caller
-    grows them and starts again). ``centres``/``radii`` are indexed by id; only the ids in ``order``
-    are placed (a rebuild passes the live ones)."""
-    n_obj = order.shape[0]
-    node_of = np.empty(centres.shape[0], dtype=np.int32)
-    root = meta[ROOT]
-    root_lev = nlev[root]
-    root_edge = EDGE[root_lev]
-    last = np.full(256, root, dtype=np.int32)
-    for j in range(n_obj):
-        if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
-            return 1
-        i = order[j]
-        # objects come in Morton order: start from the last node made or found on the object's own
-        # level (up while the centre is outside it, then down): mostly a step or two
-        r = radii[i]
-        lev = root_lev
-        e = root_edge
-        while lev > meta[MIN_LEV] and r < 0.25 * e:
-            lev -= 1
+def trie_build(keys, order, radii, root_lev, min_lev, x0, y0, z0, bits, t_parent, t_depth, t_count, t_corner, node_of):
+    """Pass 1 of the bulk build: the objects in Morton order (``keys`` sorted, ``order`` their ids)
+    each go to the node of their radius band on their key's path, creating the nodes of the path
+    that do not exist yet. The current path is a stack, so an object costs a few integer
+    comparisons (no float containment tests, no child-list searches). Nodes are numbered in creation
+    order (depth-first, Morton order within each depth): ``t_parent``, ``t_depth``, ``t_count``,
+    ``t_corner`` (cap,) ...; ``node_of[j]`` the node of the j-th object, or -1 for an object that
+    belongs deeper than the key grid (placed one by one afterwards). Returns (nodes, placed later),
+    or (-1, 0) when the node arrays are full."""
+    n = keys.shape[0]
+    cap = t_parent.shape[0]
+    E = EDGE[root_lev]
+    stack = np.zeros(24, dtype=np.int32)
+    t_parent[0] = -1
+    t_depth[0] = 0
+    t_count[0] = 0
+    t_corner[0, 0] = x0
+    t_corner[0, 1] = y0
+    t_corner[0, 2] = z0
+    big = max(abs(x0), abs(y0), abs(z0))
+    fin = 0 if (root_lev <= min_lev or big > PREC * E) else 99  # depth of a finest node on the path
+    m = 1
+    s = 0  # depth of the current path
+    pk = np.int64(0)
+    later = 0
+    dmax = root_lev - min_lev
+    for j in range(n):
+        k = keys[j]
+        r = radii[order[j]]
+        d = 0
+        e = E
+        while d < dmax and r < 0.25 * e:
             e *= 0.5
-        t = place(nint, nlev, ncorner, nq, meta, last[lev], centres[i, 0], centres[i, 1], centres[i, 2], r)
-        last[lev] = t
-        node_of[i] = t
-        nint[t, COUNT] += 1
-    # depth-first block layout
-    m = meta[NODE_TOP]
-    stack = np.empty(m + 1, dtype=np.int32)
-    stack[0] = root
-    top = 1
+            d += 1
+        c = 0
+        while c < s and (k >> (60 - 3 * c)) == (pk >> (60 - 3 * c)):
+            c += 1
+        if fin > c:
+            fin = 99  # the path below c is not this object's
+        if fin < d:
+            d = fin
+        pk = k
+        if d <= c:
+            s = c
+            t = stack[d]
+        elif d > bits:
+            s = c
+            node_of[j] = -1
+            later += 1
+            continue
+        else:
+            qx = _compact3(k)
+            qy = _compact3(k >> 1)
+            qz = _compact3(k >> 2)
+            for dd in range(c + 1, d + 1):
+                if m >= cap:
+                    return -1, 0
+                ed = EDGE[root_lev - dd]
+                sh = 21 - dd
+                cx = x0 + (qx >> sh) * ed
+                cy = y0 + (qy >> sh) * ed
+                cz = z0 + (qz >> sh) * ed
+                t_parent[m] = stack[dd - 1]
+                t_depth[m] = dd
+                t_count[m] = 0
+                t_corner[m, 0] = cx
+                t_corner[m, 1] = cy
+                t_corner[m, 2] = cz
+                stack[dd] = m
+                m += 1
+                if root_lev - dd <= min_lev or max(abs(cx), abs(cy), abs(cz)) > PREC * ed:
+                    fin = dd
+                    d = dd
+                    break
+            s = d
+            t = stack[d]
+        t_count[t] += 1
+        node_of[j] = t
+    return m, later
+
+
+@njit
+def trie_layout(m, t_parent, t_depth, t_count, t_corner, root_lev, node_of, order, centres, radii,
+                nint, nlev, ncorner, nq, obj, oid, ids, meta):
+    """Pass 2 of the bulk build: write the m nodes breadth-first (a stable counting sort by depth:
+    within a depth the creation order is Morton order, so a node's children are neighbours), link
+    children and siblings, lay the blocks out in creation (depth-first) order, exactly sized, and
+    scatter the objects. Boxes and octant runs are left to :func:`refit`."""
+    cnt = np.zeros(25, dtype=np.int64)
+    for t in range(m):
+        cnt[t_depth[t] + 1] += 1
+    for d in range(1, 25):
+        cnt[d] += cnt[d - 1]
+    new = np.empty(m, dtype=np.int32)
+    for t in range(m):
+        d = t_depth[t]
+        new[t] = cnt[d]
+        cnt[d] += 1
     pos = 0
-    while top > 0:
-        top -= 1
-        n = stack[top]
-        size = nint[n, COUNT]
-        nint[n, START] = pos
-        nint[n, SIZE] = size
-        pos += size
-        c = nint[n, CHILD]
-        while c >= 0:
-            stack[top] = c
-            top += 1
-            c = nint[c, SIB]
-    meta[POOL_TOP] = pos
-    fill = np.zeros(m, dtype=np.int32)
-    for j in range(n_obj):
+    for t in range(m):
+        b = new[t]
+        p = t_parent[t]
+        nint[b, PARENT] = new[p] if p >= 0 else -1
+        nint[b, CHILD] = -1
+        nint[b, SIB] = -1
+        nint[b, START] = pos
+        nint[b, COUNT] = 0
+        nint[b, SIZE] = t_count[t]
+        pos += t_count[t]
+        nlev[b] = root_lev - t_depth[t]
+        ncorner[b, 0] = t_corner[t, 0]
+        ncorner[b, 1] = t_corner[t, 1]
+        ncorner[b, 2] = t_corner[t, 2]
+        for a in range(12):
+            nq[b, a] = EMPTY_Q[a % 6]
+        for a in range(12, 15):
+            nq[b, a] = 0
+    for b in range(1, m):
+        p = nint[b, PARENT]
+        if nint[b - 1, PARENT] != p:
+            nint[p, CHILD] = b
+        if b + 1 < m and nint[b + 1, PARENT] == p:
+            nint[b, SIB] = b + 1
+    placed = 0
+    for j in range(order.shape[0]):
+        t = node_of[j]
+        if t < 0:
+            continue
+        b = new[t]
         i = order[j]
-        n = node_of[i]
-        s = nint[n, START] + fill[n]
-        fill[n] += 1
+        s = nint[b, START] + nint[b, COUNT]
+        nint[b, COUNT] += 1
         obj[s, 0] = centres[i, 0]
         obj[s, 1] = centres[i, 1]
         obj[s, 2] = centres[i, 2]
         obj[s, 3] = radii[i]
         oid[s] = i
         ids[i, 0] = s
-        ids[i, 1] = n
-    meta[NOBJ] = n_obj
-    return 0
-
-
-@njit
-def bfs_order(nint, meta):
-    """(M,) int32: the live nodes in breadth-first order from the root, each node's children in a
-    row (so a layout in this order keeps siblings adjacent in memory)."""
-    m = meta[NODE_TOP]
-    order = np.empty(m, dtype=np.int32)
-    order[0] = meta[ROOT]
-    head = 0
-    tail = 1
-    while head < tail:
-        n = order[head]
-        head += 1
-        c = nint[n, CHILD]
-        while c >= 0:
-            order[tail] = c
-            tail += 1
-            c = nint[c, SIB]
-    return order[:tail]
+        ids[i, 1] = b
+        placed += 1
+    meta[ROOT] = 0
+    meta[NODE_TOP] = m
+    meta[NODE_FREE] = -1
+    meta[LIVE_NODES] = m
+    meta[POOL_TOP] = pos
+    meta[NOBJ] = placed
 
 
 @njit_noref
@@ -945,25 +1041,6 @@ def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, 
     nq[n, 12] = a1 & 0xFF
     nq[n, 13] = (a1 >> 8) & 0xFF
     nq[n, 14] = (a1 >> 16) & 0xFF
-
-
-@njit_noref
-def permute_nodes(src, dst, dst_int, order, new, ids, next_id):
-    """Copy node rows ``src[order[j]]`` to ``dst[j]`` (rows as 8 int64 words) and renumber the
-    parent / child / sibling links (``dst_int`` is ``dst`` as int32 columns 6..11) and the ids'
-    nodes through ``new`` (old slot -> new slot)."""
-    for j in range(order.shape[0]):
-        o = order[j]
-        for w in range(8):
-            dst[j, w] = src[o, w]
-        for col in range(3):
-            v = dst_int[j, col]
-            if v >= 0:
-                dst_int[j, col] = new[v]
-    for i in range(next_id):
-        n = ids[i, 1]
-        if n >= 0:
-            ids[i, 1] = new[n]
 
 
 @njit

@@ -80,23 +80,68 @@ class Octree(SphereIndex):
         """Bulk build of the ids ``live`` ((L,) int32; ``centres``/``radii`` are indexed by id) on a
         root fitted to them and to ``extra`` (a centre and radius that must fit too, or None);
         ``min_lev`` keeps a finest level (a rebuild), None derives it from the new root; ``id_cap``
-        the rows of the id table."""
+        the rows of the id table.
+
+        Objects are sorted by the Morton key of their centre; one pass walks them with the current
+        root-to-leaf path on a stack, creating nodes (:func:`~._octree_kernels.trie_build`); a second
+        writes the nodes breadth-first and the objects into exactly sized blocks
+        (:func:`~._octree_kernels.trie_layout`); :meth:`refit` computes the boxes and octant runs."""
         n = live.size
-        self._alloc(
-            node_cap=max(1024, int(2.6 * n) + 400), pool_cap=max(16, n), id_cap=max(16, id_cap)
+        full = n == centres.shape[0]
+        cl, rl = (centres, radii) if full else (centres[live], radii[live])
+        corner, lev, snap = self._root_box(cl, rl, extra)
+        self._alloc(node_cap=1024, pool_cap=max(16, n), id_cap=max(16, id_cap))
+        self._meta[K.SNAP_LEV] = _level_of_edge(snap)
+        self._meta[K.MIN_LEV] = max(lev - self.max_depth, 1) if min_lev is None else min_lev
+        if n == 0:
+            K.new_node(self._nint, self._nlev, self._ncorner, self._nq, self._meta, -1, lev, *map(float, corner))
+            self._meta[K.ROOT] = 0
+            return
+        edge = float(K.EDGE[lev])
+        x0, y0, z0 = map(float, corner)
+        # key cells must have exact float bounds: 2^bits cells an axis, each >= 2^-50 of the largest
+        # coordinate (corners are multiples of snap, which is at least 2^-30 of it)
+        big = float(np.abs(corner).max()) + edge
+        bits = 21
+        while bits > 0 and big > 2.0**50 * edge / 2.0**bits:
+            bits -= 1
+        keys = np.empty(n, dtype=np.int64)
+        K.morton_keys(centres, live, x0, y0, z0, edge, bits, keys)
+        srt = np.argsort(keys)
+        keys = keys[srt]
+        order = live[srt].astype(np.int32)
+        del srt
+        cap = int(2.6 * n) + 400
+        node_of = np.empty(n, dtype=np.int32)
+        while True:
+            t_parent = np.empty(cap, dtype=np.int32)
+            t_depth = np.empty(cap, dtype=np.uint8)
+            t_count = np.empty(cap, dtype=np.int32)
+            t_corner = np.empty((cap, 3))
+            m, later = K.trie_build(
+                keys, order, radii, lev, int(self._meta[K.MIN_LEV]), x0, y0, z0, bits,
+                t_parent, t_depth, t_count, t_corner, node_of,
+            )
+            if m >= 0:
+                break
+            cap *= 2
+        del keys
+        node_cap = int(m * 1.02) + K.NODE_RESERVE + 400
+        self._set_nodes(np.zeros((node_cap, 64), dtype=np.uint8))
+        self._meta[K.NODE_CAP] = node_cap
+        K.trie_layout(
+            m, t_parent, t_depth, t_count, t_corner, lev, node_of, order, centres, radii,
+            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids, self._meta,
         )
-        self._init_root(centres[live], radii[live], extra, min_lev)
-        if n:
-            root = self._meta[K.ROOT]
-            keys = np.empty(n, dtype=np.int64)
-            K.morton_keys(centres[live], *map(float, self._ncorner[root]), float(K.EDGE[self._nlev[root]]), keys)
-            order = live[np.argsort(keys)].astype(np.int32)
-            del keys
-            while K.build(*self._tree(), self._meta, self._bfree, centres, radii, order, self._scratch):
-                self._alloc(node_cap=2 * self._node.shape[0], pool_cap=self._obj.shape[0], id_cap=self._ids.shape[0])
-                self._init_root(centres[live], radii[live], extra, min_lev)
-            self._relayout()
-            self.refit()
+        del t_parent, t_depth, t_count, t_corner
+        for i in order[node_of < 0]:  # deeper than the key grid: rare (radii < 2^-21 of the world)
+            x, y, z = map(float, centres[i])
+            while True:
+                self._ensure_nodes()
+                if K.insert_one(*self._tree(), self._meta, self._bfree, int(i), x, y, z, float(radii[i]), self._scratch, self._iscratch) == 0:
+                    break
+                self._grow_pool()
+        self.refit()
 
     def _rebuild(self, x: float, y: float, z: float, r: float) -> None:
         """Build the tree again on a root that also holds (x, y, z, r): the root cannot grow that far
@@ -143,11 +188,12 @@ class Octree(SphereIndex):
     def _tree(self):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
 
-    def _init_root(self, centres: np.ndarray, radii: np.ndarray, extra=None, min_lev=None) -> None:
-        """A root holding every centre, with an edge at least twice the largest radius, at least
-        2^-40 of its largest coordinate (so its corners are exact on its grid: see
-        ``_octree_kernels.PREC``) and at least 2^-80; its corner snapped to a multiple of g, 2^-30 of
-        the largest coordinate, so every corner below it is exact too."""
+    @staticmethod
+    def _root_box(centres: np.ndarray, radii: np.ndarray, extra=None) -> tuple[np.ndarray, int, float]:
+        """The root's corner (3,), level and snap g: a box holding every centre (and ``extra``), with
+        an edge at least twice the largest radius, at least 2^-38 of its largest coordinate (so its
+        corners are exact on its grid: see ``_octree_kernels.PREC``) and at least 2^-80; its corner a
+        multiple of g, 2^-30 of the largest coordinate, so every corner below it is exact too."""
         if extra is not None:
             centres = np.concatenate([centres, extra[0][None, :]])
             radii = np.concatenate([radii, [extra[1]]])
@@ -166,30 +212,7 @@ class Octree(SphereIndex):
         corner = np.floor(lo / snap) * snap
         while not (corner + edge > hi).all():  # at most a couple of doublings: corner <= lo < corner + snap
             edge *= 2.0
-        lev = _level_of_edge(edge)
-        K.new_node(self._nint, self._nlev, self._ncorner, self._nq, self._meta, -1, lev, *map(float, corner))
-        self._meta[K.ROOT] = 0
-        self._meta[K.SNAP_LEV] = _level_of_edge(snap)
-        self._meta[K.MIN_LEV] = max(lev - self.max_depth, 1) if min_lev is None else min_lev
-
-    def _relayout(self) -> None:
-        """Renumber the nodes breadth-first (siblings adjacent, so a query's walk over a node's
-        children touches neighbouring cache lines) and trim the arrays to what is used plus room
-        for ordinary growth. Only right after a bulk build: no free slots, no stale ids."""
-        order = K.bfs_order(self._nint, self._meta)
-        m = order.size
-        new = np.full(int(self._meta[K.NODE_TOP]), -1, dtype=np.int32)
-        new[order] = np.arange(m, dtype=np.int32)
-        cap = int(m * 1.02) + K.NODE_RESERVE + 400
-        node = np.zeros((cap, 64), dtype=np.uint8)
-        K.permute_nodes(
-            self._node.view(np.int64), node.view(np.int64), node.view(np.int32)[:, 6:12], order, new,
-            self._ids, self._next_id,
-        )
-        self._set_nodes(node)
-        self._meta[K.ROOT] = 0
-        self._meta[K.NODE_TOP] = m
-        self._meta[K.NODE_CAP] = cap
+        return corner, _level_of_edge(edge), snap
 
     def _grow_nodes(self) -> None:
         cap = 2 * self._node.shape[0]
