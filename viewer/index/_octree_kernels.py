@@ -634,6 +634,32 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
     return m
 
 
+@njit
+def slot_order(ids, mids, pool_top):
+    """(M,) int64: a permutation of a batch of moves by the current slot of each object, bucketed
+    (a counting sort on the slot's high bits, about one bucket per 4 moves): the moves then walk
+    the object pool, and mostly the nodes, in memory order instead of at random."""
+    m = mids.shape[0]
+    sh = 0
+    while (pool_top >> sh) > max(4 * m, 4096):
+        sh += 1
+    nb = (pool_top >> sh) + 2
+    cnt = np.zeros(nb, dtype=np.int64)
+    key = np.empty(m, dtype=np.int64)
+    for k in range(m):
+        b = ids[mids[k], 0] >> sh
+        key[k] = b
+        cnt[b + 1] += 1
+    for b in range(1, nb):
+        cnt[b] += cnt[b - 1]
+    perm = np.empty(m, dtype=np.int64)
+    for k in range(m):
+        b = key[k]
+        perm[cnt[b]] = k
+        cnt[b] += 1
+    return perm
+
+
 # ----------------------------------------------------------------------------- query
 
 

@@ -43,6 +43,9 @@ from ._contract import SphereIndex, as_objects, as_point
 
 __all__ = ["Octree"]
 
+# a batch of at least this many moves is reordered by the objects' slots first
+SORT_MOVES = 256
+
 
 def _level_of_edge(edge: float) -> int:
     return int(round(math.log2(edge))) + 128
@@ -305,6 +308,10 @@ class Octree(SphereIndex):
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
         # rad: NaN keeps the radius (the contract's convention, which the kernel follows)
+        if ids.size >= SORT_MOVES:
+            # ids are distinct in a batch, so any order gives the same result: walk memory in order
+            perm = K.slot_order(self._ids, ids, int(self._meta[K.POOL_TOP]))
+            ids, centres, rad = ids[perm], centres[perm], rad[perm]
         done = 0
         while done < ids.size:
             self._ensure_nodes()
