@@ -174,7 +174,8 @@ class FramePipeline:
         self._synced: dict[str, int] = {}  # index name -> the motion step its objects are at
         self.build_s: dict[str, float] = {}
         self.events = VisibilityTracker(n, *(hysteresis or (0.0, False)))
-        self.events_ms = 0.0
+        #: the last frame's stage times, milliseconds (update, query, events, cull, gather)
+        self.stage_ms: dict[str, float] = dict.fromkeys(("update", "query", "events", "cull", "gather"), 0.0)
         self.colour_mode = "category"
         self.frozen = False
         self._frozen_pose: Pose | None = None
@@ -345,30 +346,48 @@ class FramePipeline:
 
     # ----------------------------------------------------------------------------- the frame
     def run(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None) -> CameraMatrices:
-        """Run the GL-free stages of one frame: update, query, events, cull, gather.
+        """Run the GL-free stages of one frame: :meth:`update`, then :meth:`select` (query, events, cull,
+        gather); returns the camera's matrices of this frame (see :meth:`select`). Counts and stage times
+        wait in the pipeline until :meth:`finish` turns them into the frame's row."""
+        self.update(camera, dt, pose=pose, input_state=input_state)
+        return self.select(camera)
+
+    def update(self, camera: FlyCamera, dt: float, *, pose=None, input_state: InputState | None = None):
+        """The update stage, the start of a frame: the camera moves, then the movers.
 
         camera : updated in place: set to ``pose`` ((x, y, z, yaw, pitch)) when given, else moved by
             ``input_state`` over ``dt`` seconds (neither: it stays)
-        dt : seconds; with motion and ``dt > 0`` the moving objects advance by ``dt`` (``dt == 0``, e.g.
-            warm-up frames, leaves them still)
-        Returns the camera's matrices of this frame (built once, in the cull stage: the cull and the
-        draw use the same). The records are then in :attr:`instances` / :meth:`instance_bytes`; counts
-        and stage times wait in the pipeline until :meth:`finish` turns them into the frame's row.
+        dt : seconds; with motion and ``dt > 0`` the moving objects advance by ``dt`` and move in the
+            current index (``dt == 0``, e.g. warm-up frames, leaves them still)
+        Returns what moved, ``(ids (M,) int64, centres (M, 3) float64, radii (M,) float64 or None)`` (the
+        motion state's buffers: a GPU copy of the world uploads them), or None.
         """
         t0 = perf_counter()
         if pose is not None:
             camera.set_pose(pose)
         elif input_state is not None:
             camera.update(dt, input_state)
-        index = self.index
-        moved = 0
+        moved = None
         if self.motion is not None and dt > 0.0:
-            ids, c, r = advance(self.motion, dt)
-            index.move_many(ids, c, r)
+            moved = advance(self.motion, dt)
+            self.index.move_many(*moved)
             self._synced[self.index_name] = self.motion.step
-            moved = ids.size
-        t1 = perf_counter()
+        self._t0 = t0
+        self._dt = float(dt)
+        self._moved = 0 if moved is None else int(moved[0].size)
+        self.stage_ms["update"] = (perf_counter() - t0) * 1e3
+        return moved
 
+    def select(self, camera: FlyCamera) -> CameraMatrices:
+        """Query, events, cull and gather on the CPU, after :meth:`update`.
+
+        Returns the camera's matrices of this frame (built once, in the cull stage: the cull and the draw
+        use the same). The records are then in :attr:`instances` / :meth:`instance_bytes`, their counts in
+        :attr:`n_visible` / :attr:`n_drawn`, the stage times in :attr:`stage_ms` (a culling mode that runs
+        elsewhere fills the same three and the same keys).
+        """
+        t1 = perf_counter()
+        index = self.index
         # query: the camera (or the frozen camera) is the point
         qp = self._qp
         if self._frozen_pose is not None:
@@ -407,29 +426,32 @@ class FramePipeline:
 
         self.n_visible = k
         self.n_drawn = m
-        self._pending = (camera.pose, float(dt), int(moved), t0, t1, t2, t2e, t3, t4)
-        self.events_ms = (t2e - t2) * 1e3  # in frame_ms only (the CSV has no events column)
+        st = self.stage_ms
+        st["query"] = (t2 - t1) * 1e3
+        st["events"] = (t2e - t2) * 1e3  # in frame_ms only (the CSV has no events column)
+        st["cull"] = (t3 - t2e) * 1e3
+        st["gather"] = (t4 - t3) * 1e3
+        self._pose = camera.pose
         return matrices
 
     def row(self, *, t: float | None = None, upload_ms: float = 0.0, draw_ms: float = 0.0,
             end: float | None = None) -> FrameStats:
-        """The :class:`FrameStats` of the frame :meth:`run` ran (the one place a row is filled); no side effect.
+        """The :class:`FrameStats` of the frame just run (the one place a row is filled); no side effect.
 
         t : the time to record (default: the pipeline's clock, the sum of dt since :meth:`restart`)
         upload_ms, draw_ms : the GL stages' times (0 without GL)
         end : ``perf_counter()`` at the end of the frame (default: now); ``frame_ms`` runs from the start
-            of :meth:`run` to it
+            of :meth:`update` to it
         """
-        pose, dt, moved, t0, t1, t2, t2e, t3, t4 = self._pending
-        s = self.index.stats
+        pose, s, ms = self._pose, self.index.stats, self.stage_ms
         return FrameStats(
-            frame=self.frame, t=self.t if t is None else float(t), dt=dt,
+            frame=self.frame, t=self.t if t is None else float(t), dt=self._dt,
             cam_x=pose.x, cam_y=pose.y, cam_z=pose.z, yaw=pose.yaw, pitch=pose.pitch,
             index=self.index_name, objects=len(self.index), candidates=int(s.candidates), visible=int(self.n_visible),
             drawn=int(self.n_drawn), nodes_visited=int(s.nodes_visited), max_nodes_per_level=int(s.max_nodes_per_level),
-            moved=moved, update_ms=(t1 - t0) * 1e3, query_ms=(t2 - t1) * 1e3, cull_ms=(t3 - t2e) * 1e3,
-            gather_ms=(t4 - t3) * 1e3, upload_ms=float(upload_ms), draw_ms=float(draw_ms),
-            frame_ms=((perf_counter() if end is None else end) - t0) * 1e3,
+            moved=self._moved, update_ms=ms["update"], query_ms=ms["query"], cull_ms=ms["cull"],
+            gather_ms=ms["gather"], upload_ms=float(upload_ms), draw_ms=float(draw_ms),
+            frame_ms=((perf_counter() if end is None else end) - self._t0) * 1e3,
             entered=self.events.n_entered, left=self.events.n_left,
         )
 

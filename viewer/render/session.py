@@ -225,7 +225,10 @@ class ViewerSession:
         software renderers); ``frame_ms`` spans everything including node boxes and the HUD.
         """
         p = self._pipeline
-        cam = p.run(self.camera, dt, pose=pose, input_state=input_state)  # update, query, events, cull, gather
+        p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the index)
+        # options.cull picks where query, events, cull and gather run; "cpu": the pipeline, then the upload.
+        # Another mode (GPU) branches here and fills the same n_visible / n_drawn / stage_ms of the pipeline.
+        cam = p.select(self.camera)
         n = p.n_drawn
         t1 = perf_counter()
         self.renderer.upload(p.instance_bytes(), n)
