@@ -83,8 +83,9 @@ def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, 
     rc = main(["record", str(scene_file), "--frames", "25", "--size", "128x72", "-o", str(out),
                "--save-path", str(tmp_path / "path.toml"), *sum((["--index", n] for n in names), [])])
     assert rc == 0
-    err = capsys.readouterr().err
-    assert "100.0%" in err and "ETA" in err
+    cap = capsys.readouterr()
+    assert "100.0%" in cap.err and "ETA" in cap.err
+    assert "frames that draw something: " in cap.out and "every index" in cap.out
     assert sorted(p.name for p in out.iterdir()) == sorted([f"{n}.csv" for n in names] + [f"{n}.meta.json" for n in names])
     for n in names:
         run = read_run(out / f"{n}.csv")

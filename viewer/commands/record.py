@@ -110,7 +110,7 @@ def run(args) -> int:
         bar.close()
     if cam_path is None:
         try:
-            cam_path = generated_path(scene, args.generated, speed=args.speed)
+            cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])
         except ValueError as exc:  # e.g. a speed so low that the path's times overflow
             raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
         path_meta = {"name": cam_path.name, "generated": args.generated, "speed": args.speed}
@@ -131,6 +131,25 @@ def run(args) -> int:
         moving = "" if scene.motion is None else f" ({scene.motion.m} moving)"
         print(f"{scene.name}: {len(scene.centres)} objects{moving}; path {cam_path.name}: {len(samples)} frames, "
               f"dt {samples.dt:.4g} s; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
-    replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
-           progress=not args.quiet, hysteresis=args.hysteresis)
+    csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
+                  progress=not args.quiet, hysteresis=args.hysteresis)
+    print(drawing_share(csvs))
     return 0
+
+
+def drawing_share(csvs: dict) -> str:
+    """One line: the share of recorded frames that drew at least one object (per index when they differ)."""
+    import numpy as np
+
+    from ..recording import read_run
+
+    shares = {}
+    for name, path in csvs.items():
+        drawn = np.asarray(read_run(path)["drawn"])
+        shares[name] = (int((drawn > 0).sum()), int(drawn.size))
+    if len(set(shares.values())) == 1:
+        hit, n = next(iter(shares.values()))
+        who = "every index" if len(shares) > 1 else next(iter(shares))
+        return f"frames that draw something: {100.0 * hit / max(n, 1):.1f}% ({hit} of {n}; {who})"
+    return "frames that draw something: " + ", ".join(
+        f"{name} {100.0 * hit / max(n, 1):.1f}% ({hit} of {n})" for name, (hit, n) in shares.items())

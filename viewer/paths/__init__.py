@@ -10,16 +10,18 @@ One module per concern, no GL in any:
 - :mod:`.spline`: :class:`CameraPath` (the interpolation) and :class:`PoseSamples` (poses at a fixed step)
 - :mod:`.files`: :func:`load_path` / :func:`save_path` (TOML, or JSON by suffix, validated field by field)
 - :mod:`.capture`: :class:`PathRecorder` (keyframes from a flight) and :func:`simplify` (thinned to a tolerance)
-- :mod:`.generate`: :func:`generated_path` (a fly-through fitted to the scene)
+- :mod:`.generate`: :func:`generated_path` (a fly-through fitted to the scene, paced by what it draws) and
+  :func:`drawn_share`
 """
 
 from .capture import ANGLE_TOLERANCE, POSITION_TOLERANCE, PathRecorder, simplify
 from .files import PATH_FORMAT, PATH_VERSION, load_path, path_from_dict, save_path
-from .generate import GENERATED, generated_path
+from .generate import DRAWN_SHARE, GENERATED, drawn_share, generated_path
 from .spline import MAX_PITCH, CameraPath, PoseSamples
 
 __all__ = [
     "ANGLE_TOLERANCE",
+    "DRAWN_SHARE",
     "GENERATED",
     "MAX_PITCH",
     "PATH_FORMAT",
@@ -28,6 +30,7 @@ __all__ = [
     "CameraPath",
     "PathRecorder",
     "PoseSamples",
+    "drawn_share",
     "generated_path",
     "load_path",
     "path_from_dict",

@@ -13,66 +13,225 @@ from ..camera import look_at_angles
 from ..errors import UserError
 from .spline import CameraPath
 
-__all__ = ["GENERATED", "generated_path"]
+__all__ = ["DRAWN_SHARE", "GENERATED", "drawn_share", "generated_path"]
 
 #: the kinds of generated path, for ``viewer record --generated``
 GENERATED: tuple[str, ...] = ("flythrough", "clusters", "diagonal", "remote")
 
 
-def generated_path(scene, kind: str = "flythrough", *, speed: float | None = None) -> CameraPath:
+#: the share of a generated path's time the pacing aims to spend with objects drawn (the promise is 75%)
+DRAWN_SHARE = 0.85
+#: inside view of objects the camera slows to this fraction of the cruising speed
+SLOW = 0.05
+#: the longest default generated path, seconds (without ``speed``, a longer one is flown faster throughout)
+MAX_DURATION = 90.0
+
+
+def generated_path(scene, kind: str = "flythrough", *, speed: float | None = None,
+                   aspect: float = 16.0 / 9.0) -> CameraPath:
     """A path through ``scene`` (a :class:`viewer.scenes.Scene`), deterministic for a given scene.
 
     kind:
-      - ``"clusters"``: through the centres of the heaviest clusters (up to 6), nearest first.
+      - ``"clusters"``: through the centres of the heaviest clusters (up to 6), nearest first, looping
+        inside each; without clusters, through the objects of largest view distance (up to 6, spread out).
       - ``"diagonal"``: along the world's main diagonal (the scene's diagonal endpoints when it has them).
       - ``"remote"``: a pass near the remote cluster, outside its spread (scenes without one: a pass
         along the edge of the world).
       - ``"flythrough"``: all three in one flight (the default of ``viewer record``).
 
-    The camera moves at ``speed`` (world units per second; default: a tenth of the world's size per
-    second), slowing down to a twentieth of it inside the clusters it visits (looping once around each
-    one's centre), and looks where it is going.
+    The path is paced by what a camera of the viewer's lens (:func:`viewer.frame.camera_for_scene`,
+    ``aspect`` width / height) looking where it goes would draw: probed every few world units, stretches
+    that draw something are flown at a twentieth of ``speed`` (world units per second; default a tenth
+    of the world's size), empty ones at ``speed`` or faster, so that about :data:`DRAWN_SHARE` of the
+    flight's time draws something (whenever anything along it can be seen); without ``speed``, a path
+    that would last longer than :data:`MAX_DURATION` seconds is flown faster throughout to fit. The fly-through then returns
+    to the pose along it that drew the most objects and ends there: its last frame shows the scene at its
+    busiest.
     """
     if kind not in GENERATED:
         raise UserError(f"unknown generated path {kind!r}; choose from {', '.join(GENERATED)}")
+    v = float(speed) if speed is not None else None
     lo, hi = _bounds(scene)
     size = float(np.max(hi - lo))
+    if v is None:
+        v = size / 10.0
+    if not (v > 0 and math.isfinite(v)):
+        raise UserError(f"path speed must be a positive number, got {speed!r}")
     legs: list[np.ndarray] = []
-    focus, focus_spread = np.zeros((0, 3)), np.zeros(0)
     if kind in ("clusters", "flythrough"):
-        leg, focus, focus_spread = _cluster_leg(scene, lo, hi)
-        legs.append(leg)
+        legs.append(_cluster_leg(scene, lo, hi)[0])
     if kind in ("diagonal", "flythrough"):
         legs.append(_diagonal_leg(scene, lo, hi))
     if kind in ("remote", "flythrough"):
         legs.append(_remote_leg(scene, lo, hi))
-    pts = np.concatenate(legs)
-    pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 48.0)
-    r = _remote(scene)
-    if r is not None:
-        pts = _dedupe(_avoid(pts, r["centre"], _standoff(r, size)), 1e-6 * size)
-    v = float(speed) if speed is not None else size / 10.0
-    if not (v > 0 and math.isfinite(v)):
-        raise UserError(f"path speed must be a positive number, got {speed!r}")
+    pts = _route(np.concatenate(legs), scene, size)
+    probe = _Probe(scene, aspect)
+    v_slow = SLOW * v
+    step = _probe_step(pts, v_slow)
+    drawn = probe.along(pts, step)
+    # the fly-through's way back to the busiest pose seen, and how it looks there
+    at, look = drawn.busiest() if kind == "flythrough" else (None, (0.0, 0.0))
+    if at is not None and np.linalg.norm(at - pts[-1]) > 1e-6 * size:
+        back = _route(np.array([pts[-1], at]), scene, size)
+        drawn = drawn.then(probe.along(back, step))
+        pts = np.concatenate([pts, back[1:]])
+    pts, slow = drawn.segments(pts, min_run=0.5 * v_slow)
     seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-    seg_v = np.full(seg.size, v)
-    if len(focus):
-        # slow down to a twentieth of the speed inside a cluster (within 6 spreads of its centre), so
-        # the recording spends its frames where the work is
-        mids = (pts[1:] + pts[:-1]) / 2
-        d = np.linalg.norm(mids[:, None, :] - focus[None, :, :], axis=2)  # (S, K)
-        reach = 6.0 * np.maximum(focus_spread, 1e-3 * size)
-        seg_v = v * np.clip((d / reach).min(axis=1), 0.05, 1.0)
-    times = np.concatenate([[0.0], np.cumsum(seg / seg_v)])
+    l_slow, l_fast = float(seg[slow].sum()), float(seg[~slow].sum())
+    v_fast = v
+    if l_slow > 0 and l_fast > 0:
+        v_fast = max(v, v_slow * (l_fast / l_slow) * DRAWN_SHARE / (1.0 - DRAWN_SHARE))
+    times = np.concatenate([[0.0], np.cumsum(seg / np.where(slow, v_slow, v_fast))])
+    if speed is None and times[-1] > MAX_DURATION:
+        times *= MAX_DURATION / times[-1]  # both speeds up alike: the share of time drawing stays
     yaw = np.empty(len(pts))
     pitch = np.empty(len(pts))
     for i in range(len(pts)):
         a = pts[max(0, i - 1)]
         b = pts[min(len(pts) - 1, i + 1)]
         yaw[i], pitch[i] = look_at_angles(a, b)
+    if at is not None:
+        yaw[-1], pitch[-1] = look
     pitch = np.clip(pitch, -80.0, 80.0)
     name = f"{getattr(scene, 'name', 'scene')}:{kind}"
     return CameraPath(times, pts, yaw, pitch, name=name)
+
+
+def drawn_share(scene, path: CameraPath, *, dt: float = 1.0 / 60.0, aspect: float = 16.0 / 9.0,
+                index: str = "octree") -> tuple[float, int]:
+    """The share of ``path``'s frames (sampled at ``dt``) in which the viewer draws at least one object
+    of ``scene`` (the world as it is at t = 0), and the number of frames; the GL-free frame pipeline
+    answers, with a camera of the viewer's lens."""
+    samples = path.sample(dt=dt)
+    probe = _Probe(scene, aspect, index=index)
+    hits = sum(probe.drawn(samples.pose(k)) > 0 for k in range(len(samples)))
+    return hits / max(len(samples), 1), len(samples)
+
+
+def _route(pts: np.ndarray, scene, size: float) -> np.ndarray:
+    """Waypoints deduplicated, long legs subdivided (so they stay straight under the spline) and kept
+    out of the remote cluster's keep-out sphere."""
+    pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 48.0)
+    r = _remote(scene)
+    if r is not None:
+        pts = _dedupe(_avoid(pts, r["centre"], _standoff(r, size)), 1e-6 * size)
+    return pts
+
+
+def _probe_step(pts: np.ndarray, v_slow: float) -> float:
+    """World units between probes: half a second of the slow speed, at most 4,000 probes (bisection
+    then finds where drawing starts and stops to an eighth of that)."""
+    length = float(np.linalg.norm(np.diff(pts, axis=0), axis=1).sum())
+    return max(0.5 * v_slow, length / 4_000.0, 1e-12)
+
+
+class _Probe:
+    """What the viewer would draw from a pose: the frame pipeline without GL (no motion: dt 0)."""
+
+    def __init__(self, scene, aspect: float, index: str = "octree") -> None:
+        from ..frame import FramePipeline, camera_for_scene
+        from ..index import INDEXES
+
+        if index not in INDEXES or INDEXES[index].unavailable():
+            index = "brute"
+        self.camera = camera_for_scene(scene, aspect)
+        self.pipeline = FramePipeline(scene, index, indexes=[index])
+        self.pipeline.sort = False  # only the count matters
+
+    def drawn(self, pose) -> int:
+        return self.pipeline.step(self.camera, 0.0, pose=pose).drawn
+
+    def along(self, pts: np.ndarray, step: float, refine: int = 3) -> "_Drawn":
+        """Probe the polyline ``pts`` every ``step`` world units (and at every waypoint), looking along it;
+        where drawing starts or stops between two probes of one leg, bisect ``refine`` times more."""
+        s_, p_, look_, n_ = [], [], [], []
+        s0 = 0.0
+        for a, b in zip(pts[:-1], pts[1:]):
+            d = float(np.linalg.norm(b - a))
+            yaw, pitch = look_at_angles(a, b)
+            look = (yaw, max(-80.0, min(80.0, pitch)))
+            m = max(1, int(math.ceil(d / step)))
+            fs = [j / m for j in range(m)]
+            ns = [self._at(a, b, f, look) for f in fs]
+            for j in range(m):
+                f_lo = fs[j]
+                f_hi = fs[j + 1] if j + 1 < m else None
+                s_.append(s0 + d * f_lo)
+                p_.append(a + (b - a) * f_lo)
+                look_.append(look)
+                n_.append(ns[j])
+                if f_hi is None or (ns[j] > 0) == (ns[j + 1] > 0):
+                    continue
+                lo, hi = f_lo, f_hi  # the flag flips in (lo, hi]: bisect, keeping the probes made
+                for _ in range(refine):
+                    mid = (lo + hi) / 2
+                    nm = self._at(a, b, mid, look)
+                    s_.append(s0 + d * mid)
+                    p_.append(a + (b - a) * mid)
+                    look_.append(look)
+                    n_.append(nm)
+                    if (nm > 0) == (ns[j] > 0):
+                        lo = mid
+                    else:
+                        hi = mid
+            s0 += d
+        order = np.argsort(np.array(s_), kind="stable")
+        return _Drawn(np.array(s_)[order], np.array(p_).reshape(-1, 3)[order],
+                      np.array(look_).reshape(-1, 2)[order], np.array(n_, dtype=np.int64)[order], s0)
+
+    def _at(self, a: np.ndarray, b: np.ndarray, f: float, look: tuple[float, float]) -> int:
+        p = a + (b - a) * f
+        return self.drawn((p[0], p[1], p[2], look[0], look[1]))
+
+
+class _Drawn:
+    """Probes along a polyline: arc length s (M,), positions (M, 3), looks (M, 2) yaw/pitch, objects drawn
+    (M,), and the polyline's length."""
+
+    def __init__(self, s, p, look, n, length) -> None:
+        self.s, self.p, self.look, self.n, self.length = s, p, look, n, float(length)
+
+    def then(self, other: "_Drawn") -> "_Drawn":
+        return _Drawn(np.concatenate([self.s, other.s + self.length]), np.concatenate([self.p, other.p]),
+                      np.concatenate([self.look, other.look]), np.concatenate([self.n, other.n]),
+                      self.length + other.length)
+
+    def busiest(self) -> tuple[np.ndarray | None, tuple[float, float]]:
+        """The probe that drew the most (its position and look), or None when none drew anything."""
+        if not len(self.n) or self.n.max() <= 0:
+            return None, (0.0, 0.0)
+        i = int(np.argmax(self.n))
+        return self.p[i].copy(), (float(self.look[i, 0]), float(self.look[i, 1]))
+
+    def segments(self, pts: np.ndarray, min_run: float) -> tuple[np.ndarray, np.ndarray]:
+        """Waypoints with the places where drawing starts or stops added, and per segment whether it
+        draws (runs shorter than ``min_run`` world units are merged into the run before them)."""
+        drawn = self.n > 0
+        change = np.flatnonzero(drawn[1:] != drawn[:-1]) + 1
+        starts = np.concatenate([[0.0], self.s[change], [self.length]])
+        flags = np.concatenate([drawn[:1], drawn[change]])
+        runs = [(0.0, bool(flags[0]))]  # (start, draws), merged
+        for k in range(1, len(flags)):
+            f = bool(flags[k]) if starts[k + 1] - starts[k] >= min_run else runs[-1][1]
+            if f != runs[-1][1]:
+                runs.append((float(starts[k]), f))
+        keep_cuts = [r[0] for r in runs[1:]]
+        # insert the cuts as waypoints
+        seg_len = np.linalg.norm(np.diff(pts, axis=0), axis=1)
+        cum = np.concatenate([[0.0], np.cumsum(seg_len)])
+        eps = 1e-9 * max(self.length, 1.0)
+        extra_s = [c for c in keep_cuts if np.abs(cum - c).min() > eps]
+        all_s = np.union1d(cum, np.array(extra_s))
+        j = np.clip(np.searchsorted(cum, all_s, side="right") - 1, 0, len(pts) - 2)
+        f = np.where(seg_len[j] > 0, (all_s - cum[j]) / np.where(seg_len[j] > 0, seg_len[j], 1.0), 0.0)
+        out = pts[j] + (pts[j + 1] - pts[j]) * f[:, None]
+        out[-1] = pts[-1]
+        # each segment's flag: the merged run its middle lies in
+        mids = (all_s[1:] + all_s[:-1]) / 2
+        run_starts = np.array([r[0] for r in runs])
+        run_flags = np.array([r[1] for r in runs], dtype=bool)
+        slow = run_flags[np.searchsorted(run_starts, mids, side="right") - 1]
+        return out, slow
 
 
 def _bounds(scene) -> tuple[np.ndarray, np.ndarray]:
@@ -119,10 +278,7 @@ def _cluster_leg(scene, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cc, spread, weights = cc[keep], spread[keep], weights[keep]
     start = lo + 0.15 * (hi - lo)
     if len(cc) == 0:
-        mid = (lo + hi) / 2
-        q = (hi - lo) / 4
-        pts = np.array([start, mid + q * [-1, 0.2, 1], mid + q * [1, -0.2, 1], mid + q * [1, 0.2, -1]])
-        return pts, np.zeros((0, 3)), np.zeros(0)
+        return _landmark_leg(scene, start, lo, hi), np.zeros((0, 3)), np.zeros(0)
     order = list(np.argsort(-weights, kind="stable")[:6])
     tour = [start]
     visited = []
@@ -138,6 +294,35 @@ def _cluster_leg(scene, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         tour.append(cc[i])
         visited.append(i)
     return np.array(tour), cc[visited], spread[visited]
+
+
+def _landmark_leg(scene, start: np.ndarray, lo, hi, count: int = 6) -> np.ndarray:
+    """Without clusters: a tour from ``start`` through the ``count`` objects with the largest view
+    distances (outside the remote cluster's keep-out), nearest first: each is seen from far, so the
+    camera flies towards it in view of something even in a sparse world."""
+    c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+    r = np.asarray(scene.radii, dtype=np.float64).reshape(-1)
+    mid = (lo + hi) / 2
+    if len(c) == 0:
+        q = (hi - lo) / 4
+        return np.array([start, mid + q * [-1, 0.2, 1], mid + q * [1, -0.2, 1], mid + q * [1, 0.2, -1]])
+    ok = np.ones(len(c), dtype=bool)
+    rem = _remote(scene)
+    if rem is not None:
+        ok = np.linalg.norm(c - rem["centre"], axis=1) > 1.1 * _standoff(rem, float(np.max(hi - lo)))
+    cand = np.flatnonzero(ok)
+    big = cand[np.argsort(-r[cand], kind="stable")[: 8 * count]]
+    # among the largest, spread out: greedily the ones farthest from those already chosen
+    chosen = [int(big[0])]
+    while len(chosen) < min(count, len(big)):
+        d = np.min(np.linalg.norm(c[big][:, None, :] - c[chosen][None, :, :], axis=2), axis=1)
+        chosen.append(int(big[int(np.argmax(d))]))
+    tour = [start]
+    left = list(chosen)
+    while left:
+        j = int(np.argmin([np.linalg.norm(c[i] - tour[-1]) for i in left]))
+        tour.append(c[left.pop(j)])
+    return np.array(tour)
 
 
 def _cluster_weights(scene, k: int) -> np.ndarray:
