@@ -2,6 +2,9 @@
 // The objects, one record per object (viewer.instances.INSTANCE_DTYPE: in_position, in_size, in_colour,
 // in_fade), lit, fogged and faded in by dithering. Two variants of one program:
 //   (default)         instanced low-poly mesh: a cube of half-extent `size` per instance
+//   #define FILE_MESH an imported scene's own mesh (viewer.mesh_batches): per instance also the mesh's
+//                     local-to-world linear map (in_affine0..2, its columns) and translation minus the
+//                     object's centre (in_offset); drawn two-sided (files mirror and leave meshes open)
 //   #define SPRITES   point-sprite impostors: one point per object, shaded as a sphere of radius `size` in
 //                     the fragment shader. About 4x cheaper than meshes on a software rasteriser. Needs
 //                     PROGRAM_POINT_SIZE; point sizes are clamped to the implementation's range. Depth is
@@ -28,14 +31,24 @@ out float v_fade;
 uniform float viewport_height;   // pixels
 uniform float max_point_size;
 #else
-in vec3 in_vertex;     // unit cube corner, [-1, 1]^3
+in vec3 in_vertex;     // unit cube corner, [-1, 1]^3 (FILE_MESH: the mesh's vertex, local coordinates)
 in vec3 in_normal;
 out vec3 v_normal;     // eye space
+#if defined FILE_MESH
+in vec3 in_affine0;    // per object: the columns of the mesh's local-to-world linear map
+in vec3 in_affine1;
+in vec3 in_affine2;
+in vec3 in_offset;     // per object: the map's translation minus the object's centre, world units
+#endif
 #endif
 
 void main() {
 #if defined SPRITES
     vec4 eye_pos = m_view * vec4(in_position, 1.0);
+#elif defined FILE_MESH
+    mat3 a = mat3(in_affine0, in_affine1, in_affine2);
+    vec4 eye_pos = m_view * vec4(in_position + in_offset + a * in_vertex, 1.0);
+    v_normal = mat3(m_view) * (transpose(inverse(a)) * in_normal);
 #else
     vec4 eye_pos = m_view * vec4(in_position + in_vertex * in_size, 1.0);
     v_normal = mat3(m_view) * in_normal;
@@ -87,6 +100,9 @@ void main() {
     vec3 n = vec3(d.x, -d.y, sqrt(1.0 - rr));   // the sphere's normal under this fragment
 #else
     vec3 n = normalize(v_normal);
+#if defined FILE_MESH
+    if (!gl_FrontFacing) n = -n;
+#endif
 #endif
     float diffuse = max(dot(n, light_dir), 0.0);
     vec3 c = v_colour.rgb * (ambient + (1.0 - ambient) * diffuse);

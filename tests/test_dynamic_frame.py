@@ -90,7 +90,8 @@ def test_hysteresis_in_the_pipeline_cuts_churn_and_restart_starts_afresh():
 
 def test_the_csv_has_schema_2_columns_and_version_1_still_reads(tmp_path):
     assert tuple(c.name for c in SCHEMAS[2][: len(SCHEMAS[1])]) == tuple(c.name for c in SCHEMAS[1])
-    assert COLUMNS[-2:] == ("entered", "left") and {"moved", "update_ms"} <= set(COLUMNS)
+    assert tuple(c.name for c in SCHEMAS[2][-2:]) == ("entered", "left") and {"moved", "update_ms"} <= set(COLUMNS)
+    assert tuple(c.name for c in SCHEMAS[3][: len(SCHEMAS[2])]) == tuple(c.name for c in SCHEMAS[2])
     scene = dynamic_scene()
     p = FramePipeline(scene, "octree", indexes=["octree"])
     cam = FlyCamera(far=200.0)
@@ -99,7 +100,7 @@ def test_the_csv_has_schema_2_columns_and_version_1_still_reads(tmp_path):
         for st in rows:
             rec.append(st)
     run = read_run(tmp_path / "d.csv")
-    assert run.version == 2
+    assert run.version == max(SCHEMAS)
     for c in ("entered", "left", "moved"):
         assert run[c].tolist() == [getattr(r, c) for r in rows], c
     assert (run["moved"] == scene.motion.m).all() and (run["update_ms"] > 0).all()
@@ -169,7 +170,7 @@ def test_viewer_record_on_a_dynamic_recipe_gives_identical_counts_twice(tmp_path
         runs[name] = {i: read_run(tmp_path / name / f"{i}.csv") for i in ("octree", "brute")}
     a, b, h = runs["a"], runs["b"], runs["h"]
     for i in ("octree", "brute"):
-        assert a[i].version == 2 and (a[i]["moved"] == 900).all()
+        assert a[i].version == max(SCHEMAS) and (a[i]["moved"] == 900).all()
         for c in COUNTS:
             assert np.array_equal(a[i][c], b[i][c]), (i, c)
         assert a[i].meta["hysteresis"] == "off" and h[i].meta["hysteresis"] == "25%" and a[i].meta["moving"] == 900

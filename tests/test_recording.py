@@ -57,7 +57,7 @@ def test_schema_has_the_documented_columns_in_order():
     assert len(set(COLUMNS)) == len(COLUMNS)
     assert SCHEMA_VERSION == max(SCHEMAS)
     assert version_of_header(list(COLUMNS)) == SCHEMA_VERSION
-    assert version_of_header(list(COLUMNS[:-1])) is None
+    assert version_of_header([c for c in COLUMNS if c != "query_ms"]) is None
     assert set(STAGES) <= set(COLUMNS)
 
 

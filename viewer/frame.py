@@ -434,12 +434,12 @@ class FramePipeline:
         self._pose = camera.pose
         return matrices
 
-    def row(self, *, t: float | None = None, upload_ms: float = 0.0, draw_ms: float = 0.0,
+    def row(self, *, t: float | None = None, upload_ms: float = 0.0, draw_ms: float = 0.0, draw_calls: int = 0,
             end: float | None = None) -> FrameStats:
         """The :class:`FrameStats` of the frame just run (the one place a row is filled); no side effect.
 
         t : the time to record (default: the pipeline's clock, the sum of dt since :meth:`restart`)
-        upload_ms, draw_ms : the GL stages' times (0 without GL)
+        upload_ms, draw_ms : the GL stages' times (0 without GL); draw_calls : the instanced draws issued
         end : ``perf_counter()`` at the end of the frame (default: now); ``frame_ms`` runs from the start
             of :meth:`update` to it
         """
@@ -452,7 +452,7 @@ class FramePipeline:
             moved=self._moved, update_ms=ms["update"], query_ms=ms["query"], cull_ms=ms["cull"],
             gather_ms=ms["gather"], upload_ms=float(upload_ms), draw_ms=float(draw_ms),
             frame_ms=((perf_counter() if end is None else end) - self._t0) * 1e3,
-            entered=self.events.n_entered, left=self.events.n_left,
+            entered=self.events.n_entered, left=self.events.n_left, draw_calls=int(draw_calls),
         )
 
     def finish(self, **timing) -> FrameStats:

@@ -94,8 +94,15 @@ _V2: tuple[Column, ...] = _V1 + (
                               "beyond r + margin)"),
 )
 
+# version 3: draw calls (an imported scene draws one instanced draw per distinct mesh)
+_V3: tuple[Column, ...] = _V2 + (
+    Column("draw_calls", "int", "", "instanced draws of the objects this frame (1 for sprites or cubes, one per "
+                                    "distinct mesh with drawn instances for a scene drawn with its own meshes; 0 when "
+                                    "nothing is drawn)"),
+)
+
 #: every schema version this code reads, oldest first
-SCHEMAS: dict[int, tuple[Column, ...]] = {1: _V1, 2: _V2}
+SCHEMAS: dict[int, tuple[Column, ...]] = {1: _V1, 2: _V2, 3: _V3}
 
 #: the version new recordings are written with
 SCHEMA_VERSION: int = max(SCHEMAS)

@@ -67,6 +67,14 @@ class ViewerSession:
         self.fog_colour = FOG_COLOUR
         self.renderer = SceneRenderer(ctx, self.shaders, capacity=o.capacity, mode=o.draw, fog_colour=FOG_COLOUR,
                                       fog_density=o.fog / max(self.camera.far, 1e-9))
+        # an imported scene is drawn with its own meshes: "mesh" mode draws them (V toggles sprites)
+        self._file_meshes = None
+        if getattr(scene, "meshes", None) is not None:
+            from .file_meshes import FileMeshRenderer
+
+            self._file_meshes = FileMeshRenderer(ctx, self.shaders, scene.meshes, self._pipeline.centres)
+            self._options = replace(self._options, draw="mesh")
+            self.renderer.mode = "mesh"
         self.text = TextLayer(ctx, self.shaders)
         self.help_line = ""
         self.scene_name = self._pipeline.name
@@ -230,13 +238,22 @@ class ViewerSession:
         # Another mode (GPU) branches here and fills the same n_visible / n_drawn / stage_ms of the pipeline.
         cam = p.select(self.camera)
         n = p.n_drawn
+        own_meshes = self._file_meshes is not None and self._options.draw == "mesh"
         t1 = perf_counter()
-        self.renderer.upload(p.instance_bytes(), n)
+        if own_meshes:  # the drawn objects grouped by mesh, each mesh's batch into its buffer
+            self._file_meshes.upload(p.drawn(), p.instances)
+        else:
+            self.renderer.upload(p.instance_bytes(), n)
         t2 = perf_counter()
         fbo = self.fbo
         fbo.use()
         fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        self.renderer.draw(n, cam.rotation, cam.projection, fbo.viewport[3])
+        if own_meshes:  # one instanced draw per mesh with drawn instances
+            self.renderer._common(self._file_meshes.prog, cam.rotation, cam.projection)
+            draw_calls = self._file_meshes.draw()
+        else:
+            self.renderer.draw(n, cam.rotation, cam.projection, fbo.viewport[3])
+            draw_calls = int(n > 0)
         self.ctx.finish()
         t3 = perf_counter()
         overlay = False
@@ -249,12 +266,13 @@ class ViewerSession:
                 self.renderer.draw_boxes(cam.rotation, cam.projection)
                 overlay = True
         if self._options.hud:  # the previous frame's figures (this one's are not known yet), else a preview
-            shown = self.last if self.last is not None else p.row(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3)
+            shown = self.last if self.last is not None else p.row(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3,
+                                                                  draw_calls=draw_calls)
             self.text.draw(self.hud_lines(shown), (fbo.viewport[2], fbo.viewport[3]))
             overlay = True
         if overlay:
             self.ctx.finish()
-        st = p.finish(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3)
+        st = p.finish(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3, draw_calls=draw_calls)
         self.last = st
         return st
 
@@ -273,6 +291,7 @@ class ViewerSession:
             f"update {st.update_ms:6.2f}  query {st.query_ms:6.2f}  cull {st.cull_ms:6.2f}  gather {st.gather_ms:6.2f}"
             f"  upload {st.upload_ms:6.2f}  draw {st.draw_ms:7.2f} ms",
             f"objects {st.objects}  candidates {st.candidates}  visible {st.visible}  drawn {st.drawn}"
+            f"  draw calls {st.draw_calls}"
             f"  nodes {st.nodes_visited} (max/level {st.max_nodes_per_level})",
             f"pos ({st.cam_x:.1f}, {st.cam_y:.1f}, {st.cam_z:.1f})  yaw {st.yaw:.0f}  pitch {st.pitch:.0f}"
             f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {o.draw}",
