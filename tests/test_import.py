@@ -158,8 +158,8 @@ def test_rule_parsing_refuses_nonsense():
     assert parse_rule("table:1=300,10=2000,100=inf").distances == (300.0, 2000.0, math.inf)
 
 
-def test_a_million_row_table_imports(tmp_path):
-    """Correct on a large table too (the speed is measured by hand, see the README)."""
+def test_a_large_table_imports_exactly(tmp_path):
+    """Correct on a large table too (the speed of a 1e6-row import is measured by hand, see the README)."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -220,7 +220,9 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, list[str], str]]:
                                        + bytes(20))
     cases["truncated ply"] = (tmp_path / "cut.ply", [], "not a readable PLY file")
     cases["unknown column"] = (tmp_path / "ok.csv", ["--columns", "r=view"], "no column 'view'")
-    cases["sizes needed"] = (tmp_path / "ok.csv", ["--columns", "r=red", "--view-distance", "size:factor=2"], "")
+    (tmp_path / "points.csv").write_text("x,y,z\n1,2,3\n4,5,6\n")
+    cases["sizes needed"] = (tmp_path / "points.csv", ["--view-distance", "size:factor=2"],
+                             "the rule 'size:factor=2' needs object sizes")
     cases["bad rule"] = (tmp_path / "ok.csv", ["--view-distance", "size:factor=-2"], "field '--view-distance'")
     cases["no such file"] = (tmp_path / "absent.csv", [], "no such file")
     return cases
@@ -229,7 +231,7 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, list[str], str]]:
 BAD = ["truncated glb", "wrong format glb", "missing buffer", "non-finite transform", "gltf outside the domain",
        "nan instance",
        "truncated csv", "missing column", "nan", "outside the domain", "negative radius", "text",
-       "wrong format parquet", "truncated ply", "unknown column", "bad rule", "no such file"]
+       "wrong format parquet", "truncated ply", "unknown column", "sizes needed", "bad rule", "no such file"]
 
 
 @pytest.mark.parametrize("case", BAD)
