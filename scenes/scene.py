@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .meshes import MeshSet
+
 __all__ = ["MOTION_KINDS", "Motion", "Scene"]
 
 #: motion models, in the order of :attr:`Motion.kind` codes
@@ -107,7 +109,7 @@ class Scene:
     extras: dict = field(default_factory=dict)
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float64))
     motion: Motion | None = None
-    meshes: object | None = None
+    meshes: MeshSet | None = None
 
     @property
     def n(self) -> int:

@@ -265,7 +265,7 @@ def _bounds(verts: np.ndarray, mats: np.ndarray) -> tuple[np.ndarray, np.ndarray
     m = mats.shape[0]
     lo = np.empty((m, 3))
     hi = np.empty((m, 3))
-    step = max(1, 4_000_000 // max(1, verts.shape[0]))
+    step = max(1, 1_000_000 // max(1, verts.shape[0]))  # (step, v, 3) float64 temporaries: ~24 MB
     for a in range(0, m, step):
         b = min(m, a + step)
         w = np.einsum("mij,vj->mvi", mats[a:b, :, :3], verts) + mats[a:b, None, :, 3]
