@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -61,14 +62,14 @@ def add_parser(subparsers) -> None:
     im = sub.add_parser(
         "import",
         help="import a glTF, PLY, CSV, TSV or Parquet file as a .npz scene",
-        description=(
+        description=textwrap.fill(
             "Read the objects of a file engines and tools export and write them as a .npz scene (atomically). "
             "glTF 2.0 (.gltf, .glb): every mesh node and every EXT_mesh_gpu_instancing instance is an object "
             "(centre and size from its world-space bounds; colour from its material), drawn with the file's "
             "own meshes. PLY point clouds (.ply: each vertex), CSV / TSV (.csv, .tsv) and Parquet (.parquet) "
             "tables (one row per object, columns named in a header): columns x, y, z (required), r (view "
             "distance), size (the object's extent), red, green, blue, alpha (0..255 or 0..1). Every command "
-            "that takes a scene also takes these files directly, imported with the defaults."
+            "that takes a scene also takes these files directly, imported with the defaults.", 100
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
