@@ -13,8 +13,8 @@ def _finite(v) -> bool:
 
 
 def plot_bench(table: list[dict], out: Path) -> list[Path]:
-    """Write ``bench.png`` (per workload: query median, candidates per visible, memory, dynamic frame
-    cost, by index) and, when several N were run, ``bench_scaling.png`` (query median against N).
+    """Write ``bench.png`` (per workload: query median with the scan's read floor as a black line,
+    candidates per visible, memory, dynamic frame cost, by index) and, when several N were run, ``bench_scaling.png`` (query median against N).
     Returns the paths written."""
     import matplotlib
 
@@ -43,6 +43,12 @@ def plot_bench(table: list[dict], out: Path) -> list[Path]:
                     xs.append(i + (j - (len(indexes) - 1) / 2) * width)
                     ys.append(row[key])
             ax.bar(xs, ys, width=width, color=colours[ix], label=ix)
+        if key == "query_median_us":  # the scan's read floor: a black tick across each workload's bars
+            for i, wl in enumerate(workloads):
+                row = next((r for r in table if r["workload"] == wl), None)
+                if row and _finite(row.get("read_floor_us")) and row["read_floor_us"] > 0:
+                    ax.hlines(row["read_floor_us"], i - 0.45, i + 0.45, colors="black", linewidth=1.2,
+                              label="scan read floor" if i == 0 else None)
         ax.set_ylabel(label)
         if log:
             ax.set_yscale("log")
