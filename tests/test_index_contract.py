@@ -195,3 +195,116 @@ def test_bad_updates_leave_index_unchanged(name, rng):
     assert len(ix) == 199
     after = [np.sort(ix.query(p)) for p in pts]
     assert all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+# --------------------------------------------------------------------------- move_many
+
+
+def test_move_many_equals_single_moves(name, rng):
+    """A batch gives the same answers as the same moves made one by one (kept and new radii, small and
+    far moves, a batch large enough for the trees' bulk refit)."""
+    c, r = DISTRIBUTIONS["clustered"](rng, 1200)
+    a, b = make_index(name, c, r), make_index(name, c, r)
+    for ix in (a, b):
+        ix.remove(3)
+    c2, r2 = c.copy(), r.copy()
+    live = np.setdiff1d(np.arange(1200), [3])
+    for m, sigma, new_r in ((5, 1.0, False), (40, 300.0, True), (700, 2.0, False), (900, 50.0, True)):
+        ids = rng.choice(live, m, replace=False)
+        newc = c2[ids] + rng.normal(0, sigma, (m, 3))
+        newr = r2[ids] * rng.uniform(0.1, 10, m) if new_r else None
+        a.move_many(ids, newc, newr)
+        for k, i in enumerate(ids):
+            b.move(int(i), newc[k], None if newr is None else newr[k])
+        c2[ids] = newc
+        if new_r:
+            r2[ids] = newr
+        pts = query_points(rng, c2[live], 60)
+        for p in pts:
+            assert np.array_equal(np.sort(a.query(p)), np.sort(b.query(p))), (m, p)
+        assert_same(a, c2[live], r2[live], pts, ids=live)
+    a.move_many(np.zeros(0, dtype=np.int64), np.zeros((0, 3)))  # an empty batch is fine
+    a.move_many([], [])
+    assert len(a) == 1199
+
+
+# one bad batch each: (error type, ids, centres, radii); the index holds ids 0..199, 7 removed
+BAD_BATCHES = [
+    ("unknown id", KeyError, [1, 500], [[0.0, 0, 0]] * 2, None),
+    ("negative id", KeyError, [1, -1], [[0.0, 0, 0]] * 2, None),
+    ("removed id", KeyError, [1, 7], [[0.0, 0, 0]] * 2, None),
+    ("repeated id", ValueError, [1, 2, 1], [[0.0, 0, 0]] * 3, None),
+    ("float ids", ValueError, [1.7, 2.0], [[0.0, 0, 0]] * 2, None),
+    ("bool ids", ValueError, [True, False], [[0.0, 0, 0]] * 2, None),
+    ("2-D ids", ValueError, [[1], [2]], [[0.0, 0, 0]] * 2, None),
+    ("string ids", ValueError, ["1", "2"], [[0.0, 0, 0]] * 2, None),
+    ("nan centre", ValueError, [1, 2], [[0.0, 0, 0], [np.nan, 0, 0]], None),
+    ("inf centre", ValueError, [1, 2], [[0.0, 0, 0], [0, -np.inf, 0]], None),
+    ("centre out of domain", ValueError, [1, 2], [[0.0, 0, 0], [0, 0, 2.0**101]], None),
+    ("centres shape", ValueError, [1, 2], [[0.0, 0], [0, 0]], None),
+    ("centres rows", ValueError, [1, 2], [[0.0, 0, 0]], None),
+    ("centres not numbers", ValueError, [1], [["a", "b", "c"]], None),
+    ("negative radius", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, -1.0]),
+    ("nan radius", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, np.nan]),
+    ("radius out of domain", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, 2.0**101]),
+    ("radii length", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0]),
+    ("radii 2-D", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [[1.0], [2.0]]),
+]
+
+
+@pytest.mark.parametrize("case,exc,ids,c,r", BAD_BATCHES, ids=[b[0] for b in BAD_BATCHES])
+def test_bad_batch_changes_nothing(name, rng, case, exc, ids, c, r):
+    c0 = rng.uniform(-50, 50, (200, 3))
+    r0 = rng.uniform(1, 20, 200)
+    ix = make_index(name, c0, r0)
+    ix.remove(7)
+    live = np.setdiff1d(np.arange(200), [7])
+    pts = np.concatenate([query_points(rng, c0, 30), [[0.0, 0.0, 0.0]]])
+    with pytest.raises(exc) as err:
+        ix.move_many(ids, c, r)
+    assert str(err.value)
+    assert len(ix) == 199
+    assert_same(ix, c0[live], r0[live], pts, ids=live)
+    ix.move_many([1, 2], [[0.0, 0.0, 0.0]] * 2)  # and it still takes a good batch
+    c0[[1, 2]] = 0.0
+    assert_same(ix, c0[live], r0[live], pts, ids=live)
+
+
+def test_move_many_accepts_integer_dtypes(name, rng):
+    c0 = rng.uniform(-50, 50, (20, 3))
+    ix = make_index(name, c0, np.full(20, 5.0))
+    for dt in (np.int8, np.uint16, np.int32, np.uint64, np.int64):
+        ix.move_many(np.array([3, 4], dtype=dt), np.zeros((2, 3), dtype=np.float32), np.array([1, 2], dtype=np.int32))
+    ix.move_many((5, 6), ((1, 1, 1), (2, 2, 2)), (0, 0))  # sequences too
+    assert sorted(ix.query((0.0, 0.0, 0.0))) == [3, 4]
+    assert sorted(ix.query((1.0, 1.0, 1.0))) == [4, 5]
+
+
+def test_ids_are_integers(name):
+    """One error type per kind of mistake: a non-integer id is a bad value, an unknown id a KeyError."""
+    ix = make_index(name, np.zeros((3, 3)), np.ones(3))
+    for bad in (1.0, 1.7, True, np.bool_(True), "1", None, (1,)):
+        for call in (lambda: ix.remove(bad), lambda: ix.move(bad, (0.0, 0.0, 0.0))):
+            with pytest.raises(ValueError):
+                call()
+    ix.move(np.int32(1), (1.0, 1.0, 1.0), np.float32(0.5))
+    ix.remove(np.uint8(2))
+    assert len(ix) == 2
+
+
+def test_unknown_option_is_a_type_error(name):
+    with pytest.raises(TypeError, match="bogus"):
+        make_index(name, np.zeros((2, 3)), np.ones(2), bogus=3)
+
+
+def test_warm_up_entry_point(name):
+    """Every index has the one warm-up entry point; it is idempotent and leaves the class usable."""
+    from viewer.index import warm_up
+
+    cls = INDEXES[name]
+    cls.warm_up()
+    cls.warm_up()
+    warm_up([name])
+    assert cls.__dict__.get("_warmed_up") is True
+    ix = cls(np.zeros((1, 3)), [1.0])
+    assert list(ix.query((0.5, 0.0, 0.0))) == [0]

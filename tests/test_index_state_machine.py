@@ -1,5 +1,5 @@
-"""Random insert / remove / move / query sequences against a plain model, for every index:
-nothing lost, nothing stale, bad ids rejected."""
+"""Random insert / remove / move / move_many / query sequences against a plain model, for every index:
+nothing lost, nothing stale, bad ids rejected, a bad batch changes nothing."""
 
 from __future__ import annotations
 
@@ -60,6 +60,40 @@ def machine_for(name: str):
             new = c0 + np.array(p) * 1e-3 if small else np.array(p, dtype=float)
             self.index.move(i, new, r)
             self.model[i] = (new, r0 if r is None else r)
+
+        @rule(data=st.data(), keep=st.booleans(), small=st.booleans(),
+              bad=st.sampled_from([None] * 6 + ["removed", "unknown", "repeated", "nan", "radius"]))
+        def move_many(self, data, keep, small, bad):
+            live = sorted(self.model)
+            ids = data.draw(st.lists(st.sampled_from(live), unique=True, max_size=12)) if live else []
+            m = len(ids)
+            targets = np.array(data.draw(st.lists(point, min_size=m, max_size=m)), dtype=float).reshape(m, 3)
+            if small and m:
+                targets = np.array([self.model[i][0] for i in ids]) + targets * 1e-3
+            radii = None if keep else np.array(data.draw(st.lists(radius, min_size=m, max_size=m)), dtype=float)
+            if bad is not None:
+                ids, targets = list(ids), targets.copy()
+                if bad == "removed" and self.removed:
+                    ids.append(min(self.removed))
+                elif bad == "repeated" and ids:
+                    ids.append(ids[0])
+                elif bad == "nan" and ids:
+                    targets[-1, 1] = np.nan
+                elif bad == "radius" and ids and radii is not None:
+                    radii[-1] = -1.0
+                else:
+                    ids.append(10**6)  # unknown
+                if len(ids) > len(targets):
+                    targets = np.concatenate([targets, np.zeros((1, 3))])
+                    radii = None if radii is None else np.append(radii, 1.0)
+                with pytest.raises((KeyError, ValueError)):
+                    self.index.move_many(np.array(ids, dtype=np.int64), targets, radii)
+                for p in targets[np.isfinite(targets).all(axis=1)]:
+                    self._compare(p)  # nothing moved
+                return
+            self.index.move_many(np.array(ids, dtype=np.int64), targets, radii)
+            for k, i in enumerate(ids):
+                self.model[i] = (targets[k].copy(), self.model[i][1] if radii is None else float(radii[k]))
 
         @rule(p=point)
         def query(self, p):
