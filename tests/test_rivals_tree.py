@@ -112,7 +112,7 @@ def test_degradation_triggers_rebuild(cls, rng):
     mirror.assert_same(ix, rng)
     if cls is BVH:
         assert ix.rebuilds >= 1
-        assert ix._fst[0] <= ix.rebuild_factor * ix._cost0 or ix._updates < len(ix) // 4 + 64
+        assert ix._ex[0] <= ix.rebuild_factor * ix._cost0 or ix._updates < len(ix) // 4 + 64
 
 
 def test_bvh_refit_only_degrades_then_rebuilds(rng):
@@ -124,7 +124,7 @@ def test_bvh_refit_only_degrades_then_rebuilds(rng):
     v0 = ix._cost0
     ids = np.arange(0, 2000, 2)
     ix.move_many(ids[:100], rng.uniform(-1000, 1000, (100, 3)))
-    assert ix._fst[0] > v0  # refits grew the boxes
+    assert ix._ex[0] > v0  # refits grew the boxes
     for _ in range(4):
         ix.move_many(ids, rng.uniform(-1000, 1000, (ids.size, 3)))
     assert ix.rebuilds >= 1

@@ -15,8 +15,8 @@ The tree is a struct of flat arrays, passed whole to every kernel:
   summed volume of all node boxes (the expected number of nodes a uniformly random point in the root
   box enters, times the root volume: the degradation measure).
 
-An object's box is its sphere's AABB padded outward by a few ulps of ``|c| + r``, so a point the exact
-predicate accepts can never fall outside it through rounding.
+An object's box is its sphere's AABB padded outward (:func:`viewer.index._contract_kernels.box_pad`), so a
+point the exact predicate accepts can never fall outside it through rounding or underflow.
 """
 
 from __future__ import annotations
@@ -25,21 +25,16 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._split_kernels import select_kth, swap_rows, gather_split
+from ._contract_kernels import box_pad as _pad
+from ._leaftree_kernels import select_kth, swap_rows, gather_split
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
 NI_COLS = 6
 NNODES, NSLOTS, GARBAGE, MAXDEPTH = 0, 1, 2, 3
 
-PAD = 2.0**-50  # relative outward padding of object boxes: covers the predicate's rounding
 MEDIAN_DEPTH = 48  # below this depth the builder falls back to median splits (bounds the depth)
 SMALL_NODE = 48  # nodes this small split at the median: binning them costs more than it saves
 INF = np.inf
-
-
-@njit
-def _pad(c, r):
-    return (abs(c) + r) * PAD
 
 
 @njit
@@ -298,16 +293,6 @@ def build(obj, leaf_size, nbins, rkey_eps):
 
 
 @njit
-def assign_leaves(ni, nnodes, leafof):
-    """``leafof[slot] = leaf`` for every slot of every leaf."""
-    for i in range(nnodes):
-        if ni[i, CHILD] < 0:
-            s = ni[i, START]
-            for t in range(s, s + ni[i, CNT]):
-                leafof[t] = i
-
-
-@njit
 def total_volume(nf, nnodes):
     v = 0.0
     for i in range(nnodes):
@@ -451,7 +436,7 @@ def _refit_up(node, obj, nf, ni, fst):
 
 
 @njit
-def refit_all(obj, nf, ni, st, fst):
+def refit_all(obj, nf, ni, fst, st):
     """Refit every node bottom-up (children have larger indices) and recompute ``fst[0]``."""
     for i in range(st[NNODES] - 1, -1, -1):
         _recompute(i, obj, nf, ni, fst)
@@ -587,7 +572,7 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
 
 
 @njit
-def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size):
+def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size):
     """Insert one sphere into the leaf that grows least (reserve 2 nodes, 2 * leaf_size slots first)."""
     leaf = _choose_leaf(x, y, z, r, nf, ni)
     _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size)
@@ -629,13 +614,13 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size
 
 
 @njit
-def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth):
+def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size, growth):
     _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, True)
 
 
 @njit
 def move_batch(
-    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, sweep, dirty
+    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size, growth, sweep, dirty
 ):
     """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep the radius).
     Stops early when storage runs short and returns the index of the next move to do. With ``sweep``
@@ -661,7 +646,7 @@ def move_batch(
 
 
 @njit
-def refit_dirty(obj, nf, ni, st, fst, dirty):
+def refit_dirty(obj, nf, ni, fst, st, dirty):
     """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
     for i in range(st[NNODES] - 1, -1, -1):
         if dirty[i]:

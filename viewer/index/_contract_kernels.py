@@ -1,10 +1,24 @@
-"""Numba kernel of the index contract (:mod:`viewer.index._contract`): the id pass of a batch check."""
+"""Numba kernels of the index contract (:mod:`viewer.index._contract`): the id pass of a batch check,
+and the padding an index adds to a sphere's box so that the exact predicate never accepts a point
+outside it."""
 
 from __future__ import annotations
 
 from viewer._jit import njit_noref
 
-__all__ = ["first_bad_id"]
+__all__ = ["PAD_ABS", "PAD_REL", "box_pad", "first_bad_id"]
+
+# The predicate (dx*dx + dy*dy) + dz*dz <= r*r is evaluated in float64: its roundings accept points a
+# few ulps of |c| + r outside the exact sphere (PAD_REL covers them), and its squares underflow to 0
+# below about 1.5e-162 (2**-537.5), so a sphere of radius 0 holds every point that close (PAD_ABS).
+PAD_REL = 2.0**-50
+PAD_ABS = 2.0**-500
+
+
+@njit_noref
+def box_pad(c, r):
+    """How far outward to widen the interval ``[c - r, c + r]`` of a sphere's box on one axis."""
+    return (abs(c) + r) * PAD_REL + PAD_ABS
 
 UNKNOWN = 1
 REMOVED = 2

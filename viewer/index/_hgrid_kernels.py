@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from viewer._jit import njit_noref
 
-from ._hashgrid_kernels import cell_add, cell_drop, cell_find, cell_of, cell_room, margin
+from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 
 MAXL = 64
 SLOT_TOP, SLOT_FREE, SLOT_FREEN, NLIVE = 0, 1, 2, 3
@@ -228,11 +228,48 @@ def build_fill(cen, rad, cobj, off, pos, ck, sd, sl, sid, id2s):
             sl[s, 1] = s - 1 if s > a else -1
 
 
-@njit_noref
-def query(px, py, pz, tab, ck, crm, sd, sl, sid, lc, lr, linv, out, stats):
-    """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
-    int64 gets candidates, visible, cells probed, most cells probed on one level."""
+@njit_noref(inline="always")
+def _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl, sid, out, k, cand):
+    """Test the objects of cell record ``c`` (at cell coordinates cx, cy, cz) against p; returns the
+    new (k, cand)."""
     size = out.shape[0]
+    rm = crm[c]
+    if rm < big:  # the window test again, with this cell's own largest radius
+        e = rm + rm * 8e-15
+        if (cx < cell_of(px - e - mx, inv) or cx > cell_of(px + e + mx, inv)
+                or cy < cell_of(py - e - my, inv) or cy > cell_of(py + e + my, inv)
+                or cz < cell_of(pz - e - mz, inv) or cz > cell_of(pz + e + mz, inv)):
+            return k, cand
+    s = ck[c, 4]
+    while s >= 0:
+        # runs of consecutive slots (the build's layout) are walked by s + 1, so the next address
+        # does not wait on the link's load
+        while True:
+            cand += 1
+            dx = px - sd[s, 0]
+            dy = py - sd[s, 1]
+            dz = pz - sd[s, 2]
+            r = sd[s, 3]
+            if (dx * dx + dy * dy) + dz * dz <= r * r:
+                if k < size:
+                    out[k] = sid[s]
+                k += 1
+            nxt = sl[s, 0]
+            if nxt != s + 1:
+                break
+            s += 1
+        s = nxt
+    return k, cand
+
+
+@njit_noref
+def query(px, py, pz, tab, ck, cmeta, crm, sd, sl, sid, lc, lr, linv, out, stats):
+    """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
+    int64 gets candidates, visible, cells probed, most cells probed on one level.
+
+    A level whose window holds more cells than the map holds live (a huge radius on a fine level, or
+    a window of tiny cells) is answered by a pass over the live cell records instead of probing
+    every cell of the window, so the work is bounded by min(window, live cells)."""
     k = 0
     cand = 0
     probes = 0
@@ -240,6 +277,8 @@ def query(px, py, pz, tab, ck, crm, sd, sl, sid, lc, lr, linv, out, stats):
     mx = margin(px, 0.0)
     my = margin(py, 0.0)
     mz = margin(pz, 0.0)
+    top = cmeta[CELL_TOP]
+    live = float(cmeta[CELLS_LIVE])
     for lvl in range(MAXL):
         if lc[lvl] == 0:
             continue
@@ -257,39 +296,26 @@ def query(px, py, pz, tab, ck, crm, sd, sl, sid, lc, lr, linv, out, stats):
         z0 = cell_of(pz - ez, inv)
         z1 = cell_of(pz + ez, inv)
         pl = 0
-        for cx in range(x0, x1 + 1):
-            for cy in range(y0, y1 + 1):
-                for cz in range(z0, z1 + 1):
-                    pl += 1
-                    c = cell_find(tab, lvl, cx, cy, cz)
-                    if c < 0:
-                        continue
-                    rm = crm[c]
-                    if rm < big:  # the same window test with this cell's own largest radius
-                        e = rm + rm * 8e-15
-                        if (cx < cell_of(px - e - mx, inv) or cx > cell_of(px + e + mx, inv)
-                                or cy < cell_of(py - e - my, inv) or cy > cell_of(py + e + my, inv)
-                                or cz < cell_of(pz - e - mz, inv) or cz > cell_of(pz + e + mz, inv)):
-                            continue
-                    s = ck[c, 4]
-                    while s >= 0:
-                        # runs of consecutive slots (the build's layout) are walked by s + 1, so the
-                        # next address does not wait on the link's load
-                        while True:
-                            cand += 1
-                            dx = px - sd[s, 0]
-                            dy = py - sd[s, 1]
-                            dz = pz - sd[s, 2]
-                            r = sd[s, 3]
-                            if (dx * dx + dy * dy) + dz * dz <= r * r:
-                                if k < size:
-                                    out[k] = sid[s]
-                                k += 1
-                            nxt = sl[s, 0]
-                            if nxt != s + 1:
-                                break
-                            s += 1
-                        s = nxt
+        if float(x1 - x0 + 1) * float(y1 - y0 + 1) * float(z1 - z0 + 1) > live:
+            for c in range(top):
+                if ck[c, 4] == -2 or ck[c, 0] != lvl:
+                    continue
+                cx = ck[c, 1]
+                cy = ck[c, 2]
+                cz = ck[c, 3]
+                pl += 1
+                if x0 <= cx <= x1 and y0 <= cy <= y1 and z0 <= cz <= z1:
+                    k, cand = _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl, sid,
+                                         out, k, cand)
+        else:
+            for cx in range(x0, x1 + 1):
+                for cy in range(y0, y1 + 1):
+                    for cz in range(z0, z1 + 1):
+                        pl += 1
+                        c = cell_find(tab, lvl, cx, cy, cz)
+                        if c >= 0:
+                            k, cand = _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl,
+                                                 sid, out, k, cand)
         probes += pl
         if pl > maxp:
             maxp = pl

@@ -27,7 +27,7 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._split_kernels import select_kth, swap_rows, gather_split
+from ._leaftree_kernels import select_kth, swap_rows, gather_split
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
@@ -125,16 +125,6 @@ def build(obj, leaf_size):
             stack[sp] = ch
             sp += 1
     return D, perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
-
-
-@njit
-def assign_leaves(ni, nnodes, leafof):
-    """``leafof[slot] = leaf`` for every slot of every leaf."""
-    for i in range(nnodes):
-        if ni[i, CHILD] < 0:
-            s = ni[i, START]
-            for t in range(s, s + ni[i, CNT]):
-                leafof[t] = i
 
 
 # ----------------------------------------------------------------------------------------- query
@@ -258,9 +248,10 @@ def _refit_up(node, obj, nf, ni):
 
 
 @njit
-def refit_all(obj, nf, ni, nnodes):
-    """Refit every node bottom-up (children have larger indices than parents)."""
-    for i in range(nnodes - 1, -1, -1):
+def refit_all(obj, nf, ni, reg, st):
+    """Refit every node bottom-up (children have larger indices than parents). ``reg`` is unused (the
+    signature is the leaf-bucket trees' common one)."""
+    for i in range(st[NNODES] - 1, -1, -1):
         _recompute(i, obj, nf, ni)
 
 
@@ -464,7 +455,7 @@ def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size)
 
 
 @njit
-def remove(slot, obj, oid, leafof, idslot, nf, ni):
+def remove(slot, obj, oid, leafof, idslot, nf, ni, reg):
     idslot[oid[slot]] = -1
     leaf = _detach(slot, obj, oid, idslot, leafof, ni)
     _refit_up(leaf, obj, nf, ni)
@@ -501,12 +492,13 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size
 
 
 @njit
-def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size):
+def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, growth):
+    """Move one object (``growth`` is unused: a kd-tree move is in place or remove + insert)."""
     _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
 
 
 @njit
-def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, sweep, dirty):
+def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, growth, sweep, dirty):
     """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep). Stops when
     storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
     caller refits the whole tree once at the end."""
@@ -528,9 +520,9 @@ def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, 
 
 
 @njit
-def refit_dirty(obj, nf, ni, nnodes, dirty):
+def refit_dirty(obj, nf, ni, reg, st, dirty):
     """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
-    for i in range(nnodes - 1, -1, -1):
+    for i in range(st[NNODES] - 1, -1, -1):
         if dirty[i]:
             dirty[i] = 0
             if _recompute(i, obj, nf, ni):

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from viewer._jit import njit
 
+from ._contract_kernels import box_pad
+
+MIN_EXTENT = 2.0**-48
+
 
 @njit
 def filter_ids(px, py, pz, cand, obj, out, k):
@@ -44,15 +48,17 @@ def filter_mapped(px, py, pz, pos, members, obj, out, k):
 
 @njit
 def boxes(obj, ids, lo, hi):
-    """The padded AABBs of the spheres ``obj[ids]`` into ``lo``, ``hi`` (C, 3): outward by a few ulps
-    of ``|c| + r`` so that no point the exact predicate accepts falls outside through rounding, and by
-    2**-500 more: the predicate's squares underflow to 0 below about 1.5e-162, so a point that close
-    to a sphere of radius 0 is inside it."""
+    """The padded AABBs of the spheres ``obj[ids]`` into ``lo``, ``hi`` (C, 3) (:func:`box_pad`: no point
+    the exact predicate accepts falls outside through rounding or underflow)."""
     for j in range(ids.size):
         i = ids[j]
         r = obj[i, 3]
         for a in range(3):
             c = obj[i, a]
-            p = (abs(c) + r) * 2.0**-50 + 2.0**-500
+            p = box_pad(c, r)
             lo[j, a] = (c - r) - p
             hi[j, a] = (c + r) + p
+        # libspatialindex stores a box narrower than its epsilon (2**-52) on every axis as a point at
+        # its low corner: keep one axis wider (a wider box costs a candidate, never an answer)
+        if hi[j, 0] - lo[j, 0] <= MIN_EXTENT:
+            hi[j, 0] = lo[j, 0] + 2.0 * MIN_EXTENT

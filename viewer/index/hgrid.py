@@ -134,7 +134,7 @@ class HGrid(SphereIndex):
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct
-        return K.query(px, py, pz, ct.tab, ct.ck, self._crm, self._sd, self._sl, self._sid, self._lc, self._lr,
+        return K.query(px, py, pz, ct.tab, ct.ck, ct.cmeta, self._crm, self._sd, self._sl, self._sid, self._lc, self._lr,
                     self._linv, out, self._stats)
 
     def _id_state(self) -> tuple[int, np.ndarray]:

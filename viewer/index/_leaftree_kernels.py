@@ -1,5 +1,5 @@
-"""Kernels the two binary trees (``bvh``, ``kdtree``) share: quickselect for their builds and the
-gather that splits a full leaf."""
+"""Kernels the two leaf-bucket binary trees (``bvh``, ``kdtree``; :mod:`viewer.index._leaftree`) share:
+quickselect for their builds, the gather that splits a full leaf, the slot -> leaf map."""
 
 from __future__ import annotations
 
@@ -82,3 +82,13 @@ def gather_split(obj, oid, s, cnt, x, y, z, r, id):
             span = hi - lo
             a = q
     return tmp, tid, a
+
+
+@njit
+def assign_leaves(ni, nnodes, leafof):
+    """``leafof[slot] = leaf`` for every slot of every leaf (``ni`` columns CHILD, START, CNT first)."""
+    for i in range(nnodes):
+        if ni[i, 0] < 0:
+            s = ni[i, 1]
+            for t in range(s, s + ni[i, 2]):
+                leafof[t] = i
