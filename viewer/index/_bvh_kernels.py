@@ -26,7 +26,7 @@ import numpy as np
 from viewer._jit import njit
 
 from ._contract_kernels import box_pad as _pad
-from ._leaftree_kernels import select_kth, swap_rows, gather_split
+from ._leaftree_kernels import gather_split, relocate, select_kth, split_leaf, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
 NI_COLS = 6
@@ -35,6 +35,16 @@ NNODES, NSLOTS, GARBAGE, MAXDEPTH = 0, 1, 2, 3
 MEDIAN_DEPTH = 48  # below this depth the builder falls back to median splits (bounds the depth)
 SMALL_NODE = 48  # nodes this small split at the median: binning them costs more than it saves
 INF = np.inf
+
+
+@njit(inline="always")
+def _add_sphere(b0, b1, b2, b3, b4, b5, x, y, z, r):
+    """Box (lo x, y, z, hi x, y, z) grown to hold the sphere's padded box."""
+    p = _pad(x, r)
+    q = _pad(y, r)
+    w = _pad(z, r)
+    return (min(b0, (x - r) - p), min(b1, (y - r) - q), min(b2, (z - r) - w),
+            max(b3, (x + r) + p), max(b4, (y + r) + q), max(b5, (z + r) + w))
 
 
 @njit
@@ -129,15 +139,7 @@ def build(obj, leaf_size, nbins, rkey_eps):
             z = D[o, 2]
             r = D[o, 3]
             lr = D[o, 4]
-            p = _pad(x, r)
-            b0 = min(b0, (x - r) - p)
-            b3 = max(b3, (x + r) + p)
-            p = _pad(y, r)
-            b1 = min(b1, (y - r) - p)
-            b4 = max(b4, (y + r) + p)
-            p = _pad(z, r)
-            b2 = min(b2, (z - r) - p)
-            b5 = max(b5, (z + r) + p)
+            b0, b1, b2, b3, b4, b5 = _add_sphere(b0, b1, b2, b3, b4, b5, x, y, z, r)
             k0 = min(k0, x)
             m0 = max(m0, x)
             k1 = min(k1, y)
@@ -391,15 +393,7 @@ def _recompute(node, obj, nf, ni, fst):
             x = obj[t, 0]
             y = obj[t, 1]
             z = obj[t, 2]
-            p = _pad(x, r)
-            b0 = min(b0, (x - r) - p)
-            b3 = max(b3, (x + r) + p)
-            p = _pad(y, r)
-            b1 = min(b1, (y - r) - p)
-            b4 = max(b4, (y + r) + p)
-            p = _pad(z, r)
-            b2 = min(b2, (z - r) - p)
-            b5 = max(b5, (z + r) + p)
+            b0, b1, b2, b3, b4, b5 = _add_sphere(b0, b1, b2, b3, b4, b5, x, y, z, r)
     else:
         for c in range(ch, ch + 2):
             b0 = min(b0, nf[c, 0])
@@ -464,15 +458,7 @@ def _detach(slot, obj, oid, leafof, idslot, ni):
 @njit
 def _growth(l0, l1, l2, l3, l4, l5, x, y, z, r):
     """Volume of box l grown to hold the sphere's box, and the volume of l."""
-    p = _pad(x, r)
-    u0 = min(l0, (x - r) - p)
-    u3 = max(l3, (x + r) + p)
-    p = _pad(y, r)
-    u1 = min(l1, (y - r) - p)
-    u4 = max(l4, (y + r) + p)
-    p = _pad(z, r)
-    u2 = min(l2, (z - r) - p)
-    u5 = max(l5, (z + r) + p)
+    u0, u1, u2, u3, u4, u5 = _add_sphere(l0, l1, l2, l3, l4, l5, x, y, z, r)
     return _vol(u0, u1, u2, u3, u4, u5), _vol(l0, l1, l2, l3, l4, l5)
 
 
@@ -503,21 +489,7 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
     cap = ni[leaf, CAP]
     if cnt < cap or cnt < leaf_size:
         if cnt == cap:  # relocate the range to the end with room to spare
-            ns = st[NSLOTS]
-            s = ni[leaf, START]
-            for t in range(cnt):
-                for q in range(4):
-                    obj[ns + t, q] = obj[s + t, q]
-                oid[ns + t] = oid[s + t]
-                idslot[oid[ns + t]] = ns + t
-                leafof[ns + t] = leaf
-                oid[s + t] = -1
-            st[GARBAGE] += cap
-            st[NSLOTS] = ns + leaf_size
-            for t in range(cnt, leaf_size):
-                oid[ns + t] = -1
-            ni[leaf, START] = ns
-            ni[leaf, CAP] = leaf_size
+            relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
         t = ni[leaf, START] + cnt
         obj[t, 0] = x
         obj[t, 1] = y
@@ -533,27 +505,13 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
     m = cnt + 1
     tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
     order = np.argsort(tmp[:, a])
-    st[GARBAGE] += cap
-    left = st[NNODES]
-    st[NNODES] = left + 2
-    d = ni[leaf, DEPTH] + 1
-    if d > st[MAXDEPTH]:
-        st[MAXDEPTH] = d
+    left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     half = m // 2
     for j in range(2):
         c = left + j
         lo_t = 0 if j == 0 else half
         hi_t = half if j == 0 else m
-        ns = st[NSLOTS]
-        st[NSLOTS] = ns + leaf_size
-        ni[c, CHILD] = -1
-        ni[c, START] = ns
-        ni[c, CNT] = hi_t - lo_t
-        ni[c, CAP] = leaf_size
-        ni[c, PARENT] = leaf
-        ni[c, DEPTH] = d
-        for t in range(leaf_size):
-            oid[ns + t] = -1
+        ns = ni[c, START]
         for t in range(lo_t, hi_t):
             o = order[t]
             u = ns + t - lo_t
@@ -564,10 +522,6 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
             leafof[u] = c
         _set_empty(nf, c)
         _recompute(c, obj, nf, ni, fst)
-    ni[leaf, CHILD] = left
-    ni[leaf, START] = 0
-    ni[leaf, CNT] = 0
-    ni[leaf, CAP] = 0
     _refit_up(leaf, obj, nf, ni, fst)
 
 
@@ -576,14 +530,6 @@ def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size)
     """Insert one sphere into the leaf that grows least (reserve 2 nodes, 2 * leaf_size slots first)."""
     leaf = _choose_leaf(x, y, z, r, nf, ni)
     _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size)
-
-
-@njit
-def remove(slot, obj, oid, leafof, idslot, nf, ni, fst):
-    """Remove the object in ``slot``; its leaf and the chain above are refitted."""
-    idslot[oid[slot]] = -1
-    leaf = _detach(slot, obj, oid, leafof, idslot, ni)
-    _refit_up(leaf, obj, nf, ni, fst)
 
 
 @njit
@@ -611,47 +557,3 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size
     obj[slot, 3] = r
     if refit:
         _refit_up(leaf, obj, nf, ni, fst)
-
-
-@njit
-def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size, growth):
-    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size, growth, True)
-
-
-@njit
-def move_batch(
-    first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, fst, st, leaf_size, growth, sweep, dirty
-):
-    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep the radius).
-    Stops early when storage runs short and returns the index of the next move to do. With ``sweep``
-    the per-object chain refits are skipped and the leaves it touched are flagged in ``dirty`` (M,) uint8 and the caller refits them
-    with :func:`refit_dirty`."""
-    m = ids.size
-    obj_cap = obj.shape[0]
-    node_cap = nf.shape[0]
-    for i in range(first, m):
-        if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
-            return i
-        slot = idslot[ids[i]]
-        if sweep:
-            dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
-        r = rad[i]
-        if r != r:  # NaN: keep the radius
-            r = obj[slot, 3]
-        _move(
-            slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, st, fst,
-            leaf_size, growth, not sweep,
-        )
-    return m
-
-
-@njit
-def refit_dirty(obj, nf, ni, fst, st, dirty):
-    """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
-    for i in range(st[NNODES] - 1, -1, -1):
-        if dirty[i]:
-            dirty[i] = 0
-            if _recompute(i, obj, nf, ni, fst):
-                p = ni[i, PARENT]
-                if p >= 0:
-                    dirty[p] = 1

@@ -27,7 +27,7 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._leaftree_kernels import select_kth, swap_rows, gather_split
+from ._leaftree_kernels import gather_split, relocate, select_kth, split_leaf, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
@@ -377,18 +377,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
     cap = ni[leaf, CAP]
     if cnt < cap or cnt < leaf_size:
         if cnt == cap:
-            ns = st[NSLOTS]
-            s = ni[leaf, START]
-            for t in range(cnt):
-                _copy_slot(ns + t, s + t, obj, oid, idslot)
-                leafof[ns + t] = leaf
-                oid[s + t] = -1
-            for t in range(cnt, leaf_size):
-                oid[ns + t] = -1
-            st[GARBAGE] += cap
-            st[NSLOTS] = ns + leaf_size
-            ni[leaf, START] = ns
-            ni[leaf, CAP] = leaf_size
+            relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
         s = ni[leaf, START]
         t = s + cnt
         while t > s and obj[t - 1, 3] < r:
@@ -404,27 +393,13 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
     m = cnt + 1
     tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
     order = np.argsort(tmp[:, a], kind="mergesort")
+    left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     half = m // 2
-    st[GARBAGE] += cap
-    left = st[NNODES]
-    st[NNODES] = left + 2
-    d = ni[leaf, DEPTH] + 1
-    st[MAXDEPTH] = max(st[MAXDEPTH], d)
     for j in range(2):
         c = left + j
         lo_t = 0 if j == 0 else half
         hi_t = half if j == 0 else m
-        ns = st[NSLOTS]
-        st[NSLOTS] = ns + leaf_size
-        ni[c, CHILD] = -1
-        ni[c, START] = ns
-        ni[c, CNT] = hi_t - lo_t
-        ni[c, CAP] = leaf_size
-        ni[c, PARENT] = leaf
-        ni[c, DEPTH] = d
-        ni[c, AXIS] = 0
-        for t in range(leaf_size):
-            oid[ns + t] = -1
+        ns = ni[c, START]
         # radius order inside the child: insertion by radius
         for t in range(lo_t, hi_t):
             o = order[t]
@@ -437,13 +412,9 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
         for q in range(NF_COLS):
             nf[c, q] = 0.0
         _recompute(c, obj, nf, ni)
-    ni[leaf, CHILD] = left
     ni[leaf, AXIS] = a
     nf[leaf, SPLIT] = tmp[order[half], a]
     _child_regions(leaf, nf, ni, reg)
-    ni[leaf, START] = 0
-    ni[leaf, CNT] = 0
-    ni[leaf, CAP] = 0
     if refit:
         _refit_up(leaf, obj, nf, ni)
 
@@ -452,13 +423,6 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
 def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size):
     """Insert one sphere (reserve 2 nodes and 2 * leaf_size slots first)."""
     _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
-
-
-@njit
-def remove(slot, obj, oid, leafof, idslot, nf, ni, reg):
-    idslot[oid[slot]] = -1
-    leaf = _detach(slot, obj, oid, idslot, leafof, ni)
-    _refit_up(leaf, obj, nf, ni)
 
 
 @njit
@@ -489,43 +453,3 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size
         _refit_up(leaf, obj, nf, ni)
     # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
     _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
-
-
-@njit
-def move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, growth):
-    """Move one object (``growth`` is unused: a kd-tree move is in place or remove + insert)."""
-    _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)
-
-
-@njit
-def move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, growth, sweep, dirty):
-    """Move ``ids[first:]`` to ``xyz`` (M, 3) with radii ``rad`` (M,) (NaN: keep). Stops when
-    storage runs short and returns the index of the next move. With ``sweep`` no chain is refitted; the
-    caller refits the whole tree once at the end."""
-    m = ids.size
-    obj_cap = obj.shape[0]
-    node_cap = nf.shape[0]
-    for i in range(first, m):
-        if st[NSLOTS] + 2 * leaf_size > obj_cap or st[NNODES] + 2 > node_cap:
-            return i
-        slot = idslot[ids[i]]
-        if sweep:
-            dirty[leafof[slot]] = 1  # the leaf it leaves (a reinsert refits its new leaf itself)
-        r = rad[i]
-        if r != r:  # NaN: keep the radius
-            r = obj[slot, 3]
-        _move(slot, xyz[i, 0], xyz[i, 1], xyz[i, 2], r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
-              not sweep)
-    return m
-
-
-@njit
-def refit_dirty(obj, nf, ni, reg, st, dirty):
-    """Refit the flagged nodes bottom-up, flagging each changed node's parent; clears the flags."""
-    for i in range(st[NNODES] - 1, -1, -1):
-        if dirty[i]:
-            dirty[i] = 0
-            if _recompute(i, obj, nf, ni):
-                p = ni[i, PARENT]
-                if p >= 0:
-                    dirty[p] = 1

@@ -2,16 +2,14 @@
 share: objects in contiguous leaf slot ranges, the arrays that hold them, their growth, updates through
 the kernels' common signatures, batch moves with one bottom-up refit, and the rebuild policy.
 
-A subclass names its kernel module ``K`` (which must provide ``build``-independent kernels with these
-signatures, ``ex`` being the subclass's extra array: the BVH's (1,) summed volume, the kd-tree's (M, 6)
-node regions)::
+A subclass names its kernel module ``K``, which provides (``ex`` being the subclass's extra array: the
+BVH's (1,) summed volume, the kd-tree's (M, 6) node regions)::
 
     query(px, py, pz, obj, oid, nf, ni, out, stack, levels) -> (k, candidates, visited, most)
     insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size)
-    remove(slot, obj, oid, leafof, idslot, nf, ni, ex)
-    move_one(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth)
-    move_batch(first, ids, xyz, rad, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, sweep, dirty)
-    refit_all(obj, nf, ni, ex, st);  refit_dirty(obj, nf, ni, ex, st, dirty)
+    refit_all(obj, nf, ni, ex, st)
+
+remove, move and batch move are the shared kernels of :mod:`viewer.index._leaftree_ops`.
 
 and implements :meth:`LeafTree._build_tree` (the bulk build), :meth:`LeafTree._after_build` and
 :meth:`LeafTree._worn` (its own rebuild trigger). The array layout is described in the kernel modules.
@@ -22,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _leaftree_kernels as LK
+from . import _leaftree_ops as OPS
 from ._contract import IdTable, SphereIndex, as_objects, as_option, grown
 
 __all__ = ["LeafTree"]
@@ -166,7 +165,7 @@ class LeafTree(SphereIndex):
         return i
 
     def _remove(self, i: int) -> None:
-        self.K.remove(int(self._idt.slots[i]), *self._tree()[:7])
+        OPS.remove(int(self._idt.slots[i]), *self._tree()[:7])
         self._n -= 1
         self._after_update()
 
@@ -175,7 +174,7 @@ class LeafTree(SphereIndex):
         if r != r:  # NaN: keep the radius
             r = float(self._obj[s, 3])
         self._reserve(1)
-        self.K.move_one(s, x, y, z, r, *self._tree(), self.leaf_size, self.growth)
+        OPS.move_one(s, x, y, z, r, *self._tree(), self.leaf_size, self.growth)
         self._after_update()
 
     def _move_many(self, ids: np.ndarray, xyz: np.ndarray, rad: np.ndarray) -> None:
@@ -188,9 +187,9 @@ class LeafTree(SphereIndex):
             self._reserve(min(m - i, 4096))
             if sweep and self._dirty.size < self._nf.shape[0]:
                 self._dirty = grown(self._dirty, self._nf.shape[0], 0)
-            i = self.K.move_batch(i, ids, xyz, rad, *self._tree(), self.leaf_size, self.growth, sweep, self._dirty)
+            i = OPS.move_batch(i, ids, xyz, rad, *self._tree(), self.leaf_size, self.growth, sweep, self._dirty)
         if sweep:
-            self.K.refit_dirty(self._obj, self._nf, self._ni, self._ex, self._st, self._dirty)
+            OPS.refit_dirty(self._obj, self._nf, self._ni, self._ex, self._st, self._dirty)
         self._after_update(m)
 
     # ----------------------------------------------------------------------------------------- report

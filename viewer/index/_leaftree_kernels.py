@@ -1,5 +1,7 @@
 """Kernels the two leaf-bucket binary trees (``bvh``, ``kdtree``; :mod:`viewer.index._leaftree`) share:
-quickselect for their builds, the gather that splits a full leaf, the slot -> leaf map."""
+quickselect for their builds, the gather that splits a full leaf, the moves of a leaf's slot range and
+the allocation of a split leaf's children, the slot -> leaf map. ``ni`` columns 0..5 are CHILD, START,
+CNT, CAP, PARENT, DEPTH in both trees; ``st`` is [nnodes, nslots, garbage, maxdepth]."""
 
 from __future__ import annotations
 
@@ -92,3 +94,57 @@ def assign_leaves(ni, nnodes, leafof):
             s = ni[i, 1]
             for t in range(s, s + ni[i, 2]):
                 leafof[t] = i
+
+
+@njit
+def relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size):
+    """Move the full slot range of ``leaf`` to the end of storage with room for ``leaf_size`` objects
+    (the old range becomes garbage)."""
+    cnt = ni[leaf, 2]
+    s = ni[leaf, 1]
+    ns = st[1]
+    for t in range(cnt):
+        for q in range(4):
+            obj[ns + t, q] = obj[s + t, q]
+        oid[ns + t] = oid[s + t]
+        idslot[oid[ns + t]] = ns + t
+        leafof[ns + t] = leaf
+        oid[s + t] = -1
+    for t in range(cnt, leaf_size):
+        oid[ns + t] = -1
+    st[2] += ni[leaf, 3]
+    st[1] = ns + leaf_size
+    ni[leaf, 1] = ns
+    ni[leaf, 3] = leaf_size
+
+
+@njit
+def split_leaf(leaf, m, oid, ni, st, leaf_size):
+    """Turn ``leaf`` into an inner node with two new leaf children holding ``m // 2`` and
+    ``m - m // 2`` objects (their ranges allocated empty at the end of storage, further ``ni`` columns
+    zeroed); returns the first child. The caller fills the children's slots."""
+    st[2] += ni[leaf, 3]
+    left = st[0]
+    st[0] = left + 2
+    d = ni[leaf, 5] + 1
+    st[3] = max(st[3], d)
+    half = m // 2
+    for j in range(2):
+        c = left + j
+        ns = st[1]
+        st[1] = ns + leaf_size
+        ni[c, 0] = -1
+        ni[c, 1] = ns
+        ni[c, 2] = half if j == 0 else m - half
+        ni[c, 3] = leaf_size
+        ni[c, 4] = leaf
+        ni[c, 5] = d
+        for q in range(6, ni.shape[1]):
+            ni[c, q] = 0
+        for t in range(leaf_size):
+            oid[ns + t] = -1
+    ni[leaf, 0] = left
+    ni[leaf, 1] = 0
+    ni[leaf, 2] = 0
+    ni[leaf, 3] = 0
+    return left

@@ -30,23 +30,6 @@ def filter_ids(px, py, pz, cand, obj, out, k):
 
 
 @njit
-def filter_mapped(px, py, pz, pos, members, obj, out, k):
-    """As :func:`filter_ids` for candidates given as positions ``pos`` (C,) into ``members`` (ids)."""
-    size = out.size
-    for j in range(pos.size):
-        i = members[pos[j]]
-        dx = px - obj[i, 0]
-        dy = py - obj[i, 1]
-        dz = pz - obj[i, 2]
-        r = obj[i, 3]
-        if (dx * dx + dy * dy) + dz * dz <= r * r:
-            if k < size:
-                out[k] = i
-            k += 1
-    return k
-
-
-@njit
 def boxes(obj, ids, lo, hi):
     """The padded AABBs of the spheres ``obj[ids]`` into ``lo``, ``hi`` (C, 3) (:func:`box_pad`: no point
     the exact predicate accepts falls outside through rounding or underflow)."""

@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from . import _buckettree_kernels as K
-from ._contract import SphereIndex, as_objects, as_radius
-from .hashgrid import CellTable
+from ._contract import as_objects, as_radius, grown
+from .hashgrid import CellTable, GrowingIndex
 
 __all__ = ["BucketTree", "default_cell_size"]
 
@@ -41,7 +41,7 @@ def default_cell_size(radii: np.ndarray) -> float:
     return 2.0 ** math.ceil(math.log2(d))
 
 
-class BucketTree(SphereIndex):
+class BucketTree(GrowingIndex):
     """Hash of fixed-size cells, each an octree of leaves of at most ``m`` objects with tight boxes.
 
     Parameters
@@ -59,6 +59,7 @@ class BucketTree(SphereIndex):
 
     name = "buckettree"
     updates_in_place = True
+    K = K
     def __init__(self, centres, radii, m: int = 16, cell_size=None, block_rows=None):
         super().__init__()
         centres, radii = as_objects(centres, radii)
@@ -108,17 +109,17 @@ class BucketTree(SphereIndex):
         groups = self._ni.shape[0] // 8
         if m[K.GRP_FREEN] + groups - m[K.GRP_TOP] < K.GROUPS_PER_OP:
             new = 2 * groups
-            self._ni = _grown(self._ni, 8 * new, -1)
-            self._ng = _grown(self._ng, 8 * new, 0.0)
-            self._nb = _grown(self._nb, 8 * new, 0.0)
-            self._gfree = _grown(self._gfree, new, 0)
+            self._ni = grown(self._ni, 8 * new, -1)
+            self._ng = grown(self._ng, 8 * new, 0.0)
+            self._nb = grown(self._nb, 8 * new, 0.0)
+            self._gfree = grown(self._gfree, new, 0)
         blocks = self._bl.shape[0]
         if m[K.BLK_FREEN] + blocks - m[K.BLK_TOP] < K.BLOCKS_PER_OP:
             new = 2 * blocks
-            self._bd = _grown(self._bd, new * self.bs, 0.0)
-            self._bid = _grown(self._bid, new * self.bs, -1)
-            self._bl = _grown(self._bl, new, -1)
-            self._bfree = _grown(self._bfree, new, 0)
+            self._bd = grown(self._bd, new * self.bs, 0.0)
+            self._bid = grown(self._bid, new * self.bs, -1)
+            self._bl = grown(self._bl, new, -1)
+            self._bfree = grown(self._bfree, new, 0)
         self._ct.grow_for(1)
 
     def _arrays(self):
@@ -127,12 +128,6 @@ class BucketTree(SphereIndex):
                 self._bd, self._bid, self._bl, self._gfree, self._bfree, self._loc, self._meta, self._gm,
                 self._stack)
 
-    def _run(self, kernel, ids, cen, rad) -> None:
-        done = 0
-        while done < ids.size:
-            done = kernel(done, ids, cen, rad, *self._arrays())
-            if done < ids.size:
-                self._grow()
 
     # ------------------------------------------------------------------------- contract
     def __len__(self) -> int:
@@ -146,27 +141,14 @@ class BucketTree(SphereIndex):
     def _id_state(self) -> tuple[int, np.ndarray]:
         return self._next_id, self._loc
 
-    def _insert(self, x: float, y: float, z: float, r: float) -> int:
-        i = self._next_id
-        if i >= self._loc.size:
-            self._loc = _grown(self._loc, 2 * self._loc.size, -1)
-        while not K.insert_one(i, x, y, z, r, *self._arrays()):
-            self._grow()
-        self._next_id = i + 1
-        return i
+    def _grow_ids(self, upto: int) -> None:
+        if upto > self._loc.size:
+            self._loc = grown(self._loc, max(upto, 2 * self._loc.size), -1)
 
     def _remove(self, i: int) -> None:
         ct = self._ct
         K.remove_one(i, self.m, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ni, self._ng, self._nb, self._bd, self._bid,
                      self._bl, self._gfree, self._bfree, self._loc, self._meta)
-
-    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
-        # r NaN keeps the radius (the kernels follow the contract's convention)
-        while not K.move_one(i, x, y, z, r, *self._arrays()):
-            self._grow()
-
-    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
-        self._run(K.move_many, ids, centres, radii)
 
     def nbytes(self) -> int:
         arrays = (self._ni, self._ng, self._nb, self._gfree, self._bd, self._bid, self._bl, self._bfree, self._loc,
@@ -212,12 +194,6 @@ class BucketTree(SphereIndex):
     @property
     def cell_count(self) -> int:
         return self._ct.live
-
-
-def _grown(a: np.ndarray, rows: int, fill) -> np.ndarray:
-    g = np.full((rows,) + a.shape[1:], fill, dtype=a.dtype)
-    g[: a.shape[0]] = a
-    return g
 
 
 def _spatial_order(centres: np.ndarray, cell: float) -> np.ndarray:

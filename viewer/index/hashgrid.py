@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import _hashgrid_kernels as K
-from ._contract import SphereIndex, as_objects, as_radius
+from ._contract import SphereIndex, as_objects, as_radius, grown
 
-__all__ = ["CellTable", "HashGrid", "default_cell_size"]
+__all__ = ["CellTable", "GrowingIndex", "HashGrid", "default_cell_size"]
 
 
 def _pow2(n: int) -> int:
@@ -97,7 +97,48 @@ def default_cell_size(radii: np.ndarray, centres: np.ndarray | None = None, perc
     return cell if cell > 0.0 and np.isfinite(cell) else 1.0
 
 
-class HashGrid(SphereIndex):
+class GrowingIndex(SphereIndex):
+    """An index whose update kernels take the arrays ``self._arrays()`` last and say when those must grow
+    first (``self._grow()``): ``insert_one`` / ``move_one`` return False, a batch kernel
+    ``kernel(done, ids, centres, radii, *arrays)`` returns where it stopped. ``K`` is the kernel module;
+    ``self._next_id`` the next id. Shared by ``hashgrid`` and ``buckettree``."""
+
+    K = None
+
+    def _arrays(self) -> tuple:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _grow(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _grow_ids(self, upto: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _run(self, kernel, ids, cen, rad) -> None:
+        done = 0
+        while done < ids.size:
+            done = kernel(done, ids, cen, rad, *self._arrays())
+            if done < ids.size:
+                self._grow()
+
+    def _insert(self, x: float, y: float, z: float, r: float) -> int:
+        i = self._next_id
+        self._grow_ids(i + 1)
+        while not self.K.insert_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
+        self._next_id = i + 1
+        return i
+
+    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
+        # r NaN keeps the radius (the kernels follow the contract's convention)
+        while not self.K.move_one(i, x, y, z, r, *self._arrays()):
+            self._grow()
+
+    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
+        self._run(self.K.move_many, ids, centres, radii)
+
+
+class HashGrid(GrowingIndex):
     """Spatial hash grid over sphere boxes, with a separate list for spheres too large for it.
 
     Parameters
@@ -116,6 +157,7 @@ class HashGrid(SphereIndex):
 
     name = "hashgrid"
     updates_in_place = True
+    K = K
     live_from = -1  # _ow[id]: -2 removed, -1 in cells, >= 0 its row in the big list
 
     def __init__(self, centres, radii, cell_size=None, cell_percentile: float = 50.0,
@@ -175,9 +217,7 @@ class HashGrid(SphereIndex):
                 break
             ct.grow_for(self._need)
             if ct.ck.shape[0] > cnt.size:
-                g = np.zeros(ct.ck.shape[0], dtype=np.int64)
-                g[: cnt.size] = cnt
-                cnt = g
+                cnt = grown(cnt, ct.ck.shape[0], 0)
         ncell = int(ct.cmeta[K.CELL_TOP])
         off = np.zeros(ncell + 1, dtype=np.int64)
         np.cumsum(cnt[:ncell], out=off[1:])
@@ -196,20 +236,10 @@ class HashGrid(SphereIndex):
         if int(m[K.ENT_FREEN]) + self._ed.shape[0] - int(m[K.ENT_TOP]) < need:
             cap = self._ed.shape[0]
             new = max(2 * cap, cap + need)
-            ed = np.zeros((new, 4))
-            ed[:cap] = self._ed
-            ei = np.full((new, 2), -1, dtype=np.int32)
-            ei[:cap] = self._ei
-            el = np.full((new, 3), -1, dtype=np.int32)
-            el[:cap] = self._el
-            self._ed, self._ei, self._el = ed, ei, el
+            self._ed, self._ei, self._el = grown(self._ed, new, 0.0), grown(self._ei, new, -1), grown(self._el, new, -1)
         if m[K.BIG_N] >= self._bd.shape[0]:
             cap = self._bd.shape[0]
-            bd = np.zeros((2 * cap, 4))
-            bd[:cap] = self._bd
-            bi = np.full(2 * cap, -1, dtype=np.int64)
-            bi[:cap] = self._bi
-            self._bd, self._bi = bd, bi
+            self._bd, self._bi = grown(self._bd, 2 * cap, 0.0), grown(self._bi, 2 * cap, -1)
         self._ct.grow_for(need)
 
     def _grow_ids(self, upto: int) -> None:
@@ -217,13 +247,7 @@ class HashGrid(SphereIndex):
         if upto <= cap:
             return
         new = max(2 * cap, upto)
-        obj = np.zeros((new, 4))
-        obj[:cap] = self._obj
-        ow = np.full(new, -2, dtype=np.int64)
-        ow[:cap] = self._ow
-        oe = np.full(new, -1, dtype=np.int32)
-        oe[:cap] = self._oe
-        self._obj, self._ow, self._oe = obj, ow, oe
+        self._obj, self._ow, self._oe = grown(self._obj, new, 0.0), grown(self._ow, new, -2), grown(self._oe, new, -1)
 
     def _arrays(self):
         ct = self._ct
@@ -242,33 +266,11 @@ class HashGrid(SphereIndex):
     def _id_state(self) -> tuple[int, np.ndarray]:
         return self._next_id, self._ow
 
-    def _run(self, kernel, ids, cen, rad) -> None:
-        done = 0
-        while done < ids.size:
-            done = kernel(done, ids, cen, rad, *self._arrays())
-            if done < ids.size:
-                self._grow()
-
-    def _insert(self, x: float, y: float, z: float, r: float) -> int:
-        i = self._next_id
-        self._grow_ids(i + 1)
-        while not K.insert_one(i, x, y, z, r, *self._arrays()):
-            self._grow()
-        self._next_id = i + 1
-        return i
 
     def _remove(self, i: int) -> None:
         ct = self._ct
         K.remove_one(i, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._ei, self._el, self._bd, self._bi, self._ow,
                      self._oe, self._meta)
-
-    def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
-        # r NaN keeps the radius (the kernels follow the contract's convention)
-        while not K.move_one(i, x, y, z, r, *self._arrays()):
-            self._grow()
-
-    def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
-        self._run(K.move_many, ids, centres, radii)
 
     def nbytes(self) -> int:
         arrays = (self._obj, self._ow, self._oe, self._ed, self._ei, self._el, self._bd, self._bi, self._meta)

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from . import _hgrid_kernels as K
-from ._contract import SphereIndex, as_objects, as_radius
+from ._contract import SphereIndex, as_objects, as_radius, grown
 from .hashgrid import CellTable
 
 __all__ = ["HGrid", "default_base"]
@@ -89,9 +89,7 @@ class HGrid(SphereIndex):
                 break
             self._grow_cells()
             if cnt.size < ct.ck.shape[0]:
-                g = np.zeros(ct.ck.shape[0], dtype=np.int64)
-                g[: cnt.size] = cnt
-                cnt = g
+                cnt = grown(cnt, ct.ck.shape[0], 0)
         ncell = int(ct.cmeta[0])
         off = np.zeros(ncell + 1, dtype=np.int64)
         np.cumsum(cnt[:ncell], out=off[1:])
@@ -111,21 +109,13 @@ class HGrid(SphereIndex):
         ct = self._ct
         ct.grow_for(1)
         if self._crm.size < ct.ck.shape[0]:
-            g = np.zeros(ct.ck.shape[0])
-            g[: self._crm.size] = self._crm
-            self._crm = g
+            self._crm = grown(self._crm, ct.ck.shape[0], 0.0)
 
     def _grow(self) -> None:
         m = self._meta
         if m[K.SLOT_FREEN] == 0 and m[K.SLOT_TOP] >= self._sd.shape[0]:
-            cap = self._sd.shape[0]
-            sd = np.zeros((2 * cap, 4))
-            sd[:cap] = self._sd
-            sl = np.full((2 * cap, 3), -1, dtype=np.int32)
-            sl[:cap] = self._sl
-            sid = np.full(2 * cap, -1, dtype=np.int64)
-            sid[:cap] = self._sid
-            self._sd, self._sl, self._sid = sd, sl, sid
+            cap = 2 * self._sd.shape[0]
+            self._sd, self._sl, self._sid = grown(self._sd, cap, 0.0), grown(self._sl, cap, -1), grown(self._sid, cap, -1)
         self._grow_cells()
 
     # ------------------------------------------------------------------------- contract
@@ -143,9 +133,7 @@ class HGrid(SphereIndex):
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._id2s.size:
-            g = np.full(2 * self._id2s.size, -1, dtype=np.int64)
-            g[: self._id2s.size] = self._id2s
-            self._id2s = g
+            self._id2s = grown(self._id2s, 2 * self._id2s.size, -1)
         while True:
             ct = self._ct
             if K.insert_one(i, x, y, z, r, self.base, self._linv, ct.tab, ct.ck, ct.cfree, ct.cmeta, self._crm,

@@ -284,9 +284,9 @@ class CKDTreeIndex(SphereIndex):
             tree, members, rmax = self._trees[b]
             pos = tree.query_ball_point(p, rmax, return_sorted=False)
             if pos:
-                pos = np.array(pos, dtype=np.int64)
-                cand += pos.size
-                k = K.filter_mapped(px, py, pz, pos, members, obj, out, k)
+                ids = members[pos]
+                cand += ids.size
+                k = K.filter_ids(px, py, pz, ids, obj, out, k)
         self._record(cand, k, len(self._order))  # trees searched; cKDTree reports no node visits
         return k
 
