@@ -39,21 +39,26 @@ CHUNK = 1 << 14  # slots per parallel work item (16384 x 16 B = 256 KiB of float
 WILD = 2.0**60  # |x| + |y| + |z| + r from here on: no float32 prefilter for that object / point
 _MARGIN = 1.0 + 2.0**-19
 
-__all__ = ["BLOCK", "CHUNK", "WILD", "bound_rho", "point_slack", "scan", "scan_serial", "scan_exact", "read_floor",
-           "read_floor_serial"]
+__all__ = ["BLOCK", "CHUNK", "WILD", "bound_rho", "move_rows", "point_slack", "read_floor", "read_floor_serial",
+           "remove_slot", "scan", "scan_exact", "scan_serial"]
 
 
 @njit
 def bound_rho(x, y, z, r, x32, y32, z32, rho, lo, hi):
     """Fill the float32 copy of slots ``lo..hi-1`` from the float64 ``x, y, z, r`` (world units)."""
     for i in range(lo, hi):
-        a = abs(x[i]) + abs(y[i]) + abs(z[i])
-        if a + r[i] >= WILD:
-            x32[i] = np.float32(0.0)
-            y32[i] = np.float32(0.0)
-            z32[i] = np.float32(0.0)
-            rho[i] = np.float32(np.inf)
-            continue
+        _bound_one(x, y, z, r, x32, y32, z32, rho, i)
+
+
+@njit(inline="always")
+def _bound_one(x, y, z, r, x32, y32, z32, rho, i):
+    a = abs(x[i]) + abs(y[i]) + abs(z[i])
+    if a + r[i] >= WILD:
+        x32[i] = np.float32(0.0)
+        y32[i] = np.float32(0.0)
+        z32[i] = np.float32(0.0)
+        rho[i] = np.float32(np.inf)
+    else:
         x32[i] = np.float32(x[i])
         y32[i] = np.float32(y[i])
         z32[i] = np.float32(z[i])
@@ -179,8 +184,9 @@ read_floor_serial = njit(fastmath=True)(_read_floor)
 
 
 @njit
-def set_rows(x, y, z, r, rr, slots, centres, radii):
-    """Write ``centres`` (M, 3) and ``radii`` (M,) (NaN: keep the slot's radius) into ``slots`` (M,)."""
+def move_rows(x, y, z, r, rr, x32, y32, z32, rho, slots, centres, radii):
+    """Write ``centres`` (M, 3) and ``radii`` (M,) (NaN: keep the slot's radius) into ``slots`` (M,), float64
+    and float32 copies both."""
     for k in range(slots.size):
         s = slots[k]
         x[s] = centres[k, 0]
@@ -189,11 +195,29 @@ def set_rows(x, y, z, r, rr, slots, centres, radii):
         if radii[k] == radii[k]:
             r[s] = radii[k]
             rr[s] = radii[k] * radii[k]
+        _bound_one(x, y, z, r, x32, y32, z32, rho, s)
 
 
 @njit
-def bound_slots(x, y, z, r, x32, y32, z32, rho, slots):
-    """:func:`bound_rho` for the listed ``slots`` (M,) int64."""
-    for k in range(slots.size):
-        s = slots[k]
-        bound_rho(x, y, z, r, x32, y32, z32, rho, s, s + 1)
+def remove_slot(x, y, z, r, rr, x32, y32, z32, rho, ids, slots, i, n):
+    """Remove the live id ``i`` from the ``n`` live slots: the last slot moves into its hole, the freed slot
+    becomes padding; ``slots`` (id -> slot) follows. Returns the new count."""
+    s = slots[i]
+    last = n - 1
+    if s != last:
+        x[s] = x[last]
+        y[s] = y[last]
+        z[s] = z[last]
+        r[s] = r[last]
+        rr[s] = rr[last]
+        x32[s] = x32[last]
+        y32[s] = y32[last]
+        z32[s] = z32[last]
+        rho[s] = rho[last]
+        ids[s] = ids[last]
+        slots[ids[s]] = s
+    rho[last] = np.float32(np.nan)
+    rr[last] = -1.0
+    ids[last] = -1
+    slots[i] = -1
+    return last

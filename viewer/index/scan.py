@@ -118,19 +118,8 @@ class LinearScan(SphereIndex):
         return i
 
     def _remove(self, i: int) -> None:
-        slots = self._idt.slots
-        s = int(slots[i])
-        last = self._n - 1
-        if s != last:
-            for name in (*_F64, *_F32, "_ids"):
-                a = getattr(self, name)
-                a[s] = a[last]
-            slots[self._ids[s]] = s
-        self._rho[last] = np.nan
-        self._rr[last] = -1.0
-        self._ids[last] = -1
-        slots[i] = -1
-        self._n = last
+        self._n = K.remove_slot(self._x, self._y, self._z, self._r, self._rr, self._x32, self._y32, self._z32,
+                                self._rho, self._ids, self._idt.slots, i, self._n)
 
     def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
         s = int(self._idt.slots[i])
@@ -141,8 +130,8 @@ class LinearScan(SphereIndex):
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         slots = self._idt.slots[ids]
-        K.set_rows(self._x, self._y, self._z, self._r, self._rr, slots, centres, radii)
-        K.bound_slots(self._x, self._y, self._z, self._r, self._x32, self._y32, self._z32, self._rho, slots)
+        K.move_rows(self._x, self._y, self._z, self._r, self._rr, self._x32, self._y32, self._z32, self._rho, slots,
+                    centres, radii)
 
     def nbytes(self) -> int:
         arrays = (*_F64, *_F32, "_ids", "_hits", "_counts", "_partial")
