@@ -39,11 +39,15 @@ class FileMeshRenderer:
         self.capacity = [0] * meshes.k
         self._todo: list[tuple[int, int, int]] = []
 
-    def upload(self, drawn: np.ndarray, instances: np.ndarray) -> None:
-        """Group this frame's drawn objects ``drawn`` (m,) and their records ``instances`` (m,) by mesh and
-        write each mesh's batch into its instance buffer (grown, doubling, only when too small)."""
+    def group(self, drawn: np.ndarray, instances: np.ndarray) -> None:
+        """Group this frame's drawn objects ``drawn`` (m,) and their records ``instances`` (m,) by mesh
+        (part of the gather)."""
+        self.batches.group(drawn, instances)
+
+    def upload(self) -> None:
+        """Write each mesh's batch of the last :meth:`group` into its instance buffer (grown, doubling, only
+        when too small)."""
         b = self.batches
-        b.group(drawn, instances)
         self._todo = []
         for k, start, count in b.batches():
             if self.vertices[k] is None:
