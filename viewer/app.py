@@ -2,9 +2,10 @@
 
 It only translates the toolkit's events into the camera's toolkit-neutral input (key names through
 :data:`KEY_NAMES`, actions through :class:`viewer.camera.KeyBindings`, commands through
-:data:`COMMAND_KEYS`) and calls the session once per frame. This is the only module that imports
-moderngl_window; it opens an X window (GLX), so never import it in a process that created an EGL
-context.
+:data:`COMMAND_KEYS`) and calls the session once per frame; then it hands the frame's stats to the take
+being recorded (R, :mod:`viewer.recording.takes`) and to the HUD's live stage graph
+(:mod:`viewer.render.graph`). This is the only module that imports moderngl_window; it opens an X window
+(GLX), so never import it in a process that created an EGL context.
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ from dataclasses import dataclass, field
 import moderngl_window as mglw
 
 from .camera import DEFAULT_BINDINGS, InputState, KeyBindings
+from .display import WindowUnavailable, display_problem
 from .frame import FrameStats
+from .index import warm_up as warm_up_indexes
+from .recording.meta import build_meta, gl_info
+from .recording.takes import Take, TakeDir
 from .render import ViewerSession
+from .render.graph import GraphLayer, StageHistory
 
-__all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowOptions", "run_window", "summary"]
+__all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowOptions", "WindowUnavailable", "run_window",
+           "summary"]
 
 #: key name -> viewer command (the camera's movement keys are in :data:`viewer.camera.DEFAULT_BINDINGS`)
 COMMAND_KEYS: dict[str, str] = {
@@ -33,12 +40,18 @@ COMMAND_KEYS: dict[str, str] = {
     "m": "mouse_look",
     "p": "screenshot",
     "y": "hysteresis",
+    "r": "record",
+    "g": "graph",
     "f12": "screenshot",
     "escape": "quit",
 }
 
 HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look  wheel: speed  "
-             "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  Y hysteresis  P shot  Esc quit")
+             "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  G graph  Y hysteresis  R record  P shot  "
+             "Esc quit")
+
+#: frames the HUD's stage graph shows
+GRAPH_FRAMES = 300
 
 #: the margin Y switches to when ``viewer view`` got no --hysteresis: 10% of each view radius
 DEFAULT_HYSTERESIS: tuple[float, bool] = (0.10, True)
@@ -68,6 +81,9 @@ class WindowOptions:
     pose : the starting (x, y, z, yaw, pitch) (default: fitted to the scene); speed : world units per second
     hysteresis : ``(margin, relative)`` of the visibility events to start with (None: off); the Y key
         toggles between off and this margin (or :data:`DEFAULT_HYSTERESIS`)
+    takes : where R records takes (None: the working directory, made on the first R);
+        record : start a take at the first frame
+    vsync : wait for the display's refresh at each swap (recorded in each take's metadata)
     """
 
     scene: object
@@ -84,17 +100,25 @@ class WindowOptions:
     pose: tuple[float, float, float, float, float] | None = None
     speed: float | None = None
     hysteresis: tuple[float, bool] | None = None
+    takes: TakeDir | None = None
+    record: bool = False
+    vsync: bool = False
     bindings: KeyBindings = field(default_factory=lambda: DEFAULT_BINDINGS)
 
 
 class EventsSession(ViewerSession):
-    """The window's session: its HUD also shows the visibility events (and the moving objects)."""
+    """The window's session: its HUD also shows the visibility events (and the moving objects), and
+    first of all the take being recorded (:attr:`status`)."""
+
+    status = ""
 
     def hud_lines(self, st: FrameStats) -> list[str]:
         lines = super().hud_lines(st)
         moving = f"moving {self.moving}  moved {st.moved}  " if self.moving else ""
         lines.insert(3, f"{moving}entered {st.entered:5d}  left {st.left:5d}  in {self.in_view}"
                         f"  hysteresis {self.hysteresis} (Y)")
+        if self.status:
+            lines.insert(0, self.status)
         return lines
 
 
@@ -127,6 +151,9 @@ class ViewerWindow(mglw.WindowConfig):
         if o.speed:
             self.session.camera.speed = o.speed
         self.start_pose = self.session.camera.pose
+        # compile every kernel a frame runs and render two unrecorded frames, so no frame of a take (even
+        # one started at launch) pays for compilation
+        self.session.warm_up(frames=2)
         keys = self.wnd.keys
         self.key_names = {getattr(keys, attr): name for name, attr in _KEY_ATTRS.items() if hasattr(keys, attr)}
         self.held: set[str] = set()
@@ -138,6 +165,16 @@ class ViewerWindow(mglw.WindowConfig):
         self.frames = 0
         self.screenshots: list[str] = []
         self.messages: list[str] = []
+        self.history = StageHistory(GRAPH_FRAMES)
+        self.graph = GraphLayer(self.ctx, self.session.shaders)
+        self.show_graph = True
+        self.base_title = self.title
+        self.take: Take | None = None
+        self.takes_done: list[str] = []
+        self._title_at = 0.0
+        self._shot: str | None = None
+        if o.record:
+            self.start_take()  # before any key is handled, so the first R always stops it
 
     # ----------------------------------------------------------------------------- frame
     def on_render(self, time_: float, frametime: float) -> None:
@@ -147,11 +184,80 @@ class ViewerWindow(mglw.WindowConfig):
                            scroll=self.scroll)
         self.mouse_dx = self.mouse_dy = self.scroll = 0.0
         self.tapped.clear()
-        self.session.fbo = self.wnd.fbo
-        self.session.frame(dt, input_state=state)
+        s = self.session
+        s.fbo = self.wnd.fbo
+        st = s.frame(dt, input_state=state)
+        if self.take is not None:
+            self.take.append(st)
+        self.history.push(st)
+        if s.options.hud and self.show_graph:
+            self.graph.draw(self.history, (s.fbo.viewport[2], s.fbo.viewport[3]))
+        if self._shot is not None:
+            path, self._shot = self._shot, None
+            self.screenshots.append(s.screenshot(path))
+            self._say(f"screenshot: {path}")
+        self._show_status()
         self.frames += 1
         if o.max_frames and self.frames >= o.max_frames:
             self.wnd.close()
+
+    # ----------------------------------------------------------------------------- takes
+    def start_take(self) -> Take:
+        """Start recording the next take (``take-N`` in the take directory); returns it."""
+        if self.take is not None:
+            return self.take
+        o = self.options
+        if o.takes is None:
+            o.takes = TakeDir(".")
+        s = self.session
+        info = s.run_info()
+        fbo = s.fbo
+        meta = build_meta(
+            scene=o.scene,
+            index=s.index_name,
+            index_options=info["index_options"],
+            window_size=(fbo.viewport[2], fbo.viewport[3]),
+            gl=gl_info(self.ctx),
+            headless=False,
+            vsync=bool(o.vsync),
+            path={"flown": "window", "fixed_dt": o.fixed_dt},
+            dt=o.fixed_dt,
+            draw=s.options.draw,
+            build_s=info["build_s"],
+            camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
+            hysteresis=info["hysteresis"],
+            moving=info["moving"],
+        )
+        self.take = o.takes.start(meta)
+        self._say(f"recording {self.take.name} into {o.takes.directory} (R stops)")
+        self._show_status(force=True)
+        return self.take
+
+    def stop_take(self, ended: str = "closed") -> str | None:
+        """Stop the take being recorded (its files complete); returns what was written."""
+        take, self.take = self.take, None
+        if take is None:
+            return None
+        line = take.close(ended=ended)
+        self.takes_done.append(str(take.csv_path))
+        self._say(line)
+        self._show_status(force=True)
+        return line
+
+    def _show_status(self, force: bool = False) -> None:
+        """REC, elapsed seconds, frames and the directory in the HUD and (four times a second) the title."""
+        take = self.take
+        if take is None:
+            self.session.status = ""
+            title = self.base_title
+        else:
+            rec = f"REC {take.name}  {take.elapsed:6.1f} s  {take.frames} frames  -> {take.directory}"
+            self.session.status = rec + "  (R stops)"
+            title = f"{self.base_title}  [{rec}]"
+        now = time.monotonic()
+        if (force or now - self._title_at >= 0.25) and not self.wnd.is_closing:
+            self._title_at = now
+            self.wnd.title = title
 
     # ----------------------------------------------------------------------------- events
     def on_key_event(self, key, action, modifiers) -> None:
@@ -172,7 +278,9 @@ class ViewerWindow(mglw.WindowConfig):
         """Run a viewer command (a value of :data:`COMMAND_KEYS`)."""
         s = self.session
         if cmd == "next_index":
-            self._say(f"index: {s.cycle_index()}")
+            name = s.cycle_index()
+            warm_up_indexes([name])  # its kernels compiled now, not in the next recorded frame's query
+            self._say(f"index: {name}")
         elif cmd == "freeze":
             self._say("culling frozen" if s.toggle_frozen() else "culling live")
         elif cmd == "boxes":
@@ -185,14 +293,21 @@ class ViewerWindow(mglw.WindowConfig):
             self._say(f"hysteresis: {s.toggle_hysteresis(self.hysteresis_margin)}")
         elif cmd == "hud":
             s.toggle_hud()
+        elif cmd == "graph":
+            self.show_graph = not self.show_graph
+        elif cmd == "record":
+            if self.take is None:
+                self.start_take()
+            else:
+                self.stop_take()
         elif cmd == "mouse_look":
             self.look_toggled = not self.look_toggled
             self.wnd.mouse_exclusivity = self.look_toggled
             self.wnd.cursor = not self.look_toggled
         elif cmd == "screenshot":
-            path = self.options.screenshot or f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}.png"
-            self.screenshots.append(s.screenshot(path))
-            self._say(f"screenshot: {path}")
+            # saved at the end of the next frame, before its buffers swap: a read between frames may see a
+            # stale back buffer
+            self._shot = self.options.screenshot or f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}.png"
         elif cmd == "quit":
             self.wnd.close()
 
@@ -218,12 +333,38 @@ class ViewerWindow(mglw.WindowConfig):
 
 def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), backend: str = "pyglet") -> ViewerWindow:
     """Open the window, fly until it closes, return the finished :class:`ViewerWindow` (its session,
-    frame count and screenshots)."""
+    frame count, screenshots and takes).
+
+    A take still recording when the window closes, or when Ctrl-C or SIGTERM ends the process (the
+    recorder turns them into exceptions), is stopped on the way out, its files complete.
+    :class:`WindowUnavailable` when the display cannot be reached.
+    """
+    why = display_problem()
+    if why:
+        raise WindowUnavailable(why)
     cls = type("ViewerWindow", (ViewerWindow,), {"options": options, "window_size": tuple(size),
-                                                  "title": f"viewer - {getattr(options.scene, 'name', 'scene')}"})
-    args = ["--window", backend, "--size", f"{size[0]}x{size[1]}", "--vsync", "false"]
-    config = mglw.create_window_config_instance(cls, args=args)
-    mglw.run_window_config_instance(config)
+                                                  "title": f"viewer - {getattr(options.scene, 'name', 'scene')}",
+                                                  "vsync": bool(options.vsync)})
+    args = ["--window", backend, "--size", f"{size[0]}x{size[1]}", "--vsync", "true" if options.vsync else "false"]
+    try:
+        config = mglw.create_window_config_instance(cls, args=args)
+    except Exception as exc:
+        why = display_problem(exc)
+        if why:
+            raise WindowUnavailable(why) from None
+        raise
+    ended = "error"
+    try:
+        mglw.run_window_config_instance(config)
+        ended = "closed"
+    except KeyboardInterrupt:
+        ended = "SIGINT"
+        raise
+    except SystemExit:
+        ended = "SIGTERM"
+        raise
+    finally:
+        config.stop_take(ended=ended)
     return config
 
 

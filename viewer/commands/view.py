@@ -21,7 +21,14 @@ one GPU buffer for one instanced draw.
 Keys: WASD move, Q/E or Ctrl/Space down/up, Shift faster, mouse look while a button is held (or M to
 toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and look at what the frozen
 camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
-octree level, V sprites/mesh, H HUD, P/F12 screenshot, Y hysteresis on/off, Esc quit.
+octree level, V sprites/mesh, H HUD, G stage graph, P/F12 screenshot, Y hysteresis on/off, R record,
+Esc quit.
+
+R starts and stops a recording take: take-N.csv + take-N.meta.json (one row per frame as flown, the
+schema of 'viewer record') and take-N.path.toml (the flight as a camera path: replay it for any index
+with 'viewer record SCENE --path DIR/take-N.path.toml --index ...') in --record DIR (default: the
+working directory); --record DIR also starts the first take at launch. The HUD shows REC, the take's
+time, frames and directory, and a live graph of the last 300 frames' stage times.
 
 A scene with a [motion] table moves while you fly; the HUD counts the objects that entered and left view
 distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN (or r * (1 + P%) for
@@ -29,7 +36,8 @@ distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN
 
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
-the last frame.
+the last frame (a generated fly-through ends where the window starts: in view of the scene's first
+cluster, or of its middle).
 """
 
 
@@ -74,6 +82,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
     g.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
                    help="seconds of path per frame (alone: the whole path at this step, e.g. 0.016667 to fly it in real time)")
+    p.add_argument("--record", metavar="DIR",
+                   help="window: record a take from the first frame into DIR (created if missing); R stops it and "
+                        "starts the next (take-1, take-2, ...: nothing is overwritten)")
+    p.add_argument("--vsync", action="store_true",
+                   help="window: wait for the display's refresh at each frame (default off; recorded in each take)")
     w = p.add_argument_group("window (for scripted runs)")
     w.add_argument("--fixed-dt", type=_args.positive_float, metavar="SECONDS",
                    help="advance the camera by this fixed step per frame instead of the wall clock")
@@ -82,8 +95,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _no_display() -> bool:
-    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+def _no_window_message(args, why: str) -> str:
+    return (f"cannot open a window: {why}. Render offscreen instead (no display needed):\n"
+            f"  viewer view {args.scene} --headless --frames 120 --screenshot out.png\n"
+            "or run the window on a virtual display:\n"
+            f"  xvfb-run -s '-screen 0 {args.size[0]}x{args.size[1]}x24' viewer view {args.scene}")
 
 
 def run(args) -> int:
@@ -95,13 +111,19 @@ def run(args) -> int:
     why = INDEXES[index].unavailable()
     if why:
         raise UserError(f"--index {index}: not available here: {why}")
-    if not args.headless and _no_display():
-        raise UserError(
-            "no display to open a window on ($DISPLAY is not set). Render offscreen instead:\n"
-            f"  viewer view {args.scene} --headless --frames 120 --screenshot out.png\n"
-            "or run the window on a virtual display:\n"
-            f"  xvfb-run -s '-screen 0 {args.size[0]}x{args.size[1]}x24' viewer view {args.scene}"
-        )
+    takes = None
+    if not args.headless:
+        from ..display import display_problem
+
+        why = display_problem()
+        if why:
+            raise UserError(_no_window_message(args, why))
+        if args.record:
+            from ..recording.takes import TakeDir
+
+            takes = TakeDir(args.record)
+    elif args.record:
+        raise UserError("--record records takes from the window; headless, use 'viewer record SCENE -o DIR'")
     cam_path = None
     if args.path:
         from ..paths import load_path
@@ -118,7 +140,7 @@ def run(args) -> int:
     scene = load_scene(args.scene)
     if args.headless:
         return _headless(args, scene, index, cam_path)
-    return _window(args, scene, index)
+    return _window(args, scene, index, takes)
 
 
 def _headless(args, scene, index: str, cam_path) -> int:
@@ -131,7 +153,7 @@ def _headless(args, scene, index: str, cam_path) -> int:
     else:
         what = f"--path {args.path}" if cam_path is not None else "the generated path"
         if cam_path is None:
-            cam_path = generated_path(scene)
+            cam_path = generated_path(scene, aspect=args.size[0] / args.size[1])
         if args.dt is not None:
             _args.planned_frames(cam_path.duration, args.frames, args.dt, what)
         if args.frames is None and args.dt is None:
@@ -175,15 +197,18 @@ def summarise(rows) -> str:
     )
 
 
-def _window(args, scene, index: str) -> int:
+def _window(args, scene, index: str, takes) -> int:
     try:
-        from ..app import WindowOptions, run_window, summary
+        from ..app import WindowOptions, WindowUnavailable, run_window, summary
     except ImportError as exc:
         raise UserError(f"cannot open a window: {exc}") from None
     opts = WindowOptions(scene=scene, index=index, draw=args.draw, colour=args.colour, fade=args.fade,
                          hud=True if args.hud is None else args.hud, boxes=args.boxes, screenshot=args.screenshot,
                          fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed,
-                         hysteresis=args.hysteresis)
-    win = run_window(opts, size=args.size)
+                         hysteresis=args.hysteresis, takes=takes, record=bool(args.record), vsync=args.vsync)
+    try:
+        win = run_window(opts, size=args.size)
+    except WindowUnavailable as exc:
+        raise UserError(_no_window_message(args, str(exc))) from None
     print(summary(win), file=sys.stderr)
     return 0
