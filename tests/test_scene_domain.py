@@ -221,3 +221,58 @@ def test_a_saved_scene_respects_the_umask(tmp_path, umask, mode):
     finally:
         os.umask(old)
     assert os.stat(p).st_mode & 0o777 == mode
+
+
+# --------------------------------------------------------------------------- a small fuzz
+
+
+_HOSTILE = [0.0, -0.0, 5e-324, 1e-300, 1.0, -1.0, 2.0**100, -(2.0**100), 2.0**101, 1e300, 1.79e308, np.inf, -np.inf,
+            np.nan, 3.5]
+_HOSTILE_INTS = [0, -1, 1, 2**62, 2**63 - 1, -(2**63), 255, 256]
+
+
+def test_hostile_data_files_load_or_are_refused_never_anything_else(tmp_path):
+    """Random files mixing the values above in every entry: each loads (into the domain) or is refused
+    with a SceneError; no other exception, no warning."""
+    rng = np.random.default_rng(7)
+
+    def real(shape):
+        return np.array(rng.choice(np.array(_HOSTILE, dtype=object), size=shape).tolist(), dtype=np.float64)
+
+    def whole(shape):
+        return np.array(rng.choice(np.array(_HOSTILE_INTS, dtype=object), size=shape).tolist(), dtype=np.int64)
+
+    p = tmp_path / "f.npz"
+    loaded = 0
+    for _ in range(400):
+        n, k = int(rng.integers(1, 5)), int(rng.integers(0, 3))
+        m = int(rng.integers(0, n + 1))
+        a = {"format_version": np.array(int(rng.choice([1, 2, 2, 3]))),
+             "centres": real((n, 3)) if rng.random() < 0.5 else rng.uniform(-5, 5, (n, 3)),
+             "radii": real(n) if rng.random() < 0.5 else rng.uniform(0, 3, n)}
+        extra = {
+            "sizes": lambda: real(n), "world": lambda: np.array(rng.choice(_HOSTILE)), "origin": lambda: real(3),
+            "seed": lambda: np.array(int(rng.choice(_HOSTILE_INTS))), "cluster_centres": lambda: real((k, 3)),
+            "cluster_spread": lambda: real(k), "category": lambda: whole(n), "colours": lambda: whole((n, 4)),
+            "extras": lambda: np.array(json.dumps({"remote": {"keep_out": float(rng.choice(_HOSTILE))}})),
+        }
+        for key, make in extra.items():
+            if rng.random() < 0.3:
+                a[key] = make()
+        if rng.random() < 0.3:
+            a.update(motion_ids=np.arange(m), motion_kind=rng.integers(0, 3, m).astype(np.int8),
+                     motion_speed=real(m), motion_direction=real((m, 3)), motion_axis=real((m, 3)),
+                     motion_orbit=real(m), motion_phase=real(m),
+                     motion_params=np.array(json.dumps({"radius_pulse": float(rng.choice(_HOSTILE)),
+                                                        "radius_period": float(rng.choice(_HOSTILE)),
+                                                        "seed": int(rng.choice(_HOSTILE_INTS))})))
+        np.savez(p, **a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                s = load_scene(p)
+            except SceneError:
+                continue
+        loaded += 1
+        assert _inside(s) and np.abs(s.centres).max() <= COORD_LIMIT and s.radii.max() <= RADIUS_LIMIT
+    assert 5 <= loaded < 400  # both outcomes were exercised
