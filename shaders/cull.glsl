@@ -10,9 +10,8 @@
 // `precise` keeps every expression exactly as written (no fused multiply-add), so the answers equal the
 // CPU's bit for bit. A software rasteriser runs a branch for all lanes of a SIMD vector, so one pass
 // doing both would pay the float64 work for every object.
-// Defines: PREFILTER (the first pass; else the exact one); VISIBLE_IDS (tests, debugging: the exact pass
-// also appends every visible object's id); the instance layout (INSTANCE_WORDS, WORD_POSITION ...) comes
-// from viewer.instances through the shader loader.
+// Defines: PREFILTER (the first pass; else the exact one); the instance layout (INSTANCE_WORDS,
+// WORD_POSITION ...) comes from viewer.instances through the shader loader.
 
 #if defined COMPUTE_SHADER
 
@@ -41,9 +40,8 @@ layout(std430, binding = 5) coherent buffer Command {
 };
 // the PREFILTER pass's kept ids
 layout(std430, binding = 7) coherent buffer Kept { uint kept_ids[]; };
-#if defined VISIBLE_IDS
+// out: the visible objects' ids (for tests and the session's visible_ids(); one store per visible object)
 layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
-#endif
 
 layout(std140, binding = 0) uniform Frame {
     dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
@@ -106,11 +104,7 @@ void exact(uint i) {
         }
     }
     if (!vis) return;
-#if defined VISIBLE_IDS
     visible_ids[atomicAdd(visible, 1u)] = i;
-#else
-    atomicAdd(visible, 1u);
-#endif
 
     uvec2 look = looks[i];
     precise double bound = double(uintBitsToFloat(look.x)) * eye.w;

@@ -6,6 +6,8 @@ gather's, bit for bit; its visibility events count what the CPU tracker reports.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -45,7 +47,7 @@ def culler(gl, centres, radii, sizes=None, colours=None):
     sizes = np.full(n, 1.5, np.float32) if sizes is None else sizes
     if colours is None:
         colours = pack_colours(np.random.default_rng(1).integers(0, 256, (n, 4), dtype=np.uint8))
-    return GpuCuller(ctx, shaders, centres, radii, sizes, colours, visible_ids=True)
+    return GpuCuller(ctx, shaders, centres, radii, sizes, colours)
 
 
 def camera_at(point, yaw, pitch, far=2000.0):
@@ -186,3 +188,135 @@ def test_an_empty_scene(gl):
     g.cull((0, 0, 0), (0, 0, 0), frustum_planes(cam.view_projection()), 0.15)
     assert g.counters().drawn == 0 and g.drawn_ids().size == 0
     g.release()
+
+
+# ----------------------------------------------------------------------------- the viewer's gpu mode
+
+W, H = 320, 240
+
+
+def dynamic_scene(n=4000, seed=5):
+    from viewer.scenes import generate_scene
+
+    return generate_scene("clustered", n, seed=seed, world=600.0, clusters=3, spread_min=20.0, spread_max=40.0,
+                          radius={"model": "log-uniform", "min": 10.0, "max": 120.0},
+                          look={"size": {"model": "constant", "value": 0.6}},
+                          motion={"share": 0.3, "speed": 40.0, "radius_pulse": 0.2, "radius_period": 1.0})
+
+
+def pass_poses(scene, frames):
+    """A pass through the first cluster's centre, turning as it goes."""
+    c = scene.cluster_centres[0]
+    xs = np.linspace(c[0] - 120.0, c[0] + 120.0, frames)
+    return [(float(x), float(c[1]) + 5.0, float(c[2]) + 30.0, 60.0 + 3.0 * k, -10.0) for k, x in enumerate(xs)]
+
+
+@pytest.fixture(scope="module")
+def fbo(gl):
+    from viewer.render import offscreen_target
+
+    return offscreen_target(gl[0], (W, H))
+
+
+def sessions(gl, fbo, scene, draw, hysteresis=None):
+    from viewer.render import ViewerSession
+
+    out = {}
+    for name in ("brute", "gpu"):
+        cam = FlyCamera(fov=70.0, near=0.05, far=400.0, aspect=W / H)
+        out[name] = ViewerSession(gl[0], fbo, scene, index=name, indexes=[name], draw=draw, hud=False, fog=0.0,
+                                  camera=cam, hysteresis=hysteresis)
+    return out
+
+
+@pytest.mark.parametrize("draw", ["sprites", "mesh"])
+def test_the_gpu_image_equals_the_cpu_image_in_a_moving_world(gl, fbo, draw):
+    """Frame by frame, brute force + the CPU cull and the GPU see the same world (each its own copy, moved
+    by the same dt), select the same ids, count the same events, and draw the same pixels."""
+    scene = dynamic_scene()
+    ss = sessions(gl, fbo, scene, draw, hysteresis=(0.1, True))
+    poses = pass_poses(scene, 24)
+    for s in ss.values():
+        s.warm_up(poses[0])
+    drawn_total = pixels = 0
+    for k, pose in enumerate(poses):
+        rows, images = {}, {}
+        for name, s in ss.items():
+            rows[name] = s.frame(1.0 / 60.0, pose=pose)
+            images[name] = s.image()
+        cpu, gpu = ss["brute"], ss["gpu"]
+        np.testing.assert_array_equal(np.sort(gpu.visible_ids()), np.sort(cpu.visible_ids()))
+        np.testing.assert_array_equal(np.sort(gpu.drawn_ids()), np.sort(cpu.drawn_ids()))
+        a, b = rows["brute"], rows["gpu"]
+        assert (b.visible, b.drawn, b.entered, b.left, b.moved) == (a.visible, a.drawn, a.entered, a.left, a.moved)
+        assert (b.candidates, b.nodes_visited, b.cull_ms, b.gather_ms) == (len(scene.radii), 0, 0.0, 0.0)
+        assert b.index == "gpu" and b.query_ms > 0.0
+        np.testing.assert_array_equal(images["gpu"], images["brute"], err_msg=f"frame {k}")
+        drawn_total += a.drawn
+        pixels += int((np.abs(images["brute"].astype(int) - np.round(np.array(cpu.fog_colour) * 255)).max(axis=2) > 2).sum())
+    assert a.moved > 0 and drawn_total > 200 and pixels > 5000  # a moving world, really drawn
+
+
+def test_gpu_is_in_the_index_cycle_and_switching_keeps_the_world(gl, fbo):
+    from viewer.render import ViewerSession
+
+    scene = dynamic_scene(2000, seed=8)
+    s = ViewerSession(gl[0], fbo, scene, index="brute", hud=False)
+    assert "gpu" in s.options.indexes and s.options.indexes[-1] == "gpu"
+    poses = pass_poses(scene, 12)
+    for k, pose in enumerate(poses):
+        s.set(index="gpu" if k % 3 == 1 else "brute")  # gpu misses moves while brute runs: caught up on return
+        st = s.frame(1.0 / 60.0, pose=pose)
+        world = s._pipeline  # the world now
+        ref = brute_query(world.centres, world.radii, pose[:3])
+        assert st.visible == ref.size
+        np.testing.assert_array_equal(np.sort(s.visible_ids()), ref)
+
+
+def test_record_writes_a_gpu_csv_beside_the_indexes(tmp_path):
+    from viewer.recording import read_run
+    from viewer.scenes import save_scene
+
+    path = save_scene(dynamic_scene(2000, seed=9), tmp_path / "dyn.npz")
+    out = tmp_path / "runs"
+    # as a user runs it (its own process, so its EGL context never replaces this module's current one)
+    done = subprocess.run([sys.executable, "-m", "viewer", "record", str(path), "--index", "brute", "gpu",
+                           "--frames", "30", "--size", "160x90", "-q", "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    cpu, gpu = read_run(out / "brute.csv"), read_run(out / "gpu.csv")
+    for col in ("visible", "drawn", "entered", "left", "moved", "cam_x", "t"):
+        np.testing.assert_array_equal(gpu[col], cpu[col], err_msg=col)
+    assert (gpu["candidates"] == 2000).all() and (gpu["nodes_visited"] == 0).all()
+    assert (gpu["cull_ms"] == 0).all() and (gpu["gather_ms"] == 0).all() and (gpu["query_ms"] > 0).all()
+    assert gpu.meta["index"]["name"] == "gpu" and gpu.meta["gl"]["renderer"]
+    assert cpu["visible"].sum() > 0
+
+
+def test_unknown_names_list_gpu(capsys, tmp_path):
+    from viewer.cli import main
+    from viewer.culling import check_cullers, culler_names
+
+    assert culler_names()[-1] == "gpu" and check_cullers(["octree", "gpu", "gpu"]) == ["octree", "gpu"]
+    assert main(["record", "clustered-100k", "--index", "nosuch", "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown index 'nosuch'" in err and "gpu" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_frozen_gpu_culling_draws_what_the_cpu_draws(gl, fbo):
+    from viewer.scenes import generate_scene
+
+    scene = generate_scene("clustered", 3000, seed=4, world=600.0, clusters=3, spread_min=20.0, spread_max=40.0,
+                           radius={"model": "log-uniform", "min": 10.0, "max": 120.0},
+                           look={"size": {"model": "constant", "value": 0.6}})
+    ss = sessions(gl, fbo, scene, "sprites")
+    poses = pass_poses(scene, 10)
+    images = {}
+    for name, s in ss.items():
+        s.frame(0.0, pose=poses[2])
+        s.set_frozen(True)
+        s.frame(0.0, pose=poses[8])  # flown away: query and cull stay at poses[2]
+        images[name] = s.image()
+        assert s.last.drawn > 0
+    assert ss["gpu"].last.drawn == ss["brute"].last.drawn
+    np.testing.assert_array_equal(images["gpu"], images["brute"])

@@ -16,6 +16,7 @@ PURE = [
     "viewer.camera",
     "viewer.frustum",
     "viewer.frame",
+    "viewer.culling",
     "viewer.paths",
     "viewer.recording",
     "viewer.bench",

@@ -132,6 +132,11 @@ class FramePipeline:
     index_options : per-index keyword options, ``{name: {...}}``
     hysteresis : ``(margin, relative)`` of the visibility events (see :class:`viewer.events.VisibilityTracker`);
         default none
+    external : ``{name: factory(pipeline) -> culler}``, cullers the pipeline does not build itself (the GPU's,
+        :class:`viewer.render.gpu_cull.GpuCulling`, made by the session that owns the GL context). Such a
+        culler stands where an index stands (``external = True``, ``len``, ``stats``, ``move_many``,
+        ``reset_events``): :meth:`update` moves the movers in it, and its owner runs the selection instead
+        of :meth:`select`, filling the same counts and stage times (:meth:`set_selection`)
 
     In a scene with motion (``scene.motion`` not None), :attr:`motion` is its
     :class:`viewer.motion.MotionState` and :attr:`centres` / :attr:`radii` are the state's arrays (the
@@ -148,7 +153,7 @@ class FramePipeline:
 
     def __init__(self, scene, index: str = "brute", *, indexes: list[str] | None = None, fade: float = 0.15,
                  capacity: int = 1024, index_options: dict[str, dict] | None = None,
-                 hysteresis: tuple[float, bool] | None = None):
+                 hysteresis: tuple[float, bool] | None = None, external: dict | None = None):
         self.motion: MotionState | None = MotionState.from_scene(scene)
         if self.motion is not None:
             self.centres = self.motion.centres
@@ -165,6 +170,7 @@ class FramePipeline:
         self.name = str(getattr(scene, "name", "scene"))
         self.fade = float(fade)
         self.index_options = dict(index_options or {})
+        self._external = dict(external or {})
         if indexes is None:
             indexes = [k for k, cls in INDEXES.items() if cls.unavailable() is None]
         if index not in indexes:
@@ -189,6 +195,8 @@ class FramePipeline:
         self.sort = True
         self.n_drawn = 0
         self.n_visible = 0
+        self.n_entered = 0
+        self.n_left = 0
         self.planes = np.zeros((6, 4))
         self._eye = np.zeros(3)
         self._qp = np.zeros(3)
@@ -227,12 +235,15 @@ class FramePipeline:
     def use_index(self, name: str) -> SphereIndex:
         """Switch to the index ``name``, building it on first use."""
         if name not in self._built:
-            if name not in INDEXES:
-                raise KeyError(f"unknown index {name!r}; choose from {', '.join(INDEXES)}")
+            if name not in INDEXES and name not in self._external:
+                raise KeyError(f"unknown index {name!r}; choose from {', '.join([*INDEXES, *self._external])}")
             t0 = perf_counter()
-            # with motion, the index gets its own copy: the arrays here change under it every frame
-            c, r = (self.centres, self.radii) if self.motion is None else (self.centres.copy(), self.radii.copy())
-            self._built[name] = make_index(name, c, r, **self.index_options.get(name, {}))
+            if name in self._external:  # made by the caller from this pipeline's world (the GPU's copy)
+                self._built[name] = self._external[name](self)
+            else:
+                # with motion, the index gets its own copy: the arrays here change under it every frame
+                c, r = (self.centres, self.radii) if self.motion is None else (self.centres.copy(), self.radii.copy())
+                self._built[name] = make_index(name, c, r, **self.index_options.get(name, {}))
             self.build_s[name] = perf_counter() - t0
             if name not in self.index_names:
                 self.index_names.append(name)
@@ -309,6 +320,11 @@ class FramePipeline:
         return self.frozen
 
     @property
+    def query_point(self) -> np.ndarray:
+        """(3,) float64, the point the last frame queried: the camera, or the frozen camera (a view)."""
+        return self._qp
+
+    @property
     def query_pose(self) -> Pose | None:
         """The pose query and cull use: the frozen one, or None (the camera's own)."""
         return self._frozen_pose
@@ -329,6 +345,9 @@ class FramePipeline:
         self.frame = 0
         self.t = 0.0
         self.events.reset()
+        for ix in self._built.values():
+            if getattr(ix, "external", False):
+                ix.reset_events()
 
     # ----------------------------------------------------------------------------- warm-up
     def warm_up(self) -> None:
@@ -338,7 +357,8 @@ class FramePipeline:
         copy of their state and a move of them in the index to where they already are (the world does
         not change). Query, cull and gather then run in the caller's unrecorded warm-up frames."""
         warm()
-        warm_up_indexes([self.index_name])
+        if self.index_name in INDEXES:
+            warm_up_indexes([self.index_name])
         mo = self.motion
         if mo is not None and mo.m:
             advance(copy.deepcopy(mo), 1e-3)
@@ -388,13 +408,7 @@ class FramePipeline:
         """
         t1 = perf_counter()
         index = self.index
-        # query: the camera (or the frozen camera) is the point
-        qp = self._qp
-        if self._frozen_pose is not None:
-            q = self._frozen_pose
-            qp[0], qp[1], qp[2] = q.x, q.y, q.z
-        else:
-            qp[:] = camera.position
+        qp = self._query_point(camera)
         while True:
             try:
                 k = index.query_into(qp, self.ids)
@@ -405,13 +419,7 @@ class FramePipeline:
         self.events.update(self.ids, k, qp, self.centres, self.radii)
         t2e = perf_counter()
 
-        # cull: the camera's matrices of this frame (built once: the draw uses them too), then its frustum
-        matrices = camera.matrices()
-        if self._frozen_planes is not None:
-            planes = self._frozen_planes
-        else:
-            planes = frustum.frustum_planes(matrices.view_projection)
-        self.planes = planes
+        matrices, planes = self._frustum(camera)
         m = frustum.cull_spheres(planes, self.centres, self.bounds, self.ids, k, self.drawn_ids)
         t3 = perf_counter()
 
@@ -426,6 +434,8 @@ class FramePipeline:
 
         self.n_visible = k
         self.n_drawn = m
+        self.n_entered = self.events.n_entered
+        self.n_left = self.events.n_left
         st = self.stage_ms
         st["query"] = (t2 - t1) * 1e3
         st["events"] = (t2e - t2) * 1e3  # in frame_ms only (the CSV has no events column)
@@ -433,6 +443,41 @@ class FramePipeline:
         st["gather"] = (t4 - t3) * 1e3
         self._pose = camera.pose
         return matrices
+
+    def _query_point(self, camera: FlyCamera) -> np.ndarray:
+        """The query point of this frame: the camera, or the frozen camera (:attr:`query_point`)."""
+        qp = self._qp
+        if self._frozen_pose is not None:
+            q = self._frozen_pose
+            qp[0], qp[1], qp[2] = q.x, q.y, q.z
+        else:
+            qp[:] = camera.position
+        return qp
+
+    def _frustum(self, camera: FlyCamera) -> tuple[CameraMatrices, np.ndarray]:
+        """The camera's matrices of this frame (built once: the draw uses them too) and the frustum planes
+        the cull uses (the frozen ones while frozen; also kept in :attr:`planes`)."""
+        matrices = camera.matrices()
+        planes = self._frozen_planes if self._frozen_planes is not None else frustum.frustum_planes(matrices.view_projection)
+        self.planes = planes
+        return matrices, planes
+
+    def view(self, camera: FlyCamera) -> CameraMatrices:
+        """For a culling mode that runs elsewhere (the GPU), instead of :meth:`select`: the query point
+        (:attr:`query_point`) and the frustum (:attr:`planes`) it culls with; returns the camera's matrices.
+        Report what it selected with :meth:`set_selection`."""
+        self._query_point(camera)
+        matrices, _ = self._frustum(camera)
+        self._pose = camera.pose
+        return matrices
+
+    def set_selection(self, visible: int, drawn: int, entered: int, left: int, *, query_ms: float,
+                      cull_ms: float = 0.0, gather_ms: float = 0.0) -> None:
+        """What a culling mode that runs elsewhere selected this frame, for its row (after :meth:`view`):
+        counts, and the stage times (its events are inside ``query_ms``)."""
+        self.n_visible, self.n_drawn, self.n_entered, self.n_left = int(visible), int(drawn), int(entered), int(left)
+        st = self.stage_ms
+        st["query"], st["events"], st["cull"], st["gather"] = float(query_ms), 0.0, float(cull_ms), float(gather_ms)
 
     def row(self, *, t: float | None = None, upload_ms: float = 0.0, draw_ms: float = 0.0, draw_calls: int = 0,
             end: float | None = None) -> FrameStats:
@@ -452,7 +497,7 @@ class FramePipeline:
             moved=self._moved, update_ms=ms["update"], query_ms=ms["query"], cull_ms=ms["cull"],
             gather_ms=ms["gather"], upload_ms=float(upload_ms), draw_ms=float(draw_ms),
             frame_ms=((perf_counter() if end is None else end) - self._t0) * 1e3,
-            entered=self.events.n_entered, left=self.events.n_left, draw_calls=int(draw_calls),
+            entered=self.n_entered, left=self.n_left, draw_calls=int(draw_calls),
         )
 
     def finish(self, **timing) -> FrameStats:

@@ -48,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
     p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
-                   help="index(es) to record, interleaved; repeatable (default: brute and octree)")
+                   help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: brute and octree)")
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",

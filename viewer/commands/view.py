@@ -52,7 +52,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     p.add_argument("--index", metavar="NAME",
-                   help="the index to start with (default: octree when available, else brute); I cycles at run time")
+                   help="the index to start with, or gpu (culling on the GPU; default: octree when available, "
+                        "else brute); I cycles at run time")
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="window / framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
@@ -103,14 +104,10 @@ def _no_window_message(args, why: str) -> str:
 
 
 def run(args) -> int:
+    from ..culling import check_cullers
     from ..index import INDEXES
 
-    index = args.index or ("octree" if "octree" in INDEXES else "brute")
-    if index not in INDEXES:
-        raise UserError(f"--index {index}: unknown index; choose from {', '.join(INDEXES)}")
-    why = INDEXES[index].unavailable()
-    if why:
-        raise UserError(f"--index {index}: not available here: {why}")
+    index = check_cullers([args.index or ("octree" if "octree" in INDEXES else "brute")], "--index")[0]
     takes = None
     if not args.headless:
         from ..display import display_problem

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import UserError
-from ..index import INDEXES
+from ..culling import check_cullers
 from .meta import build_meta, gl_info
 from .progress import Progress
 from .writer import Recorder
@@ -27,19 +27,9 @@ __all__ = ["check_indexes", "prepare_out_dir", "replay"]
 
 
 def check_indexes(names: Sequence[str]) -> list[str]:
-    """Known, available, distinct index names (order kept); a :class:`UserError` otherwise."""
-    out: list[str] = []
-    for n in names:
-        if n not in INDEXES:
-            raise UserError(f"--index: unknown index {n!r}; choose from {', '.join(INDEXES)}")
-        why = INDEXES[n].unavailable()
-        if why:
-            raise UserError(f"--index: {n!r} is not available here: {why}")
-        if n not in out:
-            out.append(n)
-    if not out:
-        raise UserError("--index: give at least one index")
-    return out
+    """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.culling`); a
+    :class:`UserError` otherwise."""
+    return check_cullers(names, "--index")
 
 
 def prepare_out_dir(out_dir: str | os.PathLike, names: Sequence[str] = (), *, create: bool = True) -> Path:

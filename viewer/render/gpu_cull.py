@@ -37,14 +37,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from time import perf_counter
 
 import moderngl
 import numpy as np
 
+from ..culling import GPU
+from ..index import QueryStats
 from ..instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from .shaders import ShaderLibrary
 
-__all__ = ["GpuCounters", "GpuCuller", "gpu_cull_unavailable"]
+__all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "gpu_cull_unavailable"]
 
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = INSTANCE_DTYPE.itemsize
@@ -97,14 +100,13 @@ class GpuCuller:
     centres : (N, 3) float64 world units; radii : (N,) float64 view distances, world units
     sizes : (N,) float32 half-extents (the bounding sphere is ``size * sqrt(3)``, as the CPU path's)
     colours : (N,) uint32, RGBA bytes packed in memory order (:func:`viewer.frame.pack_colours`)
-    visible_ids : also append every visible object's id (for tests; costs one more write per visible object)
 
     GPU memory per object: 56 bytes for the objects (exact, float32 copy, look), 28 for the records and
     ids of the objects drawn (room for all N, so a frame never overflows).
     """
 
     def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray,
-                 sizes: np.ndarray, colours: np.ndarray, *, visible_ids: bool = False):
+                 sizes: np.ndarray, colours: np.ndarray):
         why = gpu_cull_unavailable(ctx)
         if why is not None:
             raise RuntimeError(why)
@@ -113,7 +115,7 @@ class GpuCuller:
         self.ctx = ctx
         self.n = n
         self.prefilter = shaders.program("cull", {"PREFILTER": 1})
-        self.exact = shaders.program("cull", {"VISIBLE_IDS": 1} if visible_ids else None)
+        self.exact = shaders.program("cull")
         self.move_prog = shaders.program("cull_move")
         rows = np.empty((n, 4), dtype=np.float64)
         rows[:, :3] = c
@@ -129,7 +131,7 @@ class GpuCuller:
         self.set_colours(colours)
         self.instances = ctx.buffer(reserve=cap * _RECORD)
         self.ids = ctx.buffer(reserve=cap * 4)
-        self.visible = ctx.buffer(reserve=cap * 4) if visible_ids else None
+        self.visible = ctx.buffer(reserve=cap * 4)
         self.kept = ctx.buffer(reserve=cap * 4)
         self.command = ctx.buffer(reserve=_COMMAND_WORDS * 4)
         self.frame_block = ctx.buffer(reserve=_FRAME_DTYPE.itemsize)
@@ -249,8 +251,7 @@ class GpuCuller:
         self.instances.bind_to_storage_buffer(3)
         self.ids.bind_to_storage_buffer(4)
         self.command.bind_to_storage_buffer(5)
-        if self.visible is not None:
-            self.visible.bind_to_storage_buffer(6)
+        self.visible.bind_to_storage_buffer(6)
         self.kept.bind_to_storage_buffer(7)
         self.prefilter.run(*self._groups)
         self.ctx.memory_barrier()
@@ -274,9 +275,7 @@ class GpuCuller:
         return np.frombuffer(self.ids.read(k * 4), dtype=np.uint32).astype(np.int64) if k else np.zeros(0, np.int64)
 
     def visible_ids(self) -> np.ndarray:
-        """Ids (visible,) int64 whose view distance holds the last query point (needs ``visible_ids=True``)."""
-        if self.visible is None:
-            raise RuntimeError("this GpuCuller was made without visible_ids=True")
+        """Ids (visible,) int64 whose view distance holds the last query point, in no order (a readback)."""
         k = self.counters().visible
         return np.frombuffer(self.visible.read(k * 4), dtype=np.uint32).astype(np.int64) if k else np.zeros(0, np.int64)
 
@@ -294,3 +293,66 @@ class GpuCuller:
                   self.frame_block, self._moves, self._move_ids):
             if b is not None:
                 b.release()
+
+
+class GpuCulling:
+    """The ``gpu`` culling mode of a :class:`viewer.frame.FramePipeline`: a :class:`GpuCuller` over the
+    pipeline's world, standing where an index stands (``external``: the pipeline's update stage moves the
+    movers in it, and :meth:`select` runs instead of the pipeline's query, events, cull and gather).
+
+    pipeline : the pipeline whose ``centres``, ``radii`` (the world now, kept current by its motion),
+        ``sizes`` and ``category_colours`` are uploaded once
+    """
+
+    external = True
+    name = GPU
+
+    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, pipeline):
+        self.ctx = ctx
+        self.pipeline = pipeline
+        self.culler = GpuCuller(ctx, shaders, pipeline.centres, pipeline.radii, pipeline.sizes,
+                                pipeline.category_colours)
+        # every object is tested each frame; no nodes
+        self.stats = QueryStats(candidates=self.culler.n)
+        self.last: GpuCounters | None = None
+
+    def __len__(self) -> int:
+        return self.culler.n
+
+    def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
+        """Objects ``ids`` are now at ``centres`` (radii None: unchanged): uploads only their rows."""
+        ids = np.asarray(ids)
+        r = self.pipeline.radii[ids] if radii is None else radii
+        self.culler.move(ids, centres, r)
+
+    def reset_events(self) -> None:
+        self.culler.reset_events()
+
+    def select(self, camera, mode: str):
+        """Cull one frame on the GPU, instead of the pipeline's ``select``: the query point and frustum of
+        the pipeline's ``view``, one dispatch, and the counts and times into its ``set_selection``.
+
+        camera : the render camera (records are relative to it); mode : the draw mode ("sprites" or "mesh")
+        Returns ``(matrices, upload_ms)``: the camera's matrices of this frame, and the time spent writing
+        the frame's parameters and resetting the draw command. The row's ``query_ms`` runs from the
+        dispatch until its results are ready (both passes, ``ctx.finish()`` and the counters' 32-byte
+        readback). Then draw with ``renderer.draw_indirect(culler.instances, culler.command, ...)``.
+        """
+        p = self.pipeline
+        g = self.culler
+        matrices = p.view(camera)
+        t0 = perf_counter()
+        g.set_hysteresis(p.events.margin, p.events.relative)
+        g.write_frame(p.query_point, camera.position, p.planes, p.fade, mode)
+        t1 = perf_counter()
+        g.dispatch()
+        self.ctx.finish()
+        c = g.counters()
+        t2 = perf_counter()
+        self.last = c
+        self.stats.visible = c.visible
+        p.set_selection(c.visible, c.drawn, c.entered, c.left, query_ms=(t2 - t1) * 1e3)
+        return matrices, (t1 - t0) * 1e3
+
+    def release(self) -> None:
+        self.culler.release()

@@ -6,6 +6,10 @@ end::
 
     camera -> index query -> events -> cull -> instance buffer (gather, upload) -> draw -> row
 
+or, culling on the GPU (index ``gpu``, :mod:`viewer.render.gpu_cull`)::
+
+    camera -> movers' rows uploaded -> one dispatch (query, events, cull, records) -> indirect draw -> row
+
 The window (:mod:`viewer.app`), headless runs (:mod:`viewer.headless`) and replays
 (:mod:`viewer.recording.replay`) only drive it: they hand it a :class:`viewer.options.SessionOptions`,
 change options with :meth:`ViewerSession.set` (or the toggles), call :meth:`ViewerSession.warm_up` before
@@ -21,9 +25,11 @@ import moderngl
 import numpy as np
 
 from ..camera import FlyCamera, InputState
+from ..culling import GPU, culler_names
 from ..frame import FramePipeline, FrameStats, camera_for_scene
 from ..options import SessionOptions
 from .context import read_rgb, save_png
+from .gpu_cull import GpuCulling, gpu_cull_unavailable
 from .renderer import SceneRenderer
 from .shaders import ShaderLibrary
 from .text import TextLayer
@@ -60,10 +66,11 @@ class ViewerSession:
         w, h = fbo.viewport[2], fbo.viewport[3]
         self.camera = camera if camera is not None else camera_for_scene(scene, w / h)
         self.camera.aspect = w / h
-        self._pipeline = FramePipeline(scene, o.index, indexes=o.indexes, fade=o.fade, capacity=o.capacity,
-                                       index_options=o.index_options, hysteresis=o.hysteresis)
-        self._options = replace(o, indexes=list(self._pipeline.index_names))
         self.shaders = ShaderLibrary(ctx)
+        external, indexes = self._gpu_mode(ctx, o)
+        self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
+                                       index_options=o.index_options, hysteresis=o.hysteresis, external=external)
+        self._options = replace(o, indexes=list(self._pipeline.index_names))
         self.fog_colour = FOG_COLOUR
         self.renderer = SceneRenderer(ctx, self.shaders, capacity=o.capacity, mode=o.draw, fog_colour=FOG_COLOUR,
                                       fog_density=o.fog / max(self.camera.far, 1e-9))
@@ -81,6 +88,18 @@ class ViewerSession:
         self.last: FrameStats | None = None
         self._has_boxes = True  # whether the index had node boxes at the last frame that asked
         self.set(colour=o.colour, frozen=o.frozen)
+
+    def _gpu_mode(self, ctx: moderngl.Context, o: SessionOptions) -> tuple[dict, list[str] | None]:
+        """The GPU culling mode (index name :data:`viewer.culling.GPU`) as an external culler of the pipeline
+        when this context can run it, and the index cycle with it (by default every available index, then
+        ``gpu``). Asked for on a context that cannot: RuntimeError saying why."""
+        why = gpu_cull_unavailable(ctx)
+        if why is not None:
+            if o.index == GPU or GPU in (o.indexes or ()):
+                raise RuntimeError(f"--index {GPU}: {why}")
+            return {}, o.indexes
+        indexes = o.indexes if o.indexes is not None else culler_names(available=True)
+        return {GPU: lambda pipeline: GpuCulling(ctx, self.shaders, pipeline)}, indexes
 
     # ----------------------------------------------------------------------------- options
     @property
@@ -186,11 +205,19 @@ class ViewerSession:
         return len(self._pipeline.events)
 
     def visible_ids(self) -> np.ndarray:
-        """Ids (visible,) int64 the index answered in the last frame, in its order (a view)."""
+        """Ids (visible,) int64 the index answered in the last frame, in its order (a view; with ``gpu``
+        a readback from the GPU, in no order)."""
+        ix = self._pipeline.index
+        if isinstance(ix, GpuCulling):
+            return ix.culler.visible_ids()
         return self._pipeline.ids[: self._pipeline.n_visible]
 
     def drawn_ids(self) -> np.ndarray:
-        """Ids (drawn,) int64 drawn in the last frame, nearest first (a view)."""
+        """Ids (drawn,) int64 drawn in the last frame, nearest first (a view; with ``gpu`` a readback from
+        the GPU, in the order drawn)."""
+        ix = self._pipeline.index
+        if isinstance(ix, GpuCulling):
+            return ix.culler.drawn_ids()
         return self._pipeline.drawn()
 
     def run_info(self) -> dict:
@@ -234,25 +261,36 @@ class ViewerSession:
         """
         p = self._pipeline
         p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the index)
-        # options.cull picks where query, events, cull and gather run; "cpu": the pipeline, then the upload.
-        # Another mode (GPU) branches here and fills the same n_visible / n_drawn / stage_ms of the pipeline.
-        cam = p.select(self.camera)
-        n = p.n_drawn
-        own_meshes = self._file_meshes is not None and self._options.draw == "mesh"
-        if own_meshes:  # the gather groups the drawn objects by mesh (timed as part of it)
-            tg = perf_counter()
-            self._file_meshes.group(p.drawn(), p.instances)
-            p.stage_ms["gather"] += (perf_counter() - tg) * 1e3
-        t1 = perf_counter()
-        if own_meshes:  # each mesh's batch into its buffer
-            self._file_meshes.upload()
-        else:
-            self.renderer.upload(p.instance_bytes(), n)
+        # where query, events, cull and gather run: the pipeline (then the upload), or one dispatch on the GPU
+        # (index "gpu"), which writes the records and the draw command itself
+        gpu = p.index if isinstance(p.index, GpuCulling) else None
+        n = 0
+        own_meshes = False
+        if gpu is None:
+            cam = p.select(self.camera)
+            n = p.n_drawn
+            own_meshes = self._file_meshes is not None and self._options.draw == "mesh"
+            if own_meshes:  # the gather groups the drawn objects by mesh (timed as part of it)
+                tg = perf_counter()
+                self._file_meshes.group(p.drawn(), p.instances)
+                p.stage_ms["gather"] += (perf_counter() - tg) * 1e3
+            t1 = perf_counter()
+            if own_meshes:  # each mesh's batch into its buffer
+                self._file_meshes.upload()
+            else:
+                self.renderer.upload(p.instance_bytes(), n)
+            upload_ms = (perf_counter() - t1) * 1e3
+        else:  # an imported scene's own meshes are drawn as cubes here (the GPU writes plain records)
+            cam, upload_ms = gpu.select(self.camera, self._options.draw)
         t2 = perf_counter()
         fbo = self.fbo
         fbo.use()
         fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        if own_meshes:  # one instanced draw per mesh with drawn instances
+        if gpu is not None:
+            self.renderer.draw_indirect(gpu.culler.instances, gpu.culler.command, cam.rotation, cam.projection,
+                                        fbo.viewport[3])
+            draw_calls = int(p.n_drawn > 0)
+        elif own_meshes:  # one instanced draw per mesh with drawn instances
             self.renderer._common(self._file_meshes.prog, cam.rotation, cam.projection)
             draw_calls = self._file_meshes.draw()
         else:
@@ -270,13 +308,13 @@ class ViewerSession:
                 self.renderer.draw_boxes(cam.rotation, cam.projection)
                 overlay = True
         if self._options.hud:  # the previous frame's figures (this one's are not known yet), else a preview
-            shown = self.last if self.last is not None else p.row(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3,
+            shown = self.last if self.last is not None else p.row(t=t, upload_ms=upload_ms, draw_ms=(t3 - t2) * 1e3,
                                                                   draw_calls=draw_calls)
             self.text.draw(self.hud_lines(shown), (fbo.viewport[2], fbo.viewport[3]))
             overlay = True
         if overlay:
             self.ctx.finish()
-        st = p.finish(t=t, upload_ms=(t2 - t1) * 1e3, draw_ms=(t3 - t2) * 1e3, draw_calls=draw_calls)
+        st = p.finish(t=t, upload_ms=upload_ms, draw_ms=(t3 - t2) * 1e3, draw_calls=draw_calls)
         self.last = st
         return st
 
