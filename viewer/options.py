@@ -11,7 +11,8 @@ __all__ = ["COLOUR_MODES", "CULL_MODES", "DRAW_MODES", "SessionOptions"]
 DRAW_MODES: tuple[str, ...] = ("sprites", "mesh")
 #: what colours them: the scene's colours, or the octree level holding each object
 COLOUR_MODES: tuple[str, ...] = ("category", "level")
-#: where the frustum cull runs (a new mode is added here and as a branch of the session's cull stage)
+#: where the frustum cull runs; culling on the GPU is picked by its index name instead (viewer.culling.GPU,
+#: "--index gpu"), so it cycles with the indexes
 CULL_MODES: tuple[str, ...] = ("cpu",)
 
 
