@@ -19,6 +19,7 @@ import moderngl_window as mglw
 from .camera import DEFAULT_BINDINGS, InputState, KeyBindings
 from .display import WindowUnavailable, display_problem
 from .frame import FrameStats
+from .culling import is_gpu
 from .index import warm_up as warm_up_indexes
 from .recording.meta import build_meta, gl_info
 from .recording.takes import Take, TakeDir
@@ -279,7 +280,8 @@ class ViewerWindow(mglw.WindowConfig):
         s = self.session
         if cmd == "next_index":
             name = s.cycle_index()
-            warm_up_indexes([name])  # its kernels compiled now, not in the next recorded frame's query
+            if not is_gpu(name):  # the GPU mode has no kernels to compile
+                warm_up_indexes([name])  # its kernels compiled now, not in the next recorded frame's query
             self._say(f"index: {name}")
         elif cmd == "freeze":
             self._say("culling frozen" if s.toggle_frozen() else "culling live")
