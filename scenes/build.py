@@ -236,6 +236,8 @@ def generate_recipe(
         extras=layout.extras,
         origin=origin,
         motion=motion,
+        style=r["look"]["style"],
+        sky=r["look"]["sky"],
     )
 
 

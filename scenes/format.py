@@ -20,6 +20,9 @@ cluster_centres    (K, 3) real                 no        default (0, 3)
 cluster_spread     (K,) real >= 0              no        default (0,)
 recipe             () str (JSON)               no        the recipe the scene was generated from
 extras             () str (JSON object)        no        generator-specific facts
+look               () str (JSON object)        no        how the scene is drawn: {"style", "sky"}
+                                                         (scenes.look.SCENE_LOOK_PARAMS); default:
+                                                         the recipe's [look], else "objects", no sky
 motion_ids         (M,) integer                v2        the moving objects: distinct, sorted, 0..N-1
 motion_kind        (M,) integer                v2        0 drift, 1 orbit, 2 random walk
 motion_speed       (M,) real >= 0              v2        world units per second
@@ -31,7 +34,8 @@ motion_params      () str (JSON object)        v2        radius_pulse, radius_pe
 mesh_*             see viewer.scenes.meshes    v2        the meshes objects instance (imported glTF)
 =================  ==========================  ========  =============================================
 
-The ``motion_*`` entries (see :class:`viewer.scenes.scene.Motion`) come all together or not at all (a static
+``look`` is written only when it differs from the default (style "objects", no sky), so a file of an
+ordinary scene is what it was before the entry existed. The ``motion_*`` entries (see :class:`viewer.scenes.scene.Motion`) come all together or not at all (a static
 scene), and only in a version 2 file. Every centre must lie inside the world box. Any other entry is
 an error (a misspelt name would otherwise be silently ignored).
 """
@@ -51,7 +55,7 @@ import numpy as np
 from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
 
 from .errors import SceneError
-from .look import default_look, make_colours, make_sizes
+from .look import SCENE_LOOK_PARAMS, check_scene_look, default_look, make_colours, make_sizes
 from .meshes import MESH_ENTRIES, mesh_entries, read_mesh_entries
 from .scene import MOTION_KINDS, Motion, Scene
 
@@ -77,7 +81,7 @@ MOTION_ENTRIES = (
 
 NPZ_FIELDS = (
     "format_version", "centres", "radii", "sizes", "colours", "category", "world", "origin", "seed",
-    "name", "cluster_centres", "cluster_spread", "recipe", "extras", *MOTION_ENTRIES, *MESH_ENTRIES,
+    "name", "cluster_centres", "cluster_spread", "recipe", "extras", "look", *MOTION_ENTRIES, *MESH_ENTRIES,
 )
 
 
@@ -108,6 +112,9 @@ def save_scene(scene: Scene, path) -> Path:
         "recipe": np.array("" if scene.recipe is None else json.dumps(scene.recipe, sort_keys=True)),
         "extras": np.array(json.dumps(scene.extras or {}, sort_keys=True)),
     }
+    look = {"style": getattr(scene, "style", "objects"), "sky": getattr(scene, "sky", None)}
+    if look != check_scene_look(None):
+        arrays["look"] = np.array(json.dumps(look, sort_keys=True))
     mo = getattr(scene, "motion", None)
     if mo is not None:
         arrays.update(
@@ -305,6 +312,7 @@ def _from_entries(npz, stem: str) -> Scene:
     name = _scalar_str(opt("name"), "name") if "name" in keys else stem
     recipe = _json(opt("recipe"), "recipe", dict) if "recipe" in keys else None
     extras = _json(opt("extras"), "extras", dict) if "extras" in keys else {}
+    look = _json(opt("look"), "look", dict) if "look" in keys else None
     w = opt("world")
     if w is not None:
         _real(w, "world")
@@ -316,6 +324,7 @@ def _from_entries(npz, stem: str) -> Scene:
         c, _entry(npz, "radii"), sizes=opt("sizes"), colours=opt("colours"), category=opt("category"),
         world=w, origin=opt("origin"), seed=seed, name=name, cluster_centres=opt("cluster_centres"),
         cluster_spread=opt("cluster_spread"), recipe=recipe, extras=extras, motion=motion, meshes=meshes,
+        look=look,
     )
 
 
@@ -371,6 +380,7 @@ def scene_from_arrays(
     extras: dict | None = None,
     motion: Motion | None = None,
     meshes=None,
+    look: dict | None = None,
 ) -> Scene:
     """A checked :class:`Scene` from arrays: what the ``.npz`` reader and every importer build scenes with.
 
@@ -381,7 +391,8 @@ def scene_from_arrays(
     (3,) of the world box (fitted to the centres, :func:`fit_box`; a given box must hold every centre and
     lie in the domain), seed (integer 0..2**64-1), name, cluster_centres (K, 3), cluster_spread (K,) >= 0,
     recipe (a recipe dict, checked), extras (a JSON-able dict), motion (a :class:`Motion`, checked),
-    meshes (a :class:`viewer.scenes.meshes.MeshSet`, as given).
+    meshes (a :class:`viewer.scenes.meshes.MeshSet`, as given), look (how the scene is drawn:
+    ``{"style": "objects" | "stars", "sky": "#rrggbb" | None}``, :data:`viewer.scenes.look.SCENE_LOOK_PARAMS`).
 
     Raises :class:`SceneError` naming the field (the ``.npz`` entry name) for the first problem.
     """
@@ -480,6 +491,10 @@ def scene_from_arrays(
         raise SceneError("must be a JSON object (a dict)", "extras")
     _json_numbers(extras, "extras")
 
+    if look is None and recipe is not None and isinstance(recipe.get("look"), dict):
+        # no look of its own (a file from before the entry): the recipe's [look] says how it is drawn
+        look = {k: v for k, v in recipe["look"].items() if k in SCENE_LOOK_PARAMS}
+    scene_look = check_scene_look(look, "look")
     look = default_look()
     look_rng = np.random.default_rng(seed)
     if sizes is None:
@@ -509,6 +524,7 @@ def scene_from_arrays(
         name=name, centres=centres, radii=radii, sizes=sizes, colours=colours, category=category,
         world=world, seed=seed, recipe=recipe, cluster_centres=cluster_centres,
         cluster_spread=cluster_spread, extras=extras, origin=origin, motion=motion, meshes=meshes,
+        style=scene_look["style"], sky=scene_look["sky"],
     )
 
 

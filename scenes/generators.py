@@ -434,8 +434,9 @@ GENERATORS: dict[str, Generator] = {
         "from a luminosity function spanning supergiants to red dwarfs (scenes/stars.py), each star's view "
         "distance the distance at which it fades to the limiting magnitude m_lim: r = 10 * 10**((m_lim - "
         "M) / 5). Radii span four decades and thousands of stars are in view from anywhere in the disc; "
-        "colours are the stars' blackbody colours, drawn sizes proportional to r (so the on-screen size "
-        "follows the apparent magnitude). The recipe's [radius] table does not apply",
+        "colours are the stars' blackbody colours, drawn sizes proportional to r; drawn in the look's style "
+        "'stars' (unlit point sprites on black, brightness from apparent magnitude). The recipe's [radius] "
+        "table does not apply",
         {
             "m_lim": Param("float", 6.5, lo=-30.0, hi=100.0, doc="limiting apparent magnitude (6.5: the naked eye)"),
             "giants": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of giants and supergiants (M -6 .. 1)"),
@@ -450,7 +451,7 @@ GENERATORS: dict[str, Generator] = {
         radii=_starfield_radii,
         colours=_starfield_colours,
         # drawn half-extent = r * 0.001: a star at its view distance is ~1.2 pixels wide in a 720-pixel,
-        # 60-degree view, one 5 magnitudes brighter 10 times that
-        default_look={"size": {"model": "proportional", "factor": 0.001, "min": 0.0, "max": 1e12}},
+        # 60-degree view, one 5 magnitudes brighter 10 times that; drawn as stars (shaders/stars.glsl) on black
+        default_look={"size": {"model": "proportional", "factor": 0.001, "min": 0.0, "max": 1e12}, "style": "stars"},
     ),
 }

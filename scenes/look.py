@@ -3,6 +3,11 @@
 ``sizes`` (N,) float32 are half-extents in world units; ``colours`` (N, 4) uint8 RGBA. Colours are
 chosen by cluster (categorical palette), by view radius or height (a colour ramp), one constant
 colour, or at random from the palette.
+
+Two fields say how the viewer draws the whole scene (:data:`SCENE_LOOK_PARAMS`; a :class:`Scene` carries
+them as ``style`` and ``sky``, a scene file in its ``look`` entry): ``style`` "objects" draws lit spheres or
+cubes in fog, "stars" unlit round point sprites whose brightness is the star's apparent magnitude from the
+camera (``shaders/stars.glsl``); ``sky`` is the background and fog colour (default :data:`DEFAULT_SKY`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ from . import _portable as P
 from ._schema import Param, check_colour, validate_table
 from .errors import SceneError
 
-__all__ = ["PALETTES", "LOOK_PARAMS", "SIZE_MODELS", "check_look", "default_look", "make_sizes", "make_colours"]
+__all__ = [
+    "DEFAULT_SKY", "LOOK_PARAMS", "PALETTES", "SCENE_LOOK_PARAMS", "SIZE_MODELS", "STYLES", "check_look",
+    "check_scene_look", "default_look", "make_colours", "make_sizes", "sky_colour",
+]
 
 PALETTES: dict[str, list[str]] = {
     # categorical (colour_by = cluster / random)
@@ -39,6 +47,23 @@ SIZE_MODELS: dict[str, dict[str, Param]] = {
     },
 }
 
+#: How a whole scene is drawn (the values of ``[look] style``).
+STYLES: tuple[str, ...] = ("objects", "stars")
+
+#: The background (clear and fog) colour of each style when the look names no ``sky``: RGB floats 0..1.
+DEFAULT_SKY: dict[str, tuple[float, float, float]] = {"objects": (0.62, 0.70, 0.80), "stars": (0.0, 0.0, 0.0)}
+
+#: The ``[look]`` fields about the whole scene rather than each object: a scene keeps them (``Scene.style``,
+#: ``Scene.sky``) and a scene file stores them (its ``look`` entry), so the viewer draws it as the recipe said.
+SCENE_LOOK_PARAMS: dict[str, Param] = {
+    "style": Param(
+        "str", "objects", choices=STYLES,
+        doc="objects: lit spheres / cubes in fog; stars: unlit point sprites coloured by the objects' colours, "
+            "brightness from each star's apparent magnitude (its view distance is where it fades to the limit)",
+    ),
+    "sky": Param("colour", None, doc="the background and fog colour (default: grey-blue; black for stars)"),
+}
+
 LOOK_PARAMS: dict[str, Param] = {
     "size": Param("table", {"model": "proportional"}, doc="size model: {model = constant|proportional|log-uniform, ...}"),
     "colour_by": Param(
@@ -49,7 +74,22 @@ LOOK_PARAMS: dict[str, Param] = {
     "colour": Param("colour", "#d0d0d0", doc="the colour for colour_by = constant"),
     "background": Param("colour", "#8c8c8c", doc="the colour of objects in no cluster (category -1)"),
     "alpha": Param("int", 255, lo=0, hi=255, doc="opacity 0..255"),
+    **SCENE_LOOK_PARAMS,
 }
+
+
+def check_scene_look(look, prefix: str = "look") -> dict:
+    """Validate the scene-wide look fields (:data:`SCENE_LOOK_PARAMS`: ``style``, ``sky``); return them with
+    defaults filled."""
+    return validate_table({} if look is None else look, SCENE_LOOK_PARAMS, prefix, what="the scene's look")
+
+
+def sky_colour(style: str, sky: str | None) -> tuple[float, float, float]:
+    """The background colour, RGB floats 0..1, of a scene drawn in ``style`` with ``sky`` ("#rrggbb" or
+    None: the style's :data:`DEFAULT_SKY`)."""
+    if sky is None:
+        return DEFAULT_SKY[style]
+    return tuple(c / 255.0 for c in check_colour(sky, "look.sky"))
 
 
 def check_look(look, prefix: str = "look") -> dict:

@@ -91,6 +91,9 @@ class Scene:
     motion : :class:`Motion` or None: the objects that move (None: a static scene)
     meshes : :class:`viewer.scenes.meshes.MeshSet` or None: the meshes the objects are instances of
         (an imported glTF scene); None: drawn as sprites or cubes
+    style : str, how the viewer draws the scene (:data:`viewer.scenes.look.STYLES`): "objects" (lit, in
+        fog) or "stars" (unlit point sprites, brightness from apparent magnitude)
+    sky : str or None: the background colour "#rrggbb"; None: the style's default
     """
 
     name: str
@@ -110,6 +113,8 @@ class Scene:
     origin: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.float64))
     motion: Motion | None = None
     meshes: MeshSet | None = None
+    style: str = "objects"
+    sky: str | None = None
 
     @property
     def n(self) -> int:

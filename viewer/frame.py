@@ -22,7 +22,8 @@ query overflows them, never per frame.
 
 An instance record is one :data:`viewer.instances.INSTANCE_DTYPE` (position relative to the render camera,
 size, colour, fade: objects fade in over the last ``fade`` fraction of their view distance, so they do
-not pop).
+not pop; in a star field, scene style "stars", over the whole of it: the record's fade is ``1 - d / r``, from
+which the star shader takes the star's apparent magnitude).
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ class FramePipeline:
         ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`viewer.scenes.Scene`)
     index : name of the index to start with (a key of :data:`viewer.index.INDEXES`)
     indexes : the names :meth:`cycle_index` goes through (default: every available index)
-    fade : fraction of each view distance, at its far end, over which objects fade in
+    fade : fraction of each view distance, at its far end, over which objects fade in; a scene of style
+        "stars" (``scene.style``) ignores it: there :attr:`fade` is 1, so a record's fade is ``1 - d / r``
+        (d: the query camera's distance), the star's brightness (``shaders/stars.glsl``)
     capacity : initial size of the id and instance buffers (they grow when a query overflows)
     index_options : per-index keyword options, ``{name: {...}}``
     hysteresis : ``(margin, relative)`` of the visibility events (see :class:`viewer.events.VisibilityTracker`);
@@ -168,7 +171,8 @@ class FramePipeline:
         if self.category_colours.size != n:
             raise ValueError(f"scene colours has {self.category_colours.size} rows, centres {n}")
         self.name = str(getattr(scene, "name", "scene"))
-        self.fade = float(fade)
+        self.stars = getattr(scene, "style", "objects") == "stars"
+        self.fade = fade
         self.index_options = dict(index_options or {})
         self._external = dict(external or {})
         if indexes is None:
@@ -204,6 +208,16 @@ class FramePipeline:
         self.index: SphereIndex
         self.index_name = ""
         self.use_index(index)
+
+    @property
+    def fade(self) -> float:
+        """The fraction of each view distance, at its far end, over which objects fade in (what the gather
+        writes in each record's fade); 1 in a star field, whatever was set."""
+        return 1.0 if self.stars else self._fade
+
+    @fade.setter
+    def fade(self, value: float) -> None:
+        self._fade = float(value)
 
     # ----------------------------------------------------------------------------- buffers
     def _alloc_instances(self, cap: int) -> None:

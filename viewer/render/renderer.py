@@ -1,7 +1,8 @@
 """Draws a frame's instance records: one preallocated instance buffer, written with ``buffer.write``
 each frame (never a new buffer or an orphan per frame; it is replaced only when a frame needs more room,
-at double the size), and one instanced draw of either a low-poly mesh or point-sprite impostors.
-Also the index's nodes as wire boxes.
+at double the size), and one instanced draw of either a low-poly mesh or point-sprite impostors; a scene
+of style "stars" (:data:`viewer.scenes.look.STYLES`) is always drawn as unlit star sprites, added onto the
+sky (``shaders/stars.glsl``). Also the index's nodes as wire boxes.
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ def attribute_format(dtype: np.dtype) -> str:
 #: The object shaders' per-object inputs: ``in_`` + each field of :data:`viewer.instances.INSTANCE_DTYPE`.
 INSTANCE_ATTRIBUTES: tuple[str, ...] = tuple(f"in_{name}" for name in INSTANCE_DTYPE.names)
 _INSTANCE_FORMAT = attribute_format(INSTANCE_DTYPE)
+
+
+def _read_by(prog) -> tuple[str, ...]:
+    """The instance format and attribute names for ``prog``: the fields it does not read (the star shader
+    has no use for ``size``) are skipped as padding, so one record layout feeds every program."""
+    fmt, names = [], []
+    for part, name, field in zip(_INSTANCE_FORMAT.split(), INSTANCE_ATTRIBUTES, INSTANCE_DTYPE.names):
+        if prog.get(name, None) is not None:
+            fmt.append(part)
+            names.append(name)
+        else:
+            fmt.append(f"{INSTANCE_DTYPE.fields[field][0].itemsize}x")
+    return (" ".join(fmt), *names)
 
 
 def cube_mesh() -> np.ndarray:
@@ -82,13 +96,18 @@ class SceneRenderer:
 
     capacity : instances the GPU buffer holds at first (:data:`viewer.instances.INSTANCE_DTYPE` records)
     mode : "sprites" (point impostors) or "mesh" (instanced cubes)
+    style : "objects" (lit, fogged, dithered fade-in) or "stars" (unlit point sprites added onto the sky,
+        brightness from each star's apparent magnitude; ``mode`` does not apply)
     """
 
     def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, *, capacity: int = 4096, mode: str = "sprites",
                  fog_colour=(0.62, 0.70, 0.80), fog_density: float = 0.0, ambient: float = 0.35,
-                 light_dir=(0.35, 0.8, 0.5)):
+                 light_dir=(0.35, 0.8, 0.5), style: str = "objects"):
         if mode not in DRAW_MODES:
             raise ValueError(f"draw mode must be one of {DRAW_MODES}, got {mode!r}")
+        if style not in ("objects", "stars"):
+            raise ValueError(f"style must be 'objects' or 'stars', got {style!r}")
+        self.stars = style == "stars"
         self.ctx = ctx
         self.shaders = shaders
         self.mode = mode
@@ -98,7 +117,7 @@ class SceneRenderer:
         ld = np.asarray(light_dir, dtype=np.float64)
         self.light_dir = ld / np.linalg.norm(ld)  # in eye space: lit from above-right-front of the viewer
         self.prog_mesh = shaders.program("objects")
-        self.prog_sprite = shaders.program("objects", {"SPRITES": 1})
+        self.prog_sprite = shaders.program("stars") if self.stars else shaders.program("objects", {"SPRITES": 1})
         self.prog_boxes = shaders.program("boxes")
         self.cube = ctx.buffer(cube_mesh().tobytes())
         self.edges = ctx.buffer(cube_edges().tobytes())
@@ -132,7 +151,7 @@ class SceneRenderer:
             [(self.cube, "3f 3f", "in_vertex", "in_normal"), (buffer, f"{_INSTANCE_FORMAT}/i", *INSTANCE_ATTRIBUTES)],
         )
         # sprites read the same records once per point (per vertex, not per instance)
-        sprite = self.ctx.vertex_array(self.prog_sprite, [(buffer, _INSTANCE_FORMAT, *INSTANCE_ATTRIBUTES)])
+        sprite = self.ctx.vertex_array(self.prog_sprite, [(buffer, *_read_by(self.prog_sprite))])
         return mesh, sprite
 
     def upload(self, data, n: int) -> None:
@@ -157,7 +176,7 @@ class SceneRenderer:
         """
         if n <= 0:
             return
-        if self.mode == "mesh":
+        if self.mode == "mesh" and not self.stars:
             self._draw(self.vao_mesh, view_rot, proj, viewport_height,
                        lambda vao: vao.render(moderngl.TRIANGLES, vertices=36, instances=n))
         else:
@@ -173,7 +192,7 @@ class SceneRenderer:
         if vaos is None:
             vaos = self._indirect_vaos[instances.glo] = self._vertex_arrays(instances)
         vao_mesh, vao_sprite = vaos
-        if self.mode == "mesh":
+        if self.mode == "mesh" and not self.stars:
             self._draw(vao_mesh, view_rot, proj, viewport_height,
                        lambda vao: vao.render_indirect(command, moderngl.TRIANGLES, count=1))
         else:
@@ -182,6 +201,9 @@ class SceneRenderer:
 
     def _draw(self, vao, view_rot, proj, viewport_height, render) -> None:
         ctx = self.ctx
+        if self.stars:
+            self._draw_stars(vao, view_rot, proj, viewport_height, render)
+            return
         ctx.enable(moderngl.DEPTH_TEST)
         if self.mode == "mesh":
             ctx.enable(moderngl.CULL_FACE)
@@ -196,6 +218,21 @@ class SceneRenderer:
             p["max_point_size"].value = self.max_point_size
             render(vao)
             ctx.disable(moderngl.PROGRAM_POINT_SIZE)
+
+    def _draw_stars(self, vao, view_rot, proj, viewport_height, render) -> None:
+        """Stars add their light onto the sky: no depth test (nor depth writes), blend ONE, ONE."""
+        ctx = self.ctx
+        p = self.prog_sprite
+        p["m_view"].write(_mat(view_rot))
+        p["m_proj"].write(_mat(proj))
+        p["viewport_height"].value = float(viewport_height)
+        p["max_point_size"].value = self.max_point_size
+        ctx.disable(moderngl.DEPTH_TEST)
+        ctx.enable(moderngl.PROGRAM_POINT_SIZE | moderngl.BLEND)
+        ctx.blend_func = moderngl.ONE, moderngl.ONE
+        render(vao)
+        ctx.disable(moderngl.PROGRAM_POINT_SIZE | moderngl.BLEND)
+        ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA  # moderngl's default
 
     # ----------------------------------------------------------------------------- node boxes
     def upload_boxes(self, boxes: np.ndarray, visited: np.ndarray, eye: np.ndarray) -> None:

@@ -24,6 +24,8 @@ from time import perf_counter
 import moderngl
 import numpy as np
 
+from viewer.scenes.look import DEFAULT_SKY, sky_colour
+
 from ..camera import FlyCamera, InputState
 from ..culling import GPU, culler_names
 from ..frame import FramePipeline, FrameStats, camera_for_scene
@@ -36,7 +38,7 @@ from .text import TextLayer
 
 __all__ = ["ViewerSession"]
 
-FOG_COLOUR = (0.62, 0.70, 0.80)
+FOG_COLOUR = DEFAULT_SKY["objects"]  # the sky of a scene whose look names none
 
 _OPTION_NAMES = frozenset(f.name for f in fields(SessionOptions))
 _FIXED = frozenset({"indexes", "index_options", "capacity"})  # set when the session is made
@@ -71,9 +73,15 @@ class ViewerSession:
         self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
                                        index_options=o.index_options, hysteresis=o.hysteresis, external=external)
         self._options = replace(o, indexes=list(self._pipeline.index_names))
-        self.fog_colour = FOG_COLOUR
-        self.renderer = SceneRenderer(ctx, self.shaders, capacity=o.capacity, mode=o.draw, fog_colour=FOG_COLOUR,
-                                      fog_density=o.fog / max(self.camera.far, 1e-9))
+        # the scene's look: its sky is the clear and fog colour; a star field is drawn as star sprites only
+        style = getattr(scene, "style", "objects")
+        self.fog_colour = sky_colour(style, getattr(scene, "sky", None))
+        self._stars = style == "stars"
+        if self._stars:
+            self._options = replace(self._options, draw="sprites")
+        self.renderer = SceneRenderer(ctx, self.shaders, capacity=o.capacity, mode=self._options.draw,
+                                      fog_colour=self.fog_colour, fog_density=o.fog / max(self.camera.far, 1e-9),
+                                      style=style)
         # an imported scene is drawn with its own meshes: "mesh" mode draws them (V toggles sprites)
         self._file_meshes = None
         if getattr(scene, "meshes", None) is not None:
@@ -121,6 +129,8 @@ class ViewerSession:
         fixed = [k for k in changes if k in _FIXED and changes[k] != getattr(self._options, k)]
         if fixed:
             raise TypeError(f"{', '.join(fixed)} are fixed when the session is made")
+        if self._stars and "draw" in changes:
+            changes["draw"] = "sprites"  # a star field has no other drawing
         new = replace(self._options, **changes)  # validates
         p = self._pipeline
         if "index" in changes:
