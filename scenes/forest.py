@@ -1,11 +1,12 @@
 """Write ``forest.glb``: a glTF 2.0 level of instanced meshes, the kind an engine exports, to try
 ``viewer scene import`` / ``viewer view`` on (README, "Your own world").
 
-    python examples/forest.py forest.glb --trees 20000
+    python -m viewer.scenes.forest forest.glb --trees 20000
 
 Three meshes (a pine, a rock, a hut), each placed many times through EXT_mesh_gpu_instancing (one node
 per mesh, a translation / rotation / scale per instance), on a gently rolling ground; the pines stand in
-clumps. Written with pygltflib; deterministic for a seed.
+clumps. Written with pygltflib (imported when it runs: the scenes package imports only numpy);
+deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import argparse
 import math
 
 import numpy as np
-import pygltflib as G
 
 
 def pine() -> tuple[np.ndarray, np.ndarray]:
@@ -60,13 +60,15 @@ def quat_y(angle: np.ndarray) -> np.ndarray:
     return np.stack([np.zeros_like(angle), np.sin(angle / 2), np.zeros_like(angle), np.cos(angle / 2)], 1)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    import pygltflib as G
+
+    ap = argparse.ArgumentParser(prog="python -m viewer.scenes.forest", description=__doc__.split("\n\n")[0])
     ap.add_argument("out", nargs="?", default="forest.glb")
     ap.add_argument("--trees", type=int, default=20000)
     ap.add_argument("--size", type=float, default=2000.0, help="edge of the square forest, metres")
     ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     rng = np.random.default_rng(a.seed)
     half = a.size / 2
 
@@ -86,7 +88,7 @@ def main() -> None:
     meshes = {"pine": pine(), "rock": rock(), "hut": hut()}
 
     blob = bytearray()
-    g = G.GLTF2(asset=G.Asset(version="2.0", generator="viewdist-testbed examples/forest.py"), scene=0,
+    g = G.GLTF2(asset=G.Asset(version="2.0", generator="viewdist-testbed viewer.scenes.forest"), scene=0,
                 extensionsUsed=["EXT_mesh_gpu_instancing"])
     g.scenes.append(G.Scene(nodes=[]))
 
