@@ -123,7 +123,8 @@ def gl():
 
 def render(gl, scene, pose=(0.0, 0.0, 0.0, 0.0, 0.0), **kw):
     kw.setdefault("hud", False)
-    s = gl.render.ViewerSession(gl.ctx, gl.fbo, scene, camera=FlyCamera(far=500.0, near=0.1), index="brute", **kw)
+    kw.setdefault("index", "brute")
+    s = gl.render.ViewerSession(gl.ctx, gl.fbo, scene, camera=FlyCamera(far=500.0, near=0.1), **kw)
     st = s.frame(0.0, pose=pose)
     return s, st, s.image()
 
@@ -199,3 +200,17 @@ def test_a_star_field_ignores_draw_mode_and_fade_and_other_scenes_keep_their_sky
     plain = scene_from_arrays(STARS["centres"], STARS["radii"], world=100.0, origin=(0, 0, 0))
     _, _, grey = render(gl, plain, fog=0.0)
     assert (grey[0, 0].astype(int) == np.round(np.array(FOG_COLOUR) * 255)).all()
+
+
+@pytest.mark.gl
+def test_gpu_culling_draws_the_same_stars(gl):
+    from viewer.render.gpu_cull import gpu_cull_unavailable
+
+    why = gpu_cull_unavailable(gl.ctx)
+    if why:
+        pytest.skip(why)
+    scene = star_scene()
+    _, _, cpu = render(gl, scene)
+    s, st, gpu = render(gl, scene, index="gpu")
+    assert (st.visible, st.drawn) == (4, 3)
+    assert np.array_equal(cpu, gpu)  # light adds up in any order: the GPU's record order does not matter
