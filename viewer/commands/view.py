@@ -36,8 +36,8 @@ distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN
 
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
-the last frame (a generated fly-through ends where the window starts: in view of the scene's first
-cluster, or of its middle).
+the last frame (a generated fly-through ends at its busiest view: the pose along it that drew the most
+objects).
 """
 
 
