@@ -139,7 +139,9 @@ class _Probe:
         self.pipeline.sort = False  # only the count matters
 
     def drawn(self, pose) -> int:
-        return self.pipeline.step(self.camera, 0.0, pose=pose).drawn
+        """Objects a frame at ``pose`` ((x, y, z, yaw, pitch)) would draw."""
+        self.pipeline.run(self.camera, 0.0, pose=pose)  # the stages only: no row, the clock stays
+        return int(self.pipeline.n_drawn)
 
     def along(self, pts: np.ndarray, step: float, refine: int = 3) -> "_Drawn":
         """Probe the polyline ``pts`` every ``step`` world units (and at every waypoint), looking along it;
