@@ -384,3 +384,16 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(tmp_path):
         hv.render((0.0, 0.0, 0.0, 0.0, 0.0))
         want = hv.image()
     assert (np.abs(img.astype(int) - want.astype(int)).max(axis=2) <= 2).mean() > 0.999
+
+
+def test_a_context_without_compute_says_so(gl, fbo, monkeypatch):
+    from viewer.errors import UserError
+    from viewer.render import ViewerSession
+    from viewer.render import session as session_module
+
+    monkeypatch.setattr(session_module, "gpu_cull_unavailable", lambda ctx: "this context is 3.3")
+    scene = dynamic_scene(500)
+    with pytest.raises(UserError, match="--index gpu: .*3.3"):
+        ViewerSession(gl[0], fbo, scene, index="gpu", hud=False)
+    s = ViewerSession(gl[0], fbo, scene, index="brute", hud=False)
+    assert "gpu" not in s.options.indexes  # the I cycle leaves it out

@@ -101,8 +101,8 @@ class GpuCuller:
     sizes : (N,) float32 half-extents (the bounding sphere is ``size * sqrt(3)``, as the CPU path's)
     colours : (N,) uint32, RGBA bytes packed in memory order (:func:`viewer.frame.pack_colours`)
 
-    GPU memory per object: 56 bytes for the objects (exact, float32 copy, look), 28 for the records and
-    ids of the objects drawn (room for all N, so a frame never overflows).
+    GPU memory per object: 56 bytes for the objects (exact, float32 copy, look), 36 for the room a frame
+    may need (its record, and its id in the drawn, visible and kept lists), so a frame never overflows.
     """
 
     def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray,

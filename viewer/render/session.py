@@ -28,6 +28,7 @@ from viewer.scenes.look import DEFAULT_SKY, sky_colour
 
 from ..camera import FlyCamera, InputState
 from ..culling import GPU, culler_names
+from ..errors import UserError
 from ..frame import FramePipeline, FrameStats, camera_for_scene
 from ..options import SessionOptions
 from .context import read_rgb, save_png
@@ -100,11 +101,11 @@ class ViewerSession:
     def _gpu_mode(self, ctx: moderngl.Context, o: SessionOptions) -> tuple[dict, list[str] | None]:
         """The GPU culling mode (index name :data:`viewer.culling.GPU`) as an external culler of the pipeline
         when this context can run it, and the index cycle with it (by default every available index, then
-        ``gpu``). Asked for on a context that cannot: RuntimeError saying why."""
+        ``gpu``). Asked for on a context that cannot: a :class:`viewer.errors.UserError` saying why."""
         why = gpu_cull_unavailable(ctx)
         if why is not None:
             if o.index == GPU or GPU in (o.indexes or ()):
-                raise RuntimeError(f"--index {GPU}: {why}")
+                raise UserError(f"--index {GPU}: not available with this OpenGL context: {why}")
             return {}, o.indexes
         indexes = o.indexes if o.indexes is not None else culler_names(available=True)
         return {GPU: lambda pipeline: GpuCulling(ctx, self.shaders, pipeline)}, indexes
