@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from viewer.index import Octree
+from viewer.index import _octree_kernels as K
 
 from .data import DISTRIBUTIONS, query_points
 
@@ -18,7 +19,7 @@ def band_ok(ix: Octree, ids) -> bool:
         c = ix._obj[ix._ids[i, 0], :3]
         assert (corner <= c).all() and (c < corner + edge).all()
         assert r <= edge / 2
-        finest = ix._nlev[ix._ids[i, 1]] <= ix._meta[5]
+        finest = K.finest(ix._nlev, ix._ncorner, ix._meta, ix._ids[i, 1])
         assert r >= edge / 4 or finest
     return True
 
