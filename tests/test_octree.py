@@ -289,10 +289,11 @@ def test_large_batch_moves_in_slot_order_are_exact(rng):
     from viewer.index import brute_query
     from viewer.index.octree import SORT_MOVES
 
-    c, r = DISTRIBUTIONS["clustered"](rng, 20000)
+    n = 3 * SORT_MOVES
+    c, r = DISTRIBUTIONS["clustered"](rng, n)
     a = Octree(c, r)
     b = Octree(c, r)
-    ids = rng.choice(20000, 4 * SORT_MOVES, replace=False)
+    ids = rng.choice(n, SORT_MOVES + 1000, replace=False)
     for step in (0.5, 40.0):
         c[ids] += rng.normal(0, step, (ids.size, 3))
         r[ids[::3]] *= rng.uniform(0.3, 3, ids[::3].size)

@@ -43,8 +43,9 @@ from ._contract import SphereIndex, as_objects, as_point
 
 __all__ = ["Octree"]
 
-# a batch of at least this many moves is reordered by the objects' slots first
-SORT_MOVES = 256
+# a batch of at least this many moves is reordered by the objects' slots first (measured at 1e6:
+# a 100k batch gains, 433 -> 285 ms a frame on starfield; 10k batches lose, 3.0-3.8 -> 2.3-2.5 M/s)
+SORT_MOVES = 32768
 
 
 def _level_of_edge(edge: float) -> int:
