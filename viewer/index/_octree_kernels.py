@@ -58,18 +58,15 @@ def _margin(c, r):
 
 
 @njit_noref
-def _q1(base, step, inv, lo, hi):
-    # (lo - base) rounds relative to |base|, which may dwarf the sphere's own margin (an object near
-    # the origin in a node 2^60 wide): step the cells out until the decoded bounds, which are exact
-    # (see PREC), hold [lo, hi]
-    x = (lo - base) * inv
+def _q1(base, inv, lo, hi):
+    # (lo - base) rounds relative to itself, which may dwarf the sphere's own margin (an object near
+    # the origin in a node 2^60 wide: 1.5 * 2^66 - 1.2 rounds to 1.5 * 2^66, exactly a cell bound).
+    # The product with inv (a power of two) is exact, so the value in cells is off by at most
+    # 2^-53 of itself: shrinking (growing) it by 2^-50 before truncating can only step a bound out.
+    x = (lo - base) * inv * (1.0 - 2.0**-50)
     ql = 0 if x <= 0.0 else (255 if x >= 255.0 else int(x))
-    if ql > 0 and base + ql * step > lo:
-        ql -= 1
-    y = (hi - base) * inv
+    y = (hi - base) * inv * (1.0 + 2.0**-50)
     qh = 255 if y >= 255.0 else (0 if y <= 0.0 else int(y))
-    if qh < 255 and base + (qh + 1) * step < hi:
-        qh += 1
     return ql, qh
 
 
@@ -78,15 +75,14 @@ def quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
     """Quantise the float box [lo, hi] outward on node n's grid into q6 (6,) int64."""
     e = EDGE[nlev[n]]
     inv = 128.0 / e  # a power of two: the products are exact but for the subtraction's rounding
-    step = e * INV_STEPS
     h = 0.5 * e
-    a, b = _q1(ncorner[n, 0] - h, step, inv, lo0, hi0)
+    a, b = _q1(ncorner[n, 0] - h, inv, lo0, hi0)
     q6[0] = a
     q6[3] = b
-    a, b = _q1(ncorner[n, 1] - h, step, inv, lo1, hi1)
+    a, b = _q1(ncorner[n, 1] - h, inv, lo1, hi1)
     q6[1] = a
     q6[4] = b
-    a, b = _q1(ncorner[n, 2] - h, step, inv, lo2, hi2)
+    a, b = _q1(ncorner[n, 2] - h, inv, lo2, hi2)
     q6[2] = a
     q6[5] = b
 
