@@ -30,6 +30,8 @@ import numpy as np
 
 from viewer._jit import njit_noref
 
+from ._contract_kernels import emit, holds
+
 from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 
 MAXD = 24
@@ -430,7 +432,6 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
     int64 gets candidates, visible, nodes entered (cell roots included), most nodes entered on one
     depth. ``stack`` (>= 8 MAXD + 8,) int64 and ``levels`` (MAXD + 1,) int64 are scratch."""
     bs = bd.shape[0] // bl.shape[0]
-    size = out.shape[0]
     k = 0
     cand = 0
     visited = 0
@@ -483,14 +484,8 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
             while b >= 0:
                 for row in range(b * bs, b * bs + bl[b, 0]):
                     cand += 1
-                    dx = px - bd[row, 0]
-                    dy = py - bd[row, 1]
-                    dz = pz - bd[row, 2]
-                    r = bd[row, 3]
-                    if (dx * dx + dy * dy) + dz * dz <= r * r:
-                        if k < size:
-                            out[k] = bid[row]
-                        k += 1
+                    if holds(px, py, pz, bd[row, 0], bd[row, 1], bd[row, 2], bd[row, 3]):
+                        k = emit(out, k, bid[row])
                 b = bl[b, 1]
     mx = 0
     for d in range(levels.shape[0]):

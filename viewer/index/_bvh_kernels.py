@@ -25,8 +25,9 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._contract_kernels import box_pad as _pad
-from ._leaftree_kernels import gather_split, relocate, select_kth, split_leaf, swap_rows
+from ._contract_kernels import box_pad as _pad, emit, holds
+from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, most_per_level, pop_node
+from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
 NI_COLS = 6
@@ -119,12 +120,7 @@ def build(obj, leaf_size, nbins, rkey_eps):
         if d > maxdepth:
             maxdepth = d
         # node box and key ranges, in locals (no stores through arrays in the hot loop)
-        b0 = INF
-        b1 = INF
-        b2 = INF
-        b3 = -INF
-        b4 = -INF
-        b5 = -INF
+        b0, b1, b2, b3, b4, b5 = EMPTY_BOX
         k0 = INF
         k1 = INF
         k2 = INF
@@ -148,12 +144,7 @@ def build(obj, leaf_size, nbins, rkey_eps):
             m2 = max(m2, z)
             k3 = min(k3, lr)
             m3 = max(m3, lr)
-        nf[node, 0] = b0
-        nf[node, 1] = b1
-        nf[node, 2] = b2
-        nf[node, 3] = b3
-        nf[node, 4] = b4
-        nf[node, 5] = b5
+        store_box(nf, node, b0, b1, b2, b3, b4, b5)
         kmin[0] = k0
         kmin[1] = k1
         kmin[2] = k2
@@ -310,7 +301,6 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns
     ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
     them all. ``stack`` (>= maxdepth + 2,) int32 and ``levels`` (>= maxdepth + 1,) int64 are scratch."""
-    size = out.size
     k = 0
     cand = 0
     visited = 0
@@ -326,32 +316,17 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
     ):
         stack[0] = 0
         sp = 1
+    levels[0] = 0
     while sp > 0:
-        sp -= 1
-        node = stack[sp]
-        visited += 1
-        d = ni[node, DEPTH]
-        if d > deepest:
-            for q in range(deepest + 1, d + 1):
-                levels[q] = 0
-            deepest = d
-        if visited == 1:
-            levels[0] = 0
-        levels[d] += 1
+        sp, node, visited, deepest = pop_node(stack, sp, ni, levels, visited, deepest)
         ch = ni[node, CHILD]
         if ch < 0:
             s = ni[node, START]
             e = s + ni[node, CNT]
             cand += e - s
             for t in range(s, e):
-                dx = px - obj[t, 0]
-                dy = py - obj[t, 1]
-                dz = pz - obj[t, 2]
-                r = obj[t, 3]
-                if (dx * dx + dy * dy) + dz * dz <= r * r:
-                    if k < size:
-                        out[k] = oid[t]
-                    k += 1
+                if holds(px, py, pz, obj[t, 0], obj[t, 1], obj[t, 2], obj[t, 3]):
+                    k = emit(out, k, oid[t])
         else:
             for c in range(ch, ch + 2):
                 if (
@@ -364,12 +339,7 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
                 ):
                     stack[sp] = c
                     sp += 1
-    most = 0
-    if visited:
-        for q in range(deepest + 1):
-            if levels[q] > most:
-                most = levels[q]
-    return k, cand, visited, most
+    return k, cand, visited, most_per_level(levels, deepest, visited)
 
 
 # ----------------------------------------------------------------------------------------- refit
@@ -379,45 +349,18 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
 def _recompute(node, obj, nf, ni, fst):
     """Recompute ``node``'s box from its objects (leaf) or children; returns True if it changed and
     adds the volume change to ``fst[0]``."""
-    b0 = INF
-    b1 = INF
-    b2 = INF
-    b3 = -INF
-    b4 = -INF
-    b5 = -INF
+    b0, b1, b2, b3, b4, b5 = EMPTY_BOX
     ch = ni[node, CHILD]
     if ch < 0:
         s = ni[node, START]
         for t in range(s, s + ni[node, CNT]):
-            r = obj[t, 3]
-            x = obj[t, 0]
-            y = obj[t, 1]
-            z = obj[t, 2]
-            b0, b1, b2, b3, b4, b5 = _add_sphere(b0, b1, b2, b3, b4, b5, x, y, z, r)
+            b0, b1, b2, b3, b4, b5 = _add_sphere(b0, b1, b2, b3, b4, b5, obj[t, 0], obj[t, 1], obj[t, 2], obj[t, 3])
     else:
-        for c in range(ch, ch + 2):
-            b0 = min(b0, nf[c, 0])
-            b1 = min(b1, nf[c, 1])
-            b2 = min(b2, nf[c, 2])
-            b3 = max(b3, nf[c, 3])
-            b4 = max(b4, nf[c, 4])
-            b5 = max(b5, nf[c, 5])
-    if (
-        b0 == nf[node, 0]
-        and b1 == nf[node, 1]
-        and b2 == nf[node, 2]
-        and b3 == nf[node, 3]
-        and b4 == nf[node, 4]
-        and b5 == nf[node, 5]
-    ):
+        b0, b1, b2, b3, b4, b5 = children_box(nf, ch)
+    old = _node_vol(nf, node)
+    if not store_box(nf, node, b0, b1, b2, b3, b4, b5):
         return False
-    fst[0] += _vol(b0, b1, b2, b3, b4, b5) - _node_vol(nf, node)
-    nf[node, 0] = b0
-    nf[node, 1] = b1
-    nf[node, 2] = b2
-    nf[node, 3] = b3
-    nf[node, 4] = b4
-    nf[node, 5] = b5
+    fst[0] += _vol(b0, b1, b2, b3, b4, b5) - old
     return True
 
 
@@ -490,14 +433,7 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
     if cnt < cap or cnt < leaf_size:
         if cnt == cap:  # relocate the range to the end with room to spare
             relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
-        t = ni[leaf, START] + cnt
-        obj[t, 0] = x
-        obj[t, 1] = y
-        obj[t, 2] = z
-        obj[t, 3] = r
-        oid[t] = id
-        idslot[id] = t
-        leafof[t] = leaf
+        set_slot(ni[leaf, START] + cnt, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
         ni[leaf, CNT] = cnt + 1
         _refit_up(leaf, obj, nf, ni, fst)
         return
@@ -506,20 +442,12 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
     tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
     order = np.argsort(tmp[:, a])
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
-    half = m // 2
     for j in range(2):
-        c = left + j
-        lo_t = 0 if j == 0 else half
-        hi_t = half if j == 0 else m
-        ns = ni[c, START]
+        c, lo_t, hi_t = child_range(left, j, m)
         for t in range(lo_t, hi_t):
             o = order[t]
-            u = ns + t - lo_t
-            for q in range(4):
-                obj[u, q] = tmp[o, q]
-            oid[u] = tid[o]
-            idslot[tid[o]] = u
-            leafof[u] = c
+            set_slot(ni[c, START] + t - lo_t, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot,
+                     leafof, c)
         _set_empty(nf, c)
         _recompute(c, obj, nf, ni, fst)
     _refit_up(leaf, obj, nf, ni, fst)

@@ -1,18 +1,37 @@
-"""Numba kernels of the index contract (:mod:`viewer.index._contract`): the id pass of a batch check,
-and the padding an index adds to a sphere's box so that the exact predicate never accepts a point
-outside it."""
+"""Numba kernels of the index contract (:mod:`viewer.index._contract`): the contract's predicate itself
+(every index's kernels test a candidate with :func:`holds` and report it with :func:`emit`), the
+padding an index adds to a sphere's box so that the predicate never accepts a point outside it, and the
+id pass of a batch check."""
 
 from __future__ import annotations
 
 from viewer._jit import njit_noref
 
-__all__ = ["PAD_ABS", "PAD_REL", "box_pad", "first_bad_id"]
+__all__ = ["PAD_ABS", "PAD_REL", "box_pad", "emit", "first_bad_id", "holds"]
 
 # The predicate (dx*dx + dy*dy) + dz*dz <= r*r is evaluated in float64: its roundings accept points a
 # few ulps of |c| + r outside the exact sphere (PAD_REL covers them), and its squares underflow to 0
 # below about 1.5e-162 (2**-537.5), so a sphere of radius 0 holds every point that close (PAD_ABS).
 PAD_REL = 2.0**-50
 PAD_ABS = 2.0**-500
+
+
+@njit_noref(inline="always")
+def holds(px, py, pz, x, y, z, r):
+    """The contract's predicate: does the sphere (x, y, z, r) hold the point? Evaluated in this order
+    by every index, so all agree with brute force bit for bit."""
+    dx = px - x
+    dy = py - y
+    dz = pz - z
+    return (dx * dx + dy * dy) + dz * dz <= r * r
+
+
+@njit_noref(inline="always")
+def emit(out, k, id):
+    """Report the k-th visible id: written while ``out`` has room, counted always; returns k + 1."""
+    if k < out.shape[0]:
+        out[k] = id
+    return k + 1
 
 
 @njit_noref

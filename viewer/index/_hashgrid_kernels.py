@@ -34,6 +34,8 @@ import numpy as np
 
 from viewer._jit import njit_noref
 
+from ._contract_kernels import emit, holds
+
 CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
 ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE = 0, 1, 2, 3, 4
 
@@ -467,7 +469,6 @@ def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
 def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are.
     ``stats`` (4,) int64 gets candidates, visible, cells entered, 0."""
-    size = out.shape[0]
     k = 0
     cand = 0
     nodes = 0
@@ -481,14 +482,8 @@ def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
             # faster in dense cells)
             while True:
                 cand += 1
-                dx = px - ed[e, 0]
-                dy = py - ed[e, 1]
-                dz = pz - ed[e, 2]
-                r = ed[e, 3]
-                if (dx * dx + dy * dy) + dz * dz <= r * r:
-                    if k < size:
-                        out[k] = ei[e, 0]
-                    k += 1
+                if holds(px, py, pz, ed[e, 0], ed[e, 1], ed[e, 2], ed[e, 3]):
+                    k = emit(out, k, ei[e, 0])
                 nxt = ei[e, 1]
                 if nxt != e + 1:
                     break
@@ -499,14 +494,8 @@ def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
         nodes += 1
         cand += nb
         for j in range(nb):
-            dx = px - bd[j, 0]
-            dy = py - bd[j, 1]
-            dz = pz - bd[j, 2]
-            r = bd[j, 3]
-            if (dx * dx + dy * dy) + dz * dz <= r * r:
-                if k < size:
-                    out[k] = bi[j]
-                k += 1
+            if holds(px, py, pz, bd[j, 0], bd[j, 1], bd[j, 2], bd[j, 3]):
+                k = emit(out, k, bi[j])
     stats[0] = cand
     stats[1] = k
     stats[2] = nodes

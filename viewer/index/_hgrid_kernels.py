@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from viewer._jit import njit_noref
 
+from ._contract_kernels import emit, holds
+
 from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 
 MAXL = 64
@@ -232,7 +234,6 @@ def build_fill(cen, rad, cobj, off, pos, ck, sd, sl, sid, id2s):
 def _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl, sid, out, k, cand):
     """Test the objects of cell record ``c`` (at cell coordinates cx, cy, cz) against p; returns the
     new (k, cand)."""
-    size = out.shape[0]
     rm = crm[c]
     if rm < big:  # the window test again, with this cell's own largest radius
         e = rm + rm * 8e-15
@@ -246,14 +247,8 @@ def _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl,
         # does not wait on the link's load
         while True:
             cand += 1
-            dx = px - sd[s, 0]
-            dy = py - sd[s, 1]
-            dz = pz - sd[s, 2]
-            r = sd[s, 3]
-            if (dx * dx + dy * dy) + dz * dz <= r * r:
-                if k < size:
-                    out[k] = sid[s]
-                k += 1
+            if holds(px, py, pz, sd[s, 0], sd[s, 1], sd[s, 2], sd[s, 3]):
+                k = emit(out, k, sid[s])
             nxt = sl[s, 0]
             if nxt != s + 1:
                 break

@@ -27,7 +27,9 @@ import numpy as np
 
 from viewer._jit import njit
 
-from ._leaftree_kernels import gather_split, relocate, select_kth, split_leaf, swap_rows
+from ._contract_kernels import emit, holds
+from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, most_per_level, pop_node
+from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
@@ -135,7 +137,6 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns
     ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
     them all. ``stack`` (>= maxdepth + 2,) and ``levels`` (>= maxdepth + 1,) are scratch."""
-    size = out.size
     k = 0
     cand = 0
     visited = 0
@@ -147,15 +148,7 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
         stack[0] = 0
         sp = 1
     while sp > 0:
-        sp -= 1
-        node = stack[sp]
-        visited += 1
-        d = ni[node, DEPTH]
-        if d > deepest:
-            for q in range(deepest + 1, d + 1):
-                levels[q] = 0
-            deepest = d
-        levels[d] += 1
+        sp, node, visited, deepest = pop_node(stack, sp, ni, levels, visited, deepest)
         ch = ni[node, CHILD]
         if ch < 0:
             d2 = _box_d2(nf, node, px, py, pz)
@@ -166,24 +159,15 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
                 if rr < d2:  # sorted by radius: no later sphere reaches the point either
                     break
                 cand += 1
-                dx = px - obj[t, 0]
-                dy = py - obj[t, 1]
-                dz = pz - obj[t, 2]
-                if (dx * dx + dy * dy) + dz * dz <= rr:
-                    if k < size:
-                        out[k] = oid[t]
-                    k += 1
+                if holds(px, py, pz, obj[t, 0], obj[t, 1], obj[t, 2], r):
+                    k = emit(out, k, oid[t])
         else:
             for c in range(ch, ch + 2):
                 rc = nf[c, RMAX]
                 if _box_d2(nf, c, px, py, pz) <= rc * rc:
                     stack[sp] = c
                     sp += 1
-    most = 0
-    if visited:
-        for q in range(deepest + 1):
-            most = max(most, levels[q])
-    return k, cand, visited, most
+    return k, cand, visited, most_per_level(levels, deepest, visited)
 
 
 # ----------------------------------------------------------------------------------------- refit
@@ -192,12 +176,7 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
 @njit
 def _recompute(node, obj, nf, ni):
     """Recompute node's centre box and largest radius from its objects or children; True if changed."""
-    b0 = INF
-    b1 = INF
-    b2 = INF
-    b3 = -INF
-    b4 = -INF
-    b5 = -INF
+    b0, b1, b2, b3, b4, b5 = EMPTY_BOX
     rm = 0.0
     ch = ni[node, CHILD]
     if ch < 0:
@@ -211,32 +190,13 @@ def _recompute(node, obj, nf, ni):
             b5 = max(b5, obj[t, 2])
             rm = max(rm, obj[t, 3])
     else:
-        for c in range(ch, ch + 2):
-            b0 = min(b0, nf[c, 0])
-            b1 = min(b1, nf[c, 1])
-            b2 = min(b2, nf[c, 2])
-            b3 = max(b3, nf[c, 3])
-            b4 = max(b4, nf[c, 4])
-            b5 = max(b5, nf[c, 5])
-            rm = max(rm, nf[c, RMAX])
-    if (
-        b0 == nf[node, 0]
-        and b1 == nf[node, 1]
-        and b2 == nf[node, 2]
-        and b3 == nf[node, 3]
-        and b4 == nf[node, 4]
-        and b5 == nf[node, 5]
-        and rm == nf[node, RMAX]
-    ):
-        return False
-    nf[node, 0] = b0
-    nf[node, 1] = b1
-    nf[node, 2] = b2
-    nf[node, 3] = b3
-    nf[node, 4] = b4
-    nf[node, 5] = b5
-    nf[node, RMAX] = rm
-    return True
+        b0, b1, b2, b3, b4, b5 = children_box(nf, ch)
+        rm = max(nf[ch, RMAX], nf[ch + 1, RMAX])
+    changed = store_box(nf, node, b0, b1, b2, b3, b4, b5)
+    if rm != nf[node, RMAX]:
+        nf[node, RMAX] = rm
+        changed = True
+    return changed
 
 
 @njit
@@ -256,17 +216,6 @@ def refit_all(obj, nf, ni, reg, st):
 
 
 # ----------------------------------------------------------------------------------------- updates
-
-
-@njit
-def _set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf):
-    obj[t, 0] = x
-    obj[t, 1] = y
-    obj[t, 2] = z
-    obj[t, 3] = r
-    oid[t] = id
-    idslot[id] = t
-    leafof[t] = leaf
 
 
 @njit
@@ -384,7 +333,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
             _copy_slot(t, t - 1, obj, oid, idslot)
             leafof[t] = leaf
             t -= 1
-        _set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
+        set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
         ni[leaf, CNT] = cnt + 1
         if refit:
             _refit_up(leaf, obj, nf, ni)
@@ -396,9 +345,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     half = m // 2
     for j in range(2):
-        c = left + j
-        lo_t = 0 if j == 0 else half
-        hi_t = half if j == 0 else m
+        c, lo_t, hi_t = child_range(left, j, m)
         ns = ni[c, START]
         # radius order inside the child: insertion by radius
         for t in range(lo_t, hi_t):
@@ -408,7 +355,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
                 _copy_slot(u, u - 1, obj, oid, idslot)
                 leafof[u] = c
                 u -= 1
-            _set_slot(u, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot, leafof, c)
+            set_slot(u, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot, leafof, c)
         for q in range(NF_COLS):
             nf[c, q] = 0.0
         _recompute(c, obj, nf, ni)

@@ -148,3 +148,78 @@ def split_leaf(leaf, m, oid, ni, st, leaf_size):
     ni[leaf, 2] = 0
     ni[leaf, 3] = 0
     return left
+
+
+EMPTY_BOX = (np.inf, np.inf, np.inf, -np.inf, -np.inf, -np.inf)  # lo x, y, z, hi x, y, z of nothing
+
+
+@njit(inline="always")
+def children_box(nf, ch):
+    """The union of the boxes (``nf`` columns 0..5) of the sibling nodes ``ch`` and ``ch + 1``."""
+    return (min(nf[ch, 0], nf[ch + 1, 0]), min(nf[ch, 1], nf[ch + 1, 1]), min(nf[ch, 2], nf[ch + 1, 2]),
+            max(nf[ch, 3], nf[ch + 1, 3]), max(nf[ch, 4], nf[ch + 1, 4]), max(nf[ch, 5], nf[ch + 1, 5]))
+
+
+@njit(inline="always")
+def store_box(nf, node, b0, b1, b2, b3, b4, b5):
+    """Write the box into ``nf[node, 0:6]``; returns whether it changed."""
+    same = (b0 == nf[node, 0] and b1 == nf[node, 1] and b2 == nf[node, 2]
+            and b3 == nf[node, 3] and b4 == nf[node, 4] and b5 == nf[node, 5])
+    nf[node, 0] = b0
+    nf[node, 1] = b1
+    nf[node, 2] = b2
+    nf[node, 3] = b3
+    nf[node, 4] = b4
+    nf[node, 5] = b5
+    return not same
+
+
+@njit(inline="always")
+def set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf):
+    """Store object ``id`` in slot ``t`` of ``leaf``."""
+    obj[t, 0] = x
+    obj[t, 1] = y
+    obj[t, 2] = z
+    obj[t, 3] = r
+    oid[t] = id
+    idslot[id] = t
+    leafof[t] = leaf
+
+
+@njit(inline="always")
+def child_range(left, j, m):
+    """Child ``j`` (0, 1) of a leaf split by :func:`split_leaf` over ``m`` ordered objects: the node and
+    the range ``[lo, hi)`` of the order it takes."""
+    half = m // 2
+    return left + j, (0 if j == 0 else half), (half if j == 0 else m)
+
+
+@njit(inline="always")
+def pop_node(stack, sp, ni, levels, visited, deepest):
+    """Take the next node of a query's descent off ``stack`` and count it (``ni`` column 5: depth);
+    returns ``(sp, node, visited, deepest)``."""
+    sp -= 1
+    node = stack[sp]
+    return sp, node, visited + 1, count_level(levels, ni[node, 5], deepest)
+
+
+@njit(inline="always")
+def count_level(levels, d, deepest):
+    """A query entered a node on level ``d``: count it in ``levels`` (levels deeper than any seen so far
+    start at 0); returns the new deepest level."""
+    if d > deepest:
+        for q in range(deepest + 1, d + 1):
+            levels[q] = 0
+        deepest = d
+    levels[d] += 1
+    return deepest
+
+
+@njit(inline="always")
+def most_per_level(levels, deepest, visited):
+    """The most nodes entered on one level (0 when none was)."""
+    most = 0
+    if visited:
+        for q in range(deepest + 1):
+            most = max(most, levels[q])
+    return most

@@ -31,6 +31,11 @@ def _detach(slot, obj, oid, leafof, idslot, ni, ex):  # pragma: no cover
     raise NotImplementedError
 
 
+def refit_up(node, obj, nf, ni, ex):  # pragma: no cover
+    """Refit ``node`` and its ancestors while their bounds change (each tree's own ``_refit_up``)."""
+    raise NotImplementedError
+
+
 @overload(_recompute)
 def _recompute_impl(node, obj, nf, ni, ex):
     if ex.ndim == 1:
@@ -54,13 +59,11 @@ def _detach_impl(slot, obj, oid, leafof, idslot, ni, ex):
     return lambda slot, obj, oid, leafof, idslot, ni, ex: D._detach(slot, obj, oid, idslot, leafof, ni)
 
 
-@njit
-def refit_up(node, obj, nf, ni, ex):
-    """Refit ``node`` and its ancestors while their bounds change."""
-    while node >= 0:
-        if not _recompute(node, obj, nf, ni, ex):
-            return
-        node = ni[node, PARENT]
+@overload(refit_up)
+def _refit_up_impl(node, obj, nf, ni, ex):
+    if ex.ndim == 1:
+        return lambda node, obj, nf, ni, ex: B._refit_up(node, obj, nf, ni, ex)
+    return lambda node, obj, nf, ni, ex: D._refit_up(node, obj, nf, ni)
 
 
 @njit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from viewer._jit import njit
 
-from ._contract_kernels import box_pad
+from ._contract_kernels import box_pad, emit, holds
 
 MIN_EXTENT = 2.0**-48
 
@@ -15,17 +15,10 @@ def filter_ids(px, py, pz, cand, obj, out, k):
     """Append to ``out`` (from position ``k``) the ids in ``cand`` (C,) int64 whose sphere in ``obj``
     (rows by id: x, y, z, r) holds the point, with the contract's predicate. Counts past ``out.size``
     without writing; returns the new count."""
-    size = out.size
     for j in range(cand.size):
         i = cand[j]
-        dx = px - obj[i, 0]
-        dy = py - obj[i, 1]
-        dz = pz - obj[i, 2]
-        r = obj[i, 3]
-        if (dx * dx + dy * dy) + dz * dz <= r * r:
-            if k < size:
-                out[k] = i
-            k += 1
+        if holds(px, py, pz, obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]):
+            k = emit(out, k, i)
     return k
 
 

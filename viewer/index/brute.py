@@ -27,13 +27,8 @@ def brute_query(centres: np.ndarray, radii: np.ndarray, point) -> np.ndarray:
 
 
 class BruteForce(SphereIndex):
-    """Every sphere tested on every query.
-
-    Parameters
-    ----------
-    centres : (N, 3) float64, world units
-    radii : (N,) float64, world units, >= 0
-    """
+    """Every sphere tested on every query, with numpy: ``BruteForce(centres (N, 3), radii (N,))``, world
+    units, float64 (the contract's domain). The tests' oracle."""
 
     name = "brute"
 
