@@ -431,6 +431,7 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many. ``stats`` (4,)
     int64 gets candidates, visible, nodes entered (cell roots included), most nodes entered on one
     depth. ``stack`` (>= 8 MAXD + 8,) int64 and ``levels`` (MAXD + 1,) int64 are scratch."""
+    size = out.shape[0]
     bs = bd.shape[0] // bl.shape[0]
     k = 0
     cand = 0
@@ -485,7 +486,7 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
                 for row in range(b * bs, b * bs + bl[b, 0]):
                     cand += 1
                     if holds(px, py, pz, bd[row, 0], bd[row, 1], bd[row, 2], bd[row, 3]):
-                        k = emit(out, k, bid[row])
+                        k = emit(out, size, k, bid[row])
                 b = bl[b, 1]
     mx = 0
     for d in range(levels.shape[0]):

@@ -26,7 +26,7 @@ import numpy as np
 from viewer._jit import njit
 
 from ._contract_kernels import box_pad as _pad, emit, holds
-from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, most_per_level, pop_node
+from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
 from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
@@ -297,23 +297,17 @@ def total_volume(nf, nnodes):
 
 
 @njit
-def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
-    """Ids of the spheres holding (px, py, pz) into ``out``; returns
-    ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
-    them all. ``stack`` (>= maxdepth + 2,) int32 and ``levels`` (>= maxdepth + 1,) int64 are scratch."""
+def query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats):
+    """Ids of the spheres holding (px, py, pz) into ``out``; returns how many (writes at most
+    ``out.size`` but counts them all). ``stats`` (4,) int64 gets candidates, visible, nodes visited and
+    the most nodes visited on one level. ``stack`` (>= maxdepth + 2,) int32 and ``levels`` (>= maxdepth + 1,) int64 are scratch."""
+    size = out.shape[0]
     k = 0
     cand = 0
     visited = 0
     deepest = 0
     sp = 0
-    if (
-        nf[0, 0] <= px
-        and px <= nf[0, 3]
-        and nf[0, 1] <= py
-        and py <= nf[0, 4]
-        and nf[0, 2] <= pz
-        and pz <= nf[0, 5]
-    ):
+    if in_box(nf, 0, px, py, pz):
         stack[0] = 0
         sp = 1
     levels[0] = 0
@@ -326,20 +320,13 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
             cand += e - s
             for t in range(s, e):
                 if holds(px, py, pz, obj[t, 0], obj[t, 1], obj[t, 2], obj[t, 3]):
-                    k = emit(out, k, oid[t])
+                    k = emit(out, size, k, oid[t])
         else:
             for c in range(ch, ch + 2):
-                if (
-                    nf[c, 0] <= px
-                    and px <= nf[c, 3]
-                    and nf[c, 1] <= py
-                    and py <= nf[c, 4]
-                    and nf[c, 2] <= pz
-                    and pz <= nf[c, 5]
-                ):
+                if in_box(nf, c, px, py, pz):
                     stack[sp] = c
                     sp += 1
-    return k, cand, visited, most_per_level(levels, deepest, visited)
+    return finish_query(stats, k, cand, visited, levels, deepest)
 
 
 # ----------------------------------------------------------------------------------------- refit

@@ -469,6 +469,7 @@ def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
 def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
     """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are.
     ``stats`` (4,) int64 gets candidates, visible, cells entered, 0."""
+    size = out.shape[0]
     k = 0
     cand = 0
     nodes = 0
@@ -483,7 +484,7 @@ def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
             while True:
                 cand += 1
                 if holds(px, py, pz, ed[e, 0], ed[e, 1], ed[e, 2], ed[e, 3]):
-                    k = emit(out, k, ei[e, 0])
+                    k = emit(out, size, k, ei[e, 0])
                 nxt = ei[e, 1]
                 if nxt != e + 1:
                     break
@@ -495,7 +496,7 @@ def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
         cand += nb
         for j in range(nb):
             if holds(px, py, pz, bd[j, 0], bd[j, 1], bd[j, 2], bd[j, 3]):
-                k = emit(out, k, bi[j])
+                k = emit(out, size, k, bi[j])
     stats[0] = cand
     stats[1] = k
     stats[2] = nodes

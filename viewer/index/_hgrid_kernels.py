@@ -234,6 +234,7 @@ def build_fill(cen, rad, cobj, off, pos, ck, sd, sl, sid, id2s):
 def _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl, sid, out, k, cand):
     """Test the objects of cell record ``c`` (at cell coordinates cx, cy, cz) against p; returns the
     new (k, cand)."""
+    size = out.shape[0]
     rm = crm[c]
     if rm < big:  # the window test again, with this cell's own largest radius
         e = rm + rm * 8e-15
@@ -248,7 +249,7 @@ def _scan_cell(c, cx, cy, cz, px, py, pz, mx, my, mz, big, inv, ck, crm, sd, sl,
         while True:
             cand += 1
             if holds(px, py, pz, sd[s, 0], sd[s, 1], sd[s, 2], sd[s, 3]):
-                k = emit(out, k, sid[s])
+                k = emit(out, size, k, sid[s])
             nxt = sl[s, 0]
             if nxt != s + 1:
                 break

@@ -28,7 +28,7 @@ import numpy as np
 from viewer._jit import njit
 
 from ._contract_kernels import emit, holds
-from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, most_per_level, pop_node
+from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
 from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
@@ -133,10 +133,11 @@ def build(obj, leaf_size):
 
 
 @njit
-def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
-    """Ids of the spheres holding (px, py, pz) into ``out``; returns
-    ``(k, candidates, nodes_visited, max_nodes_per_level)``. Writes at most ``out.size`` ids but counts
-    them all. ``stack`` (>= maxdepth + 2,) and ``levels`` (>= maxdepth + 1,) are scratch."""
+def query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats):
+    """Ids of the spheres holding (px, py, pz) into ``out``; returns how many (writes at most
+    ``out.size`` but counts them all). ``stats`` (4,) int64 gets candidates, visible, nodes visited and
+    the most nodes visited on one level. ``stack`` (>= maxdepth + 2,) and ``levels`` (>= maxdepth + 1,) are scratch."""
+    size = out.shape[0]
     k = 0
     cand = 0
     visited = 0
@@ -160,14 +161,14 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels):
                     break
                 cand += 1
                 if holds(px, py, pz, obj[t, 0], obj[t, 1], obj[t, 2], r):
-                    k = emit(out, k, oid[t])
+                    k = emit(out, size, k, oid[t])
         else:
             for c in range(ch, ch + 2):
                 rc = nf[c, RMAX]
                 if _box_d2(nf, c, px, py, pz) <= rc * rc:
                     stack[sp] = c
                     sp += 1
-    return k, cand, visited, most_per_level(levels, deepest, visited)
+    return finish_query(stats, k, cand, visited, levels, deepest)
 
 
 # ----------------------------------------------------------------------------------------- refit
@@ -377,14 +378,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size
     """In place when the new centre stays in the leaf's region (box and largest radius refitted up the
     chain); otherwise remove + insert."""
     leaf = leafof[slot]
-    if (
-        reg[leaf, 0] <= x
-        and x <= reg[leaf, 3]
-        and reg[leaf, 1] <= y
-        and y <= reg[leaf, 4]
-        and reg[leaf, 2] <= z
-        and z <= reg[leaf, 5]
-    ):
+    if in_box(reg, leaf, x, y, z):
         obj[slot, 0] = x
         obj[slot, 1] = y
         obj[slot, 2] = z

@@ -5,7 +5,7 @@ the kernels' common signatures, batch moves with one bottom-up refit, and the re
 A subclass names its kernel module ``K``, which provides (``ex`` being the subclass's extra array: the
 BVH's (1,) summed volume, the kd-tree's (M, 6) node regions)::
 
-    query(px, py, pz, obj, oid, nf, ni, out, stack, levels) -> (k, candidates, visited, most)
+    query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats) -> k
     insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size)
     refit_all(obj, nf, ni, ex, st)
 
@@ -38,6 +38,7 @@ class LeafTree(SphereIndex):
 
     def __init__(self, centres, radii, leaf_size: int):
         super().__init__()
+        self._kquery = self.K.query  # bound once: the query path is the hot one
         self.leaf_size = as_option(leaf_size, "leaf_size", 1, 256, integer=True)
         centres, radii = as_objects(centres, radii)
         n = radii.size
@@ -150,11 +151,8 @@ class LeafTree(SphereIndex):
         return self._idt.state()
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
-        k, cand, visited, most = self.K.query(
-            px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels
-        )
-        self._record(cand, k, visited, most)
-        return k
+        return self._kquery(px, py, pz, self._obj, self._oid, self._nf, self._ni, out, self._stack, self._levels,
+                            self._stats)
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         self._reserve(1)

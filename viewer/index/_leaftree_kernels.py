@@ -216,10 +216,21 @@ def count_level(levels, d, deepest):
 
 
 @njit(inline="always")
-def most_per_level(levels, deepest, visited):
-    """The most nodes entered on one level (0 when none was)."""
+def finish_query(stats, k, cand, visited, levels, deepest):
+    """Store a query's counters in ``stats`` (candidates, visible, nodes visited, the most nodes entered
+    on one level); returns ``k``."""
     most = 0
     if visited:
         for q in range(deepest + 1):
             most = max(most, levels[q])
-    return most
+    stats[0] = cand
+    stats[1] = k
+    stats[2] = visited
+    stats[3] = most
+    return k
+
+
+@njit(inline="always")
+def in_box(b, i, x, y, z):
+    """Is the point inside box ``b[i]`` (lo x, y, z, hi x, y, z; closed)?"""
+    return b[i, 0] <= x <= b[i, 3] and b[i, 1] <= y <= b[i, 4] and b[i, 2] <= z <= b[i, 5]

@@ -15,10 +15,11 @@ def filter_ids(px, py, pz, cand, obj, out, k):
     """Append to ``out`` (from position ``k``) the ids in ``cand`` (C,) int64 whose sphere in ``obj``
     (rows by id: x, y, z, r) holds the point, with the contract's predicate. Counts past ``out.size``
     without writing; returns the new count."""
+    size = out.shape[0]
     for j in range(cand.size):
         i = cand[j]
         if holds(px, py, pz, obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]):
-            k = emit(out, k, i)
+            k = emit(out, size, k, i)
     return k
 
 
