@@ -48,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
     p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
-                   help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: brute and octree)")
+                   help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: scan and octree: the baseline and the tree)")
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
@@ -85,7 +85,7 @@ def run(args) -> int:
     from ..recording.replay import check_indexes, prepare_out_dir, replay
 
     # every input checked before anything is written
-    names = args.indexes or [n for n in ("brute", "octree") if n in INDEXES]
+    names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None
     if args.save_path:
