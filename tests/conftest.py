@@ -26,6 +26,25 @@ def _strict_numerics():
     np.seterr(**old)
 
 
+@pytest.fixture(scope="module")
+def gl(request):
+    """A headless EGL context (frame kernels warmed) and an offscreen target of the test module's ``W`` x ``H``
+    pixels, as ``.ctx``, ``.fbo`` and ``.render`` (the :mod:`viewer.render` package); skipped without EGL."""
+    from types import SimpleNamespace
+
+    render = pytest.importorskip("viewer.render")
+    from viewer.frame import warm
+
+    try:
+        ctx = render.create_headless_context()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    warm()
+    fbo = render.offscreen_target(ctx, (request.module.W, request.module.H))
+    yield SimpleNamespace(ctx=ctx, fbo=fbo, render=render)
+    ctx.release()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -4,7 +4,6 @@ triangles (transformed on the CPU, one object at a time) covers."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,21 +16,6 @@ from viewer.scenes import import_scene
 pytestmark = pytest.mark.gl
 
 W, H = 200, 150
-
-
-@pytest.fixture(scope="module")
-def gl():
-    render = pytest.importorskip("viewer.render")
-    from viewer.frame import warm
-
-    try:
-        ctx = render.create_headless_context()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    warm()
-    fbo = render.offscreen_target(ctx, (W, H))
-    yield SimpleNamespace(ctx=ctx, fbo=fbo, render=render)
-    ctx.release()
 
 
 def level(tmp_path):

@@ -18,21 +18,6 @@ pytestmark = pytest.mark.gl
 W, H = 160, 120
 
 
-@pytest.fixture(scope="module")
-def gl():
-    render = pytest.importorskip("viewer.render")
-    from viewer.frame import warm
-
-    try:
-        ctx = render.create_headless_context()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    warm()
-    fbo = render.offscreen_target(ctx, (W, H))
-    yield SimpleNamespace(ctx=ctx, fbo=fbo, render=render)
-    ctx.release()
-
-
 # red, green, blue, yellow in view; magenta out of its view distance; cyan behind the camera
 TINY = SimpleNamespace(
     name="tiny",

@@ -6,7 +6,6 @@ distance. Pixels asserted, no golden image."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -104,21 +103,6 @@ def test_a_bad_look_names_its_field(tmp_path, look, field):
 
 
 # --------------------------------------------------------------------------- drawing
-
-
-@pytest.fixture(scope="module")
-def gl():
-    render = pytest.importorskip("viewer.render")
-    from viewer.frame import warm
-
-    try:
-        ctx = render.create_headless_context()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    warm()
-    fbo = render.offscreen_target(ctx, (W, H))
-    yield SimpleNamespace(ctx=ctx, fbo=fbo, render=render)
-    ctx.release()
 
 
 def render(gl, scene, pose=(0.0, 0.0, 0.0, 0.0, 0.0), **kw):
