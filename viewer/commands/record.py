@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 
 from ..errors import UserError
+from ..options import DRAW_MODES
 from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
@@ -51,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: scan and octree: the baseline and the tree)")
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
-    p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
+    p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
                    help="how objects are drawn (default: %(default)s)")
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed of a generated path, world units per second (default: world size / 10)")

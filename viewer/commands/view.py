@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 
 from ..errors import UserError
+from ..options import COLOUR_MODES, DRAW_MODES
 from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
@@ -56,9 +56,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "else brute); I cycles at run time")
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="window / framebuffer size in pixels (default 1280x720)")
-    p.add_argument("--draw", choices=("sprites", "mesh"), default="sprites",
+    p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
                    help="point-sprite impostors (cheaper) or instanced cubes (default: %(default)s)")
-    p.add_argument("--colour", choices=("category", "level"), default="category",
+    p.add_argument("--colour", choices=COLOUR_MODES, default="category",
                    help="colour by the scene's category or by the octree level holding each object")
     p.add_argument("--fade", type=_args.fraction, default=0.15, metavar="FRACTION",
                    help="objects fade in over this last fraction of their view distance (default 0.15; 0: pop)")
