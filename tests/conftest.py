@@ -46,6 +46,14 @@ def gl(request):
 
 
 @pytest.fixture
+def display():
+    """A fresh Xvfb display (``":N"``) for a test that opens a real window, stopped afterwards."""
+    from .xwindow import xvfb_display
+
+    yield from xvfb_display()
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(12345)
 

@@ -325,55 +325,42 @@ def test_frozen_gpu_culling_draws_what_the_cpu_draws(gl, fbo):
 
 
 @pytest.mark.window
-def test_the_window_culls_on_the_gpu_and_cycles_away(tmp_path):
+def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
     """`viewer view --index gpu` in a real window (Xvfb, a GLX context in its own process) draws what the
     headless CPU path draws, and the I key cycles on to the indexes."""
-    import shutil
+    from viewer.scenes import Scene, save_scene
 
     from .test_render import TINY
-    from .test_window import xdo
-
-    if shutil.which("Xvfb") is None or shutil.which("xdotool") is None:
-        pytest.skip("not installed: Xvfb, xdotool")
-    from viewer.scenes import Scene, save_scene
+    from .xwindow import xdo
 
     sc = Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,
                category=TINY.category, world=100.0)
     path = save_scene(sc, tmp_path / "tiny.npz")
     shot = tmp_path / "shot.png"
-    r, w = os.pipe()
-    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
+    env = dict(os.environ, DISPLAY=display)
+    cmd = [sys.executable, "-m", "viewer", "view", str(path), "--index", "gpu", "--size", "320x240",
+           "--fixed-dt", "0.001", "--pose", "0,0,0,0,0", "--no-hud", "--screenshot", str(shot)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        with os.fdopen(r) as f:
-            env = dict(os.environ, DISPLAY=f":{f.readline().strip()}")
-        cmd = [sys.executable, "-m", "viewer", "view", str(path), "--index", "gpu", "--size", "320x240",
-               "--fixed-dt", "0.001", "--pose", "0,0,0,0,0", "--no-hud", "--screenshot", str(shot)]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            found = xdo(env, "search", "--sync", "--name", "viewer - tiny", timeout=60)
-            assert found.returncode == 0, found.stderr
-            wid = found.stdout.split()[0]
-            xdo(env, "windowfocus", "--sync", wid)
-            xdo(env, "mousemove", "--window", wid, "160", "120")
-            time.sleep(1.5)
-            xdo(env, "key", "p")
-            for _ in range(50):
-                if shot.exists():
-                    break
-                time.sleep(0.1)
-            xdo(env, "key", "i")  # on to the first index
-            time.sleep(0.5)
-            xdo(env, "key", "Escape")
-            out, err = proc.communicate(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+        found = xdo(env, "search", "--sync", "--name", "viewer - tiny", timeout=60)
+        assert found.returncode == 0, found.stderr
+        wid = found.stdout.split()[0]
+        xdo(env, "windowfocus", "--sync", wid)
+        xdo(env, "mousemove", "--window", wid, "160", "120")
+        time.sleep(1.5)
+        xdo(env, "key", "p")
+        for _ in range(50):
+            if shot.exists():
+                break
+            time.sleep(0.1)
+        xdo(env, "key", "i")  # on to the first index
+        time.sleep(0.5)
+        xdo(env, "key", "Escape")
+        out, err = proc.communicate(timeout=30)
     finally:
-        xvfb.terminate()
-        xvfb.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 0 and shot.exists(), err
     from PIL import Image
 

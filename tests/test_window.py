@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -14,34 +13,9 @@ import time
 import numpy as np
 import pytest
 
+from .xwindow import xdo
+
 pytestmark = pytest.mark.window
-
-need = [t for t in ("Xvfb", "xdotool") if shutil.which(t) is None]
-
-
-@pytest.fixture
-def display():
-    """A fresh Xvfb on a display number it picks itself (-displayfd), stopped afterwards."""
-    if need:
-        pytest.skip(f"not installed: {', '.join(need)}")
-    r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    try:
-        with os.fdopen(r) as f:
-            num = f.readline().strip()
-        if not num:
-            pytest.skip("Xvfb did not start")
-        yield f":{num}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def xdo(env, *args, timeout=20):
-    return subprocess.run(["xdotool", *args], env=env, capture_output=True, text=True, timeout=timeout)
-
 
 def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
     scenes = pytest.importorskip("viewer.scenes")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .test_window import display, need, xdo  # noqa: F401  (the Xvfb fixture)
+from .xwindow import xdo
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1.0 / 60.0
