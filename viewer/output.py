@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import UserError
 
-__all__ = ["check_output_file"]
+__all__ = ["check_output_file", "replace_atomically"]
 
 
 def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes: tuple[str, ...] = ()) -> Path:
@@ -46,3 +46,21 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     os.close(fd)
     os.unlink(probe)
     return p
+
+
+def replace_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename, so no reader ever sees a
+    half-written file. On failure the temporary file is removed and the ``OSError`` propagates (the caller
+    says what it was writing)."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, p)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..domain import COORD_LIMIT
 from ..errors import UserError
+from ..output import replace_atomically
 from .spline import MAX_PITCH, CameraPath
 
 __all__ = ["MAX_FILE_BYTES", "PATH_FORMAT", "PATH_VERSION", "load_path", "path_from_dict", "path_to_dict",
@@ -106,15 +107,9 @@ def save_path(path: CameraPath, dest: str | os.PathLike) -> Path:
         raise UserError(f"{d}: directory {d.parent} does not exist")
     if d.is_dir():
         raise UserError(f"{d}: is a directory, cannot write a camera path there")
-    tmp = d.with_name(f".{d.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, d)
+        replace_atomically(d, text.encode("utf-8"))
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         raise UserError(f"{d}: cannot write: {exc.strerror or exc}") from None
     return d
 

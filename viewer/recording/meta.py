@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..output import replace_atomically
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
 __all__ = [
@@ -174,16 +175,9 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, reserve: int = 0) -
     p = Path(path)
     text = json.dumps(data, indent=2, sort_keys=False) + "\n"
     body = (text + " " * reserve).encode("utf-8")
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            f.write(body)
-        os.replace(tmp, p)
+        replace_atomically(p, body)
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) and _write_in_place(p, text.encode("utf-8")):
             return
         raise UserError(f"{p}: cannot write the metadata file: {exc.strerror or exc}") from None
