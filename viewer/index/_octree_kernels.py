@@ -26,6 +26,7 @@ import numpy as np
 
 from viewer._jit import njit, njit_noref
 from viewer._prefetch import prefetch
+from ._morton import compact3, spread3
 
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
@@ -808,30 +809,6 @@ def _holds(nlev, ncorner, nq, n, off, px, py, pz):
 
 
 @njit_noref
-def _spread3(v):
-    # spread the low 21 bits of v so that two zero bits follow each
-    v &= 0x1FFFFF
-    v = (v | (v << 32)) & 0x1F00000000FFFF
-    v = (v | (v << 16)) & 0x1F0000FF0000FF
-    v = (v | (v << 8)) & 0x100F00F00F00F00F
-    v = (v | (v << 4)) & 0x10C30C30C30C30C3
-    v = (v | (v << 2)) & 0x1249249249249249
-    return v
-
-
-@njit_noref
-def _compact3(v):
-    # the inverse of _spread3: gather every third bit of v into the low 21 bits
-    v &= 0x1249249249249249
-    v = (v | (v >> 2)) & 0x10C30C30C30C30C3
-    v = (v | (v >> 4)) & 0x100F00F00F00F00F
-    v = (v | (v >> 8)) & 0x1F0000FF0000FF
-    v = (v | (v >> 16)) & 0x1F00000000FFFF
-    v = (v | (v >> 32)) & 0x1FFFFF
-    return v
-
-
-@njit_noref
 def _cell(c, x0, cell, scale, top):
     """The cell of coordinate c on the grid x0 + q * cell, q in 0..top: the float product may be off
     by one near a cell boundary; the corrections compare with exact bounds (see PREC and the
@@ -860,7 +837,7 @@ def morton_keys(centres, live, x0, y0, z0, edge, bits, keys):
         qx = np.int64(_cell(centres[i, 0], x0, cell, scale, top)) << sh
         qy = np.int64(_cell(centres[i, 1], y0, cell, scale, top)) << sh
         qz = np.int64(_cell(centres[i, 2], z0, cell, scale, top)) << sh
-        keys[j] = _spread3(qx) | (_spread3(qy) << 1) | (_spread3(qz) << 2)
+        keys[j] = spread3(qx) | (spread3(qy) << 1) | (spread3(qz) << 2)
 
 
 @njit
@@ -915,9 +892,9 @@ def trie_build(keys, order, radii, root_lev, min_lev, x0, y0, z0, bits, t_parent
             later += 1
             continue
         else:
-            qx = _compact3(k)
-            qy = _compact3(k >> 1)
-            qz = _compact3(k >> 2)
+            qx = compact3(k)
+            qy = compact3(k >> 1)
+            qz = compact3(k >> 2)
             for dd in range(c + 1, d + 1):
                 if m >= cap:
                     return -1, 0

@@ -1,5 +1,6 @@
 """Numba kernels of the linear scan (:mod:`viewer.index.scan`): a float32 prefilter over flat arrays
-that LLVM vectorises, an exact float64 recheck of the blocks it flags, split over every core.
+that LLVM vectorises, an exact float64 recheck of the lanes it passes in the blocks it flags, split over
+every core.
 
 Slots are laid out in blocks of :data:`BLOCK`; a query scans chunks of :data:`CHUNK` slots, one chunk per
 ``prange`` iteration. Slots past the live count are padding that no test accepts (``rho`` NaN, ``rr`` -1).
@@ -99,14 +100,19 @@ def _chunk(x32, y32, z32, rho, px32, py32, pz32, dp32, x, y, z, rr, px, py, pz, 
             dz = pz32 - z32[j]
             t = rho[j] + dp32
             any_hit |= (dx * dx + dy * dy) + dz * dz <= t * t
-        if any_hit:
+        if any_hit:  # rare: the lanes again, and the float64 operands read only for the lanes that pass
             for j in range(np.uint64(b), np.uint64(b + BLOCK)):
-                ex = px - x[j]
-                ey = py - y[j]
-                ez = pz - z[j]
-                if (ex * ex + ey * ey) + ez * ez <= rr[j]:
-                    hits[lo + k] = j
-                    k += 1
+                dx = px32 - x32[j]
+                dy = py32 - y32[j]
+                dz = pz32 - z32[j]
+                t = rho[j] + dp32
+                if (dx * dx + dy * dy) + dz * dz <= t * t:
+                    ex = px - x[j]
+                    ey = py - y[j]
+                    ez = pz - z[j]
+                    if (ex * ex + ey * ey) + ez * ez <= rr[j]:
+                        hits[lo + k] = j
+                        k += 1
     return k
 
 

@@ -2,12 +2,14 @@
 flat arrays, SIMD and every core allow. The baseline every speed-up of ``viewer bench`` is measured against.
 
 Storage is structure-of-arrays: float64 ``x, y, z, r, r*r`` (the exact predicate's operands) and a float32
-copy ``x32, y32, z32, rho`` (16 bytes per object) that a query streams through. The float32 test is
-conservative (``rho`` is the radius padded by the rounding errors; see :mod:`viewer.index._scan_kernels`),
-so it never drops an object the exact test accepts; the few blocks of 64 it flags are rechecked with the
-contract's float64 predicate, so the answer is exactly brute force's. Removal swaps the last slot into
-the hole; every update rewrites one slot of each array. Queries over at least :data:`PARALLEL_FROM`
-objects run on ``numba.get_num_threads()`` threads, smaller ones on one.
+copy ``x32, y32, z32, rho`` (16 bytes per object) that a query streams through. A build stores the
+objects in Morton order of their centres, so the few that one query accepts share a few blocks. The
+float32 test is conservative (``rho`` is the radius padded by the rounding errors; see
+:mod:`viewer.index._scan_kernels`), so it never drops an object the exact test accepts; the lanes it
+passes (in the few blocks of 64 it flags) are rechecked with the contract's float64 predicate, so the
+answer is exactly brute force's. Removal swaps the last slot into the hole; every update rewrites one
+slot of each array. Queries over at least :data:`PARALLEL_FROM` objects run on
+``numba.get_num_threads()`` threads, smaller ones on one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np
 
 from . import _scan_kernels as K
 from ._contract import IdTable, SphereIndex, as_objects
+from ._morton import morton_order
 
 __all__ = ["LinearScan", "PARALLEL_FROM"]
 
@@ -43,12 +46,16 @@ class LinearScan(SphereIndex):
         super().__init__()
         centres, radii = as_objects(centres, radii)
         n = radii.size
+        # slots in Morton order: the objects one query accepts then sit in a few blocks, so few blocks
+        # are rechecked (measured at 1e6 on the diagonal workload: 737 -> 603 us a query near the objects)
+        order = morton_order(centres)
         self._alloc(_capacity(n))
-        self._x[:n], self._y[:n], self._z[:n] = centres.T
-        self._r[:n] = radii
-        np.multiply(radii, radii, out=self._rr[:n])
-        self._ids[:n] = np.arange(n, dtype=np.int64)
+        self._x[:n], self._y[:n], self._z[:n] = centres[order].T
+        self._r[:n] = radii[order]
+        np.multiply(self._r[:n], self._r[:n], out=self._rr[:n])
+        self._ids[:n] = order
         self._idt = IdTable(n)
+        self._idt.slots[order] = np.arange(n, dtype=np.int64)
         self._n = n
         self._bound(0, n)
 
