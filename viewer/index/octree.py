@@ -386,7 +386,8 @@ class Octree(SphereIndex):
 
     def levels(self) -> np.ndarray:
         """(next_id,) int16: the level each object's node sits on (edge = 2**(level - 128)), -1 for
-        removed ids; for colouring objects by radius band."""
+        removed ids; for colouring objects by the node that holds them (its radius band, or a bucket
+        leaf above it)."""
         lev = np.full(self._next_id, -1, dtype=np.int16)
         live = self._ids[: self._next_id, 1] >= 0
         lev[live] = self._nlev[self._ids[: self._next_id, 1][live]]
