@@ -32,6 +32,13 @@ from ._morton import compact3, spread3
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
 ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP, SNAP_LEV = range(12)
+# One 64-byte cache line a node: corner (3 float64) | parent, child, sibling, block start, count,
+# block size (6 int32 from int32 index NINT_I32) | own and subtree boxes (12 uint8) and the octant-run
+# record + 1 (3 bytes) from byte NQ_BYTE | level (uint8) at LEV_BYTE. Strided views of one row array,
+# so a node costs one cache miss instead of four.
+NODE_BYTES, NINT_I32, NQ_BYTE, LEV_BYTE = 64, 6, 48, 63
+# An octant-run row: 8 run ends (int32, relative to the block) | 8 quantised boxes (6 uint8) from AUX_Q_BYTE
+AUX_BYTES, AUX_Q_BYTE = 80, 32
 # a node holding at least this many objects gets its block sorted into 8 octant runs, each with a box
 AUX_MIN = 24
 # A leaf (a node without children) also keeps spheres smaller than its band while it holds fewer than
@@ -673,11 +680,29 @@ def slot_order(ids, mids, pool_top):
 # ----------------------------------------------------------------------------- query
 
 
+@njit_noref(inline="always")
+def node_views(node):
+    """The views ``nint, nlev, ncorner, nq`` of the (cap, NODE_BYTES) uint8 node rows (see the layout
+    constants at the top)."""
+    return (node.view(np.int32)[:, NINT_I32:NINT_I32 + 6], node[:, LEV_BYTE], node.view(np.float64)[:, 0:3],
+            node[:, NQ_BYTE:NQ_BYTE + 15])
+
+
+@njit_noref(inline="always")
+def aux_views(aux):
+    """The views ``aux_end, aux_q`` of the (cap, AUX_BYTES) uint8 octant-run rows."""
+    return aux.view(np.int32)[:, 0:8], aux[:, AUX_Q_BYTE:AUX_Q_BYTE + 48]
+
+
 @njit_noref
-def query(px, py, pz, nint, nlev, ncorner, nq, obj, oid, aux_end, aux_q, meta, out, stack, levcount, stats):
+def query(px, py, pz, node, obj, oid, aux, meta, out, stack, levcount, stats):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns the count (which may exceed
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
-    visible, nodes visited, max nodes on one level."""
+    visible, nodes visited, max nodes on one level. ``node`` (cap, 64) and ``aux`` (cap, 80) uint8 are
+    the raw node and octant-run rows: their views are made here (the layout of ``Octree._set_nodes``
+    and ``_set_aux``), because each strided view passed from Python costs ~35 ns of dispatch."""
+    nint, nlev, ncorner, nq = node_views(node)
+    aux_end, aux_q = aux_views(aux)
     k = 0
     cand = 0
     visited = 0

@@ -139,7 +139,7 @@ class Octree(SphereIndex):
         rep = np.empty(m, dtype=np.int32)
         kept = K.trie_collapse(m, t_parent, t_count, K.BUCKET, rep, node_of)
         node_cap = int(kept * 1.02) + K.NODE_RESERVE + 400
-        self._set_nodes(np.zeros((node_cap, 64), dtype=np.uint8))
+        self._set_nodes(np.zeros((node_cap, K.NODE_BYTES), dtype=np.uint8))
         self._meta[K.NODE_CAP] = node_cap
         K.trie_layout(
             m, t_parent, t_depth, t_count, t_corner, lev, node_of, order, centres, radii,
@@ -168,11 +168,11 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
-        self._set_nodes(np.zeros((node_cap, 64), dtype=np.uint8))
+        self._set_nodes(np.zeros((node_cap, K.NODE_BYTES), dtype=np.uint8))
         self._obj = np.zeros((pool_cap, 4), dtype=np.float64)
         self._oid = np.full(pool_cap, -1, dtype=np.int32)
         self._ids = np.full((id_cap, 2), -1, dtype=np.int32)
-        self._set_aux(np.zeros((16, 80), dtype=np.uint8))
+        self._set_aux(np.zeros((16, K.AUX_BYTES), dtype=np.uint8))
         self._meta = np.zeros(16, dtype=np.int64)
         self._bfree = np.full(64, -1, dtype=np.int32)
         self._meta[K.NODE_FREE] = -1
@@ -181,21 +181,18 @@ class Octree(SphereIndex):
         self._meta[K.POOL_CAP] = pool_cap
 
     def _set_nodes(self, node: np.ndarray) -> None:
-        # One 64-byte cache line per node: corner (3 float64) | parent, child, sibling, block start,
-        # count, block size (6 int32) | own and subtree boxes (12 uint8) | octant-run record (3
-        # bytes) | level (uint8). The kernels see four strided views of it, so a node costs one
-        # cache miss instead of four.
+        # the layout: K.NODE_BYTES and the offsets next to it (K.node_views makes the same views)
         self._node = node
         self._ncorner = node.view(np.float64)[:, 0:3]
-        self._nint = node.view(np.int32)[:, 6:12]
-        self._nq = node[:, 48:63]  # 12 box bytes, then the octant-run record + 1 in 3 bytes
-        self._nlev = node[:, 63]
+        self._nint = node.view(np.int32)[:, K.NINT_I32 : K.NINT_I32 + 6]
+        self._nq = node[:, K.NQ_BYTE : K.NQ_BYTE + 15]
+        self._nlev = node[:, K.LEV_BYTE]
 
     def _set_aux(self, aux: np.ndarray) -> None:
-        # octant runs of dense blocks: 8 run ends (int32, relative to the block) | 8 boxes (6 uint8)
+        # octant runs of dense blocks: the layout is K.AUX_BYTES and K.AUX_Q_BYTE
         self._aux = aux
         self._aux_end = aux.view(np.int32)[:, 0:8]
-        self._aux_q = aux[:, 32:80]
+        self._aux_q = aux[:, K.AUX_Q_BYTE : K.AUX_Q_BYTE + 48]
 
     def _tree(self):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
@@ -228,7 +225,7 @@ class Octree(SphereIndex):
 
     def _grow_nodes(self) -> None:
         cap = 2 * self._node.shape[0]
-        g = np.zeros((cap, 64), dtype=np.uint8)
+        g = np.zeros((cap, K.NODE_BYTES), dtype=np.uint8)
         g[: self._node.shape[0]] = self._node
         self._set_nodes(g)
         self._meta[K.NODE_CAP] = cap
@@ -252,10 +249,8 @@ class Octree(SphereIndex):
         return int(self._meta[K.NOBJ])
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
-        return K.query(
-            px, py, pz, self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid,
-            self._aux_end, self._aux_q, self._meta, out, self._stack, self._levcount, self._stats,
-        )
+        return K.query(px, py, pz, self._node, self._obj, self._oid, self._aux, self._meta, out, self._stack,
+                       self._levcount, self._stats)
 
     def _id_state(self) -> tuple[int, np.ndarray]:
         return self._next_id, self._ids[:, 0]
@@ -309,7 +304,7 @@ class Octree(SphereIndex):
         live = self._nint[:top, K.PARENT] != -2
         need = int(np.count_nonzero(live & (self._nint[:top, K.COUNT] >= K.AUX_MIN)))
         if need > self._aux.shape[0]:
-            self._set_aux(np.zeros((need + need // 4 + 16, 80), dtype=np.uint8))
+            self._set_aux(np.zeros((need + need // 4 + 16, K.AUX_BYTES), dtype=np.uint8))
         K.refit(
             self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
             self._aux_end, self._aux_q, self._meta, self._scratch,
