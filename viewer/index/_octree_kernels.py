@@ -22,6 +22,8 @@ Array layout (M node slots, P object slots, I ids):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from viewer._jit import njit, njit_noref
@@ -906,72 +908,144 @@ def _cell(c, x0, cell, scale, top):
 
 
 @njit_noref
-def morton_keys(centres, live, x0, y0, z0, edge, bits, keys):
+def bounds(centres, radii, live, out6):
+    """The box of the centres live[j] into out6 (lo x, y, z, hi x, y, z) and, returned, their largest
+    radius: one pass (numpy's axis reductions on (N, 3) take three strided passes)."""
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    rmax = 0.0
+    for j in range(live.shape[0]):
+        i = live[j]
+        x = centres[i, 0]
+        y = centres[i, 1]
+        z = centres[i, 2]
+        lo0 = min(lo0, x)
+        hi0 = max(hi0, x)
+        lo1 = min(lo1, y)
+        hi1 = max(hi1, y)
+        lo2 = min(lo2, z)
+        hi2 = max(hi2, z)
+        rmax = max(rmax, radii[i])
+    out6[0] = lo0
+    out6[1] = lo1
+    out6[2] = lo2
+    out6[3] = hi0
+    out6[4] = hi1
+    out6[5] = hi2
+    return rmax
+
+
+@njit_noref
+def morton_keys(centres, radii, live, x0, y0, z0, root_lev, dmax, bits, keys, dep):
     """keys[j] = the 63-bit Morton code (21 bits an axis, x lowest in each 3-bit group) of centre
-    live[j] on a grid of 2^bits cells an axis over the root box, shifted up to 21 bits. ``bits``
-    is small enough that every cell bound is an exact float, so a key's cell at each depth is
-    exactly the node that holds the centre."""
+    live[j] on a grid of 2^bits cells an axis over the root box, shifted up to 21 bits; dep[j] the
+    depth below the root of its radius band (the first depth whose quarter edge is at most the
+    radius), at most ``dmax``. ``bits`` is small enough that every cell bound is an exact float, so a
+    key's cell at each depth is exactly the node that holds the centre."""
+    edge = EDGE[root_lev]
     cell = edge / (1 << bits)
     scale = (1 << bits) / edge
     top = (1 << bits) - 1
     sh = 21 - bits
+    lv = root_lev - 128  # edge = 2^lv, a quarter of the edge at depth d is 2^(lv - 2 - d)
     for j in range(live.shape[0]):
         i = live[j]
         qx = np.int64(_cell(centres[i, 0], x0, cell, scale, top)) << sh
         qy = np.int64(_cell(centres[i, 1], y0, cell, scale, top)) << sh
         qz = np.int64(_cell(centres[i, 2], z0, cell, scale, top)) << sh
         keys[j] = spread3(qx) | (spread3(qy) << 1) | (spread3(qz) << 2)
+        r = radii[i]
+        if r > 0.0:
+            ex = math.frexp(r)[1]  # 2^(ex - 1) <= r < 2^ex: r >= 2^(lv - 2 - d) iff d >= lv - 1 - ex
+            dep[j] = min(max(lv - 1 - ex, 0), dmax)
+        else:
+            dep[j] = dmax
 
 
 @njit
-def trie_build(keys, order, radii, root_lev, min_lev, x0, y0, z0, bits, t_parent, t_depth, t_count, t_corner, node_of):
-    """Pass 1 of the bulk build: the objects in Morton order (``keys`` sorted, ``order`` their ids)
-    each go to the node of their radius band on their key's path, creating the nodes of the path
-    that do not exist yet. The current path is a stack, so an object costs a few integer
-    comparisons (no float containment tests, no child-list searches). Nodes are numbered in creation
-    order (depth-first, Morton order within each depth): ``t_parent``, ``t_depth``, ``t_count``,
-    ``t_corner`` (cap,) ...; ``node_of[j]`` the node of the j-th object, or -1 for an object that
-    belongs deeper than the key grid (placed one by one afterwards). Returns (nodes, placed later),
-    or (-1, 0) when the node arrays are full."""
+def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_count, per_depth, late,
+              centres, radii, nint, nlev, ncorner, nq, obj, oid, ids, meta):
+    """The bulk build's two walks over the objects in Morton order (``keys`` sorted, ``order`` their
+    ids, ``dep`` their band depths): each object goes to the node of its radius band on its key's
+    path, and the nodes of the path that do not exist yet are created. The current path is a stack,
+    so an object costs a few integer comparisons (no float containment tests, no child searches).
+    Nodes are created depth-first, in Morton order within each depth; t numbers them.
+
+    Bucket leaves: a node whose subtree holds at most ``BUCKET`` objects keeps them all and its
+    descendants are dropped. A node's subtree is complete when the walk leaves it, and subtree counts
+    only grow upwards, so node t is kept iff it is the root or its parent's subtree holds more.
+
+    ``place`` False (count): ``t_count[t]`` (cap,) int32 gets node t's block size: its own objects,
+    or -1 - (its subtree's) if that is at most ``BUCKET`` (a bucket leaf, if kept); ``per_depth``
+    (25,) the kept nodes of each depth. Returns (nodes, objects deeper than the key grid, 0), or
+    (-1, 0, 0) when ``t_count`` is full. The node and object arrays are not touched.
+
+    ``place`` True (the same walk again): writes each kept node at its breadth-first row
+    (``per_depth``'s prefix sums: a depth's nodes in creation order, so siblings are neighbours),
+    links parents, children and siblings, gives it the block after the previous kept node's, exactly
+    sized, and scatters the objects into their blocks (a bucket leaf takes its subtree's); each block
+    is thus in Morton order, i.e. sorted by octant. The ids of objects deeper than the key grid go
+    to ``late``, for one-by-one insertion. Returns (kept nodes, late objects, kept nodes of at least
+    ``AUX_MIN`` objects). Boxes and octant runs are left to :func:`refit` (boxes empty, no runs)."""
     n = keys.shape[0]
-    cap = t_parent.shape[0]
+    cap = t_count.shape[0]
     E = EDGE[root_lev]
-    stack = np.zeros(24, dtype=np.int32)
-    t_parent[0] = -1
-    t_depth[0] = 0
-    t_count[0] = 0
-    t_corner[0, 0] = x0
-    t_corner[0, 1] = y0
-    t_corner[0, 2] = z0
+    stack = np.zeros(24, dtype=np.int32)  # the path: node numbers t (count) or rows (place)
+    sub = np.zeros(24, dtype=np.int64)  # count: objects so far in the subtree of each path node
+    kids = np.zeros(24, dtype=np.int64)  # count: children so far of each path node
+    row = np.zeros(25, dtype=np.int64)  # place: the next row of each depth
+    if place:
+        for d in range(1, 25):
+            row[d] = row[d - 1] + per_depth[d - 1]
+    else:
+        per_depth[:] = 0
+        per_depth[0] = 1
     big = max(abs(x0), abs(y0), abs(z0))
     fin = 0 if (root_lev <= min_lev or big > PREC * E) else 99  # depth of a finest node on the path
+    bk = 99  # place: depth of a bucket leaf on the path (the nodes below it are dropped)
+    pos = 0  # place: the next block start
+    aux = 0
+    if place:  # the root: node 0, row 0
+        size = t_count[0] if t_count[0] >= 0 else -1 - t_count[0]
+        bk = 99 if t_count[0] >= 0 else 0
+        _trie_node(nint, nlev, ncorner, nq, 0, -1, root_lev, x0, y0, z0, pos, size)
+        pos += size
+        aux += size >= AUX_MIN
+        row[0] = 1
+    else:
+        t_count[0] = 0
     m = 1
     s = 0  # depth of the current path
     pk = np.int64(0)
     later = 0
-    dmax = root_lev - min_lev
-    for j in range(n):
+    for j in range(n + 1):
+        if j == n:
+            if not place:
+                _trie_close(stack, sub, kids, t_count, per_depth, s, 0)
+            break
+        if place and j + 16 < n:  # the objects' rows are in id order: start loading them early
+            prefetch(centres, order[j + 16], 0)
+            prefetch(ids, order[j + 16], 0)
         k = keys[j]
-        r = radii[order[j]]
-        d = 0
-        e = E
-        while d < dmax and r < 0.25 * e:
-            e *= 0.5
-            d += 1
+        d = np.int64(dep[j])
         c = 0
         while c < s and (k >> (60 - 3 * c)) == (pk >> (60 - 3 * c)):
             c += 1
+        if not place:
+            _trie_close(stack, sub, kids, t_count, per_depth, s, c + 1)
         if fin > c:
             fin = 99  # the path below c is not this object's
+        if bk > c:
+            bk = 99
         if fin < d:
             d = fin
         pk = k
         if d <= c:
             s = c
-            t = stack[d]
         elif d > bits:
             s = c
-            node_of[j] = -1
+            if place:
+                late[later] = order[j]
             later += 1
             continue
         else:
@@ -980,132 +1054,99 @@ def trie_build(keys, order, radii, root_lev, min_lev, x0, y0, z0, bits, t_parent
             qz = compact3(k >> 2)
             for dd in range(c + 1, d + 1):
                 if m >= cap:
-                    return -1, 0
+                    return -1, 0, 0
                 ed = EDGE[root_lev - dd]
                 sh = 21 - dd
                 cx = x0 + (qx >> sh) * ed
                 cy = y0 + (qy >> sh) * ed
                 cz = z0 + (qz >> sh) * ed
-                t_parent[m] = stack[dd - 1]
-                t_depth[m] = dd
-                t_count[m] = 0
-                t_corner[m, 0] = cx
-                t_corner[m, 1] = cy
-                t_corner[m, 2] = cz
-                stack[dd] = m
+                if not place:
+                    t_count[m] = 0
+                    sub[dd] = 0
+                    kids[dd] = 0
+                    kids[dd - 1] += 1
+                    stack[dd] = m
+                elif dd <= bk:  # a kept node
+                    b = row[dd]
+                    row[dd] = b + 1
+                    p = stack[dd - 1]
+                    size = t_count[m] if t_count[m] >= 0 else -1 - t_count[m]
+                    _trie_node(nint, nlev, ncorner, nq, b, p, root_lev - dd, cx, cy, cz, pos, size)
+                    pos += size
+                    aux += size >= AUX_MIN
+                    if nint[p, CHILD] < 0:
+                        nint[p, CHILD] = b
+                    else:  # the parent's children are consecutive rows of this depth
+                        nint[b - 1, SIB] = b
+                    stack[dd] = b
+                    if t_count[m] < 0:
+                        bk = dd
                 m += 1
                 if root_lev - dd <= min_lev or max(abs(cx), abs(cy), abs(cz)) > PREC * ed:
                     fin = dd
                     d = dd
                     break
             s = d
-            t = stack[d]
-        t_count[t] += 1
-        node_of[j] = t
-    return m, later
-
-
-@njit
-def trie_collapse(m, t_parent, t_count, bucket, rep, node_of):
-    """Between the passes: a node whose whole subtree holds at most ``bucket`` objects keeps them all
-    (a bucket leaf) and its descendants are dropped. ``rep`` (m,) int32 receives each node's keeper
-    (itself if kept), ``t_count`` the kept nodes' new counts, ``node_of`` the objects' new nodes.
-    Parents precede children in creation order, so one pass down suffices. Returns the kept count."""
-    sub = np.empty(m, dtype=np.int64)
-    for t in range(m):
-        sub[t] = t_count[t]
-    for t in range(m - 1, 0, -1):
-        sub[t_parent[t]] += sub[t]
-    for t in range(m):
-        p = t_parent[t]
-        if p >= 0 and (rep[p] != p or sub[p] <= bucket):
-            rep[t] = rep[p]
-            t_count[t] = 0
+        if place:
+            t = stack[min(d, bk)]
+            i = order[j]
+            sl = nint[t, START] + nint[t, COUNT]
+            nint[t, COUNT] += 1
+            obj[sl, 0] = centres[i, 0]
+            obj[sl, 1] = centres[i, 1]
+            obj[sl, 2] = centres[i, 2]
+            obj[sl, 3] = radii[i]
+            oid[sl] = i
+            ids[i, 0] = sl
+            ids[i, 1] = t
         else:
-            rep[t] = t
-            if sub[t] <= bucket:
-                t_count[t] = sub[t]
-    for j in range(node_of.shape[0]):
-        if node_of[j] >= 0:
-            node_of[j] = rep[node_of[j]]
-    kept = 0
-    for t in range(m):
-        kept += rep[t] == t
-    return kept
+            t_count[stack[d]] += 1
+            sub[d] += 1
+    if place:
+        kept = 0
+        for d in range(25):
+            kept += per_depth[d]
+        meta[ROOT] = 0
+        meta[NODE_TOP] = kept
+        meta[NODE_FREE] = -1
+        meta[LIVE_NODES] = kept
+        meta[POOL_TOP] = pos
+        meta[NOBJ] = n - later
+        return kept, later, aux
+    return m, later, 0
 
 
-@njit
-def trie_layout(m, t_parent, t_depth, t_count, t_corner, root_lev, node_of, order, centres, radii,
-                nint, nlev, ncorner, nq, obj, oid, ids, meta, rep):
-    """Pass 2 of the bulk build: write the kept nodes (``rep[t] == t``, see :func:`trie_collapse`) breadth-first (a stable counting sort by depth:
-    within a depth the creation order is Morton order, so a node's children are neighbours), link
-    children and siblings, lay the blocks out in creation (depth-first) order, exactly sized, and
-    scatter the objects. Boxes and octant runs are left to :func:`refit`."""
-    cnt = np.zeros(25, dtype=np.int64)
-    for t in range(m):
-        if rep[t] == t:
-            cnt[t_depth[t] + 1] += 1
-    for d in range(1, 25):
-        cnt[d] += cnt[d - 1]
-    new = np.empty(m, dtype=np.int32)
-    kept = 0
-    for t in range(m):
-        if rep[t] == t:
-            d = t_depth[t]
-            new[t] = cnt[d]
-            cnt[d] += 1
-            kept += 1
-    pos = 0
-    for t in range(m):
-        if rep[t] != t:
-            continue
-        b = new[t]
-        p = t_parent[t]
-        nint[b, PARENT] = new[p] if p >= 0 else -1
-        nint[b, CHILD] = -1
-        nint[b, SIB] = -1
-        nint[b, START] = pos
-        nint[b, COUNT] = 0
-        nint[b, SIZE] = t_count[t]
-        pos += t_count[t]
-        nlev[b] = root_lev - t_depth[t]
-        ncorner[b, 0] = t_corner[t, 0]
-        ncorner[b, 1] = t_corner[t, 1]
-        ncorner[b, 2] = t_corner[t, 2]
-        for a in range(12):
-            nq[b, a] = EMPTY_Q[a % 6]
-        for a in range(12, 15):
-            nq[b, a] = 0
-    m = kept
-    for b in range(1, m):
-        p = nint[b, PARENT]
-        if nint[b - 1, PARENT] != p:
-            nint[p, CHILD] = b
-        if b + 1 < m and nint[b + 1, PARENT] == p:
-            nint[b, SIB] = b + 1
-    placed = 0
-    for j in range(order.shape[0]):
-        t = node_of[j]
-        if t < 0:
-            continue
-        b = new[t]
-        i = order[j]
-        s = nint[b, START] + nint[b, COUNT]
-        nint[b, COUNT] += 1
-        obj[s, 0] = centres[i, 0]
-        obj[s, 1] = centres[i, 1]
-        obj[s, 2] = centres[i, 2]
-        obj[s, 3] = radii[i]
-        oid[s] = i
-        ids[i, 0] = s
-        ids[i, 1] = b
-        placed += 1
-    meta[ROOT] = 0
-    meta[NODE_TOP] = m
-    meta[NODE_FREE] = -1
-    meta[LIVE_NODES] = m
-    meta[POOL_TOP] = pos
-    meta[NOBJ] = placed
+@njit_noref(inline="always")
+def _trie_close(stack, sub, kids, t_count, per_depth, s, c):
+    """The count walk leaves the path's nodes at depths s down to c: their subtree counts are final.
+    A node holding more than ``BUCKET`` keeps its children (all kept, like itself); one holding at
+    most becomes a bucket leaf (if kept)."""
+    for dd in range(s, c - 1, -1):
+        t = stack[dd]
+        if sub[dd] > BUCKET:
+            per_depth[dd + 1] += kids[dd]
+        else:
+            t_count[t] = -1 - sub[dd]
+        if dd > 0:
+            sub[dd - 1] += sub[dd]
+
+
+@njit_noref(inline="always")  # a call passing 4 arrays from trie_walk costs ~0.3 us a node
+def _trie_node(nint, nlev, ncorner, nq, b, parent, lev, x, y, z, start, size):
+    nint[b, PARENT] = parent
+    nint[b, CHILD] = -1
+    nint[b, SIB] = -1
+    nint[b, START] = start
+    nint[b, COUNT] = 0
+    nint[b, SIZE] = size
+    nlev[b] = lev
+    ncorner[b, 0] = x
+    ncorner[b, 1] = y
+    ncorner[b, 2] = z
+    for a in range(12):
+        nq[b, a] = EMPTY_Q[a % 6]
+    for a in range(12, 15):
+        nq[b, a] = 0
 
 
 @njit_noref
@@ -1144,113 +1185,142 @@ def _put_box(dst, row, off, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
 
 @njit_noref
 def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
-    """Counting-sort node n's block by the octant of each centre; record the 8 run ends and the
-    quantised box of each run in a new aux row."""
+    """Counting-sort node n's block by the octant of each centre (unless it is in octant order
+    already, as a bulk build leaves it); record the 8 run ends and the quantised box of each run in
+    a new aux row, or return False when ``aux_end`` has no row left. The float64 box of the whole
+    block goes to tmp[0, 0:3] (lo) and tmp[1, 0:3] (hi)."""
+    a = meta[AUX_TOP]
+    if a >= aux_end.shape[0]:
+        return False
+    meta[AUX_TOP] = a + 1
     s0 = nint[n, START]
     cnt = nint[n, COUNT]
     e = EDGE[nlev[n]]
     hx = ncorner[n, 0] + 0.5 * e
     hy = ncorner[n, 1] + 0.5 * e
     hz = ncorner[n, 2] + 0.5 * e
-    a = meta[AUX_TOP]
-    meta[AUX_TOP] = a + 1
     for j in range(8):
         aux_end[a, j] = 0
+    sorted_ = True
+    prev = 0
     for t in range(cnt):
         s = s0 + t
         o = (1 if obj[s, 0] >= hx else 0) | (2 if obj[s, 1] >= hy else 0) | (4 if obj[s, 2] >= hz else 0)
         octant[t] = o
         aux_end[a, o] += 1
-        for c in range(4):
-            tmp[t, c] = obj[s, c]
-        tmp_id[t] = oid[s]
+        if o < prev:
+            sorted_ = False
+        prev = o
     total = 0
     for j in range(8):  # counts -> run starts
         c = aux_end[a, j]
         aux_end[a, j] = total
         total += c
-    for t in range(cnt):
-        s = s0 + aux_end[a, octant[t]]
-        aux_end[a, octant[t]] += 1  # start -> end as the run fills
-        for c in range(4):
-            obj[s, c] = tmp[t, c]
-        oid[s] = tmp_id[t]
-        ids[tmp_id[t], 0] = s
+    if sorted_:
+        for j in range(7):  # run starts -> run ends
+            aux_end[a, j] = aux_end[a, j + 1]
+        aux_end[a, 7] = cnt
+    else:
+        for t in range(cnt):
+            s = s0 + t
+            for c in range(4):
+                tmp[t, c] = obj[s, c]
+            tmp_id[t] = oid[s]
+        for t in range(cnt):
+            s = s0 + aux_end[a, octant[t]]
+            aux_end[a, octant[t]] += 1  # start -> end as the run fills
+            for c in range(4):
+                obj[s, c] = tmp[t, c]
+            oid[s] = tmp_id[t]
+            ids[tmp_id[t], 0] = s
     prev = 0
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
     for j in range(8):
-        lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0 + prev, s0 + aux_end[a, j])
-        _put_box(aux_q, a, 6 * j, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        l0, l1, l2, h0, h1, h2 = _slots_box(obj, s0 + prev, s0 + aux_end[a, j])
+        _put_box(aux_q, a, 6 * j, ncorner, nlev, n, l0, l1, l2, h0, h1, h2, q6)
+        lo0, lo1, lo2 = min(lo0, l0), min(lo1, l1), min(lo2, l2)
+        hi0, hi1, hi2 = max(hi0, h0), max(hi1, h1), max(hi2, h2)
         prev = aux_end[a, j]
+    tmp[0, 0], tmp[0, 1], tmp[0, 2] = lo0, lo1, lo2
+    tmp[1, 0], tmp[1, 1], tmp[1, 2] = hi0, hi1, hi2
     a1 = a + 1
     nq[n, 12] = a1 & 0xFF
     nq[n, 13] = (a1 >> 8) & 0xFF
     nq[n, 14] = (a1 >> 16) & 0xFF
+    return True
 
 
 @njit
-def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, scratch):
+def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
     """Recompute every node's own and subtree box exactly, and sort every block of at least
     ``AUX_MIN`` objects into 8 octant runs with a box each (``aux_end``/``aux_q`` need a row per
-    such node). Boxes are gathered in float64 (children merged into their parent in reverse
-    depth-first order) and quantised once per node."""
+    such node). Nodes are visited in reverse depth-first order, so a node comes after its subtree
+    and its children's float64 subtree boxes are the top entries of a small stack (no per-node
+    temporaries); each box is quantised once. Returns False (boxes half done) when ``aux_end`` has
+    too few rows: grow it and call again."""
     root = meta[ROOT]
     m = meta[NODE_TOP]
     order = np.empty(m, dtype=np.int32)
-    stack = np.empty(m + 1, dtype=np.int32)
+    stack = np.empty(STACK, dtype=np.int32)  # the walk holds at most 7 siblings a level
     stack[0] = root
     top = 1
     cnt = 0
+    biggest = 2
     while top > 0:
         top -= 1
         n = stack[top]
         order[cnt] = n
         cnt += 1
+        if nint[n, COUNT] >= AUX_MIN:
+            biggest = max(biggest, nint[n, COUNT])
         c = nint[n, CHILD]
         while c >= 0:
             stack[top] = c
             top += 1
             c = nint[c, SIB]
-    box = np.empty((m, 6))
-    for j in range(cnt):
-        n = order[j]
-        for a in range(3):
-            box[n, a] = np.inf
-            box[n, 3 + a] = -np.inf
     q6 = np.empty(6, dtype=np.int64)
-    biggest = 0
-    for j in range(cnt):
-        biggest = max(biggest, nint[order[j], COUNT])
     tmp = np.empty((biggest, 4))
     tmp_id = np.empty(biggest, dtype=np.int32)
     octant = np.empty(biggest, dtype=np.int64)
+    box = np.empty((STACK, 6))  # subtree boxes of visited nodes whose parent is not visited yet
+    top = 0
     meta[AUX_TOP] = 0
     for j in range(cnt - 1, -1, -1):
         n = order[j]
         nq[n, 12] = 0
         nq[n, 13] = 0
         nq[n, 14] = 0
-        if nint[n, COUNT] >= AUX_MIN:
-            _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6)
         s0 = nint[n, START]
-        lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + nint[n, COUNT])
+        if nint[n, COUNT] >= AUX_MIN:
+            if not _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
+                return False
+            lo0, lo1, lo2 = tmp[0, 0], tmp[0, 1], tmp[0, 2]
+            hi0, hi1, hi2 = tmp[1, 0], tmp[1, 1], tmp[1, 2]
+        else:
+            lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + nint[n, COUNT])
         _put_box(nq, n, 0, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
-        # the subtree box: own spheres plus what the children merged in
-        lo0 = min(lo0, box[n, 0])
-        lo1 = min(lo1, box[n, 1])
-        lo2 = min(lo2, box[n, 2])
-        hi0 = max(hi0, box[n, 3])
-        hi1 = max(hi1, box[n, 4])
-        hi2 = max(hi2, box[n, 5])
+        # the subtree box: own spheres plus the children's subtrees (the stack's top entries)
+        c = nint[n, CHILD]
+        while c >= 0:
+            top -= 1
+            lo0 = min(lo0, box[top, 0])
+            lo1 = min(lo1, box[top, 1])
+            lo2 = min(lo2, box[top, 2])
+            hi0 = max(hi0, box[top, 3])
+            hi1 = max(hi1, box[top, 4])
+            hi2 = max(hi2, box[top, 5])
+            c = nint[c, SIB]
         _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
-        p = nint[n, PARENT]
-        if p >= 0:
-            box[p, 0] = min(box[p, 0], lo0)
-            box[p, 1] = min(box[p, 1], lo1)
-            box[p, 2] = min(box[p, 2], lo2)
-            box[p, 3] = max(box[p, 3], hi0)
-            box[p, 4] = max(box[p, 4], hi1)
-            box[p, 5] = max(box[p, 5], hi2)
+        box[top, 0] = lo0
+        box[top, 1] = lo1
+        box[top, 2] = lo2
+        box[top, 3] = hi0
+        box[top, 4] = hi1
+        box[top, 5] = hi2
+        top += 1
     meta[LOOSE] = 0
+    return True
 
 
 # ----------------------------------------------------------------------------- inspection

@@ -93,17 +93,16 @@ class Octree(SphereIndex):
         ``min_lev`` keeps a finest level (a rebuild), None derives it from the new root; ``id_cap``
         the rows of the id table.
 
-        Objects are sorted by the Morton key of their centre; one pass walks them with the current
-        root-to-leaf path on a stack, creating nodes (:func:`~._octree_kernels.trie_build`); a second
-        writes the nodes breadth-first and the objects into exactly sized blocks
-        (:func:`~._octree_kernels.trie_layout`); :meth:`refit` computes the boxes and octant runs."""
+        Objects are sorted by the Morton key of their centre; a first pass walks them with the
+        current root-to-leaf path on a stack, counting the nodes each depth gets and each node's
+        objects; a second walk writes the nodes breadth-first and the objects into exactly sized
+        blocks (:func:`~._octree_kernels.trie_walk`); :func:`~._octree_kernels.refit` computes the
+        boxes and octant runs. Temporaries: ~30 bytes an object and 4 a node."""
         n = live.size
-        full = n == centres.shape[0]
-        cl, rl = (centres, radii) if full else (centres[live], radii[live])
-        corner, lev, snap = self._root_box(cl, rl, extra)
+        corner, lev, snap = self._root_box(centres, radii, live, extra)
         self._alloc(node_cap=1024, pool_cap=max(16, n), id_cap=max(16, id_cap))
         self._meta[K.SNAP_LEV] = _level_of_edge(snap)
-        self._meta[K.MIN_LEV] = max(lev - self.max_depth, 1) if min_lev is None else min_lev
+        self._meta[K.MIN_LEV] = min_lev = max(lev - self.max_depth, 1) if min_lev is None else min_lev
         if n == 0:
             K.new_node(self._nint, self._nlev, self._ncorner, self._nq, self._meta, -1, lev, *map(float, corner))
             self._meta[K.ROOT] = 0
@@ -117,44 +116,37 @@ class Octree(SphereIndex):
         while bits > 0 and big > 2.0**50 * edge / 2.0**bits:
             bits -= 1
         keys = np.empty(n, dtype=np.int64)
-        K.morton_keys(centres, live, x0, y0, z0, edge, bits, keys)
+        dep = np.empty(n, dtype=np.uint8)
+        K.morton_keys(centres, radii, live, x0, y0, z0, lev, lev - min_lev, bits, keys, dep)
         srt = np.argsort(keys)
         keys = keys[srt]
-        order = live[srt].astype(np.int32)
+        dep = dep[srt]
+        order = live[srt]
         del srt
+        per_depth = np.zeros(25, dtype=np.int64)
+        late = np.empty(0, dtype=np.int32)
         cap = int(2.6 * n) + 400
-        node_of = np.empty(n, dtype=np.int32)
+        walk = (keys, order, dep, lev, min_lev, x0, y0, z0, bits)
         while True:
-            t_parent = np.empty(cap, dtype=np.int32)
-            t_depth = np.empty(cap, dtype=np.uint8)
             t_count = np.empty(cap, dtype=np.int32)
-            t_corner = np.empty((cap, 3))
-            m, later = K.trie_build(
-                keys, order, radii, lev, int(self._meta[K.MIN_LEV]), x0, y0, z0, bits,
-                t_parent, t_depth, t_count, t_corner, node_of,
-            )
+            m, later, _ = K.trie_walk(False, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
             if m >= 0:
                 break
             cap *= 2
-        del keys
-        rep = np.empty(m, dtype=np.int32)
-        kept = K.trie_collapse(m, t_parent, t_count, K.BUCKET, rep, node_of)
-        node_cap = int(kept * 1.02) + K.NODE_RESERVE + 400
+        node_cap = int(per_depth.sum() * 1.02) + K.NODE_RESERVE + 400
         self._set_nodes(np.zeros((node_cap, K.NODE_BYTES), dtype=np.uint8))
         self._meta[K.NODE_CAP] = node_cap
-        K.trie_layout(
-            m, t_parent, t_depth, t_count, t_corner, lev, node_of, order, centres, radii,
-            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids, self._meta, rep,
-        )
-        del t_parent, t_depth, t_count, t_corner
-        for i in order[node_of < 0]:  # deeper than the key grid: rare (radii < 2^-21 of the world)
+        late = np.empty(later, dtype=np.int32)
+        _, _, aux_rows = K.trie_walk(True, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
+        del keys, dep, order, t_count, walk
+        for i in late:  # deeper than the key grid: rare (radii < 2^-21 of the world)
             x, y, z = map(float, centres[i])
             while True:
                 self._ensure_nodes()
                 if K.insert_one(*self._tree(), self._meta, self._bfree, int(i), x, y, z, float(radii[i]), self._scratch, self._iscratch) == 0:
                     break
                 self._grow_pool()
-        self.refit()
+        self._refit(aux_rows)
 
     def _rebuild(self, x: float, y: float, z: float, r: float) -> None:
         """Build the tree again on a root that also holds (x, y, z, r): the root cannot grow that far
@@ -199,22 +191,22 @@ class Octree(SphereIndex):
         return self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids
 
     @staticmethod
-    def _root_box(centres: np.ndarray, radii: np.ndarray, extra=None) -> tuple[np.ndarray, int, float]:
-        """The root's corner (3,), level and snap g: a box holding every centre (and ``extra``), with
-        an edge at least twice the largest radius, at least 2^-38 of its largest coordinate (so its
-        corners are exact on its grid: see ``_octree_kernels.PREC``) and at least 2^-80; its corner a
-        multiple of g, 2^-30 of the largest coordinate, so every corner below it is exact too."""
+    def _root_box(centres: np.ndarray, radii: np.ndarray, live: np.ndarray, extra=None) -> tuple[np.ndarray, int, float]:
+        """The root's corner (3,), level and snap g: a box holding the centres of ``live`` (and
+        ``extra``), with an edge at least twice the largest radius, at least 2^-38 of its largest
+        coordinate (so its corners are exact on its grid: see ``_octree_kernels.PREC``) and at least
+        2^-80; its corner a multiple of g, 2^-30 of the largest coordinate, so every corner below it
+        is exact too."""
+        box = np.empty(6)
+        rmax = float(K.bounds(centres, radii, live, box))
+        lo, hi = box[:3], box[3:]
         if extra is not None:
-            centres = np.concatenate([centres, extra[0][None, :]])
-            radii = np.concatenate([radii, [extra[1]]])
-        if radii.size:
-            lo = centres.min(axis=0)
-            hi = centres.max(axis=0)
-            rmax = float(radii.max())
-        else:
+            lo = np.minimum(lo, extra[0]) if live.size else np.asarray(extra[0], dtype=np.float64)
+            hi = np.maximum(hi, extra[0]) if live.size else np.asarray(extra[0], dtype=np.float64)
+            rmax = max(rmax, float(extra[1]))
+        elif not live.size:
             lo = np.full(3, -0.5)
             hi = np.full(3, 0.5)
-            rmax = 0.0
         big = float(max(np.abs(lo).max(), np.abs(hi).max()))
         need = max(float((hi - lo).max()), 2.0 * rmax, big * 2.0**-38, 2.0**-80)
         edge = 2.0 ** math.ceil(math.log2(need))
@@ -303,13 +295,19 @@ class Octree(SphereIndex):
         query tests only the runs whose box holds the point."""
         top = int(self._meta[K.NODE_TOP])
         live = self._nint[:top, K.PARENT] != -2
-        need = int(np.count_nonzero(live & (self._nint[:top, K.COUNT] >= K.AUX_MIN)))
-        if need > self._aux.shape[0]:
-            self._set_aux(np.zeros((need + need // 4 + 16, K.AUX_BYTES), dtype=np.uint8))
-        K.refit(
-            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
-            self._aux_end, self._aux_q, self._meta, self._scratch,
-        )
+        self._refit(int(np.count_nonzero(live & (self._nint[:top, K.COUNT] >= K.AUX_MIN))))
+
+    def _refit(self, aux_rows: int) -> None:
+        # aux_rows: the blocks that get octant runs (an estimate is fine: too few rows grow and retry)
+        while True:
+            if aux_rows > self._aux.shape[0]:
+                self._set_aux(np.zeros((aux_rows + aux_rows // 4 + 16, K.AUX_BYTES), dtype=np.uint8))
+            if K.refit(
+                self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
+                self._aux_end, self._aux_q, self._meta,
+            ):
+                return
+            aux_rows = 2 * self._aux.shape[0]
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
         # rad: NaN keeps the radius (the contract's convention, which the kernel follows).
