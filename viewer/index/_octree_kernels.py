@@ -650,13 +650,14 @@ def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
 
 
 @njit_noref
-def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch):
-    """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep), taking k = order[j] for j from
-    ``start`` on (``order`` empty: k = j). Returns the j it stopped at: the end, or the first move
-    it could not make because the node or object pool ran short or the root could not grow exactly
-    (the caller grows the pools or rebuilds, and continues from there)."""
+def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, start, scratch, iscratch):
+    """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k from ``start`` on, in the
+    batch's order. Returns the k it stopped at: the end, or the first move it could not make
+    because the node or object pool ran short or the root could not grow exactly (the caller grows
+    the pools or rebuilds, and continues from there). No reordering by slot: measured at 1e6 with
+    the fast path below, a 100k-move frame was faster in the caller's order (uniform 12.7 -> 9.2 ms,
+    starfield 29.2 -> 23.8 ms) than sorted by slot: the prefetches hide the random accesses."""
     m = mids.shape[0]
-    ident = order.shape[0] == 0
     for j in range(start, m):
         if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
             return j
@@ -664,16 +665,16 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         # node of the move 8 ahead; (that node now cached) the parent of the move 4 ahead. Their
         # cache misses then overlap with this move's work instead of following it.
         if j + 16 < m:
-            prefetch(ids, mids[j + 16 if ident else order[j + 16]], 0)
+            prefetch(ids, mids[j + 16], 0)
         if j + 8 < m:
-            i8 = mids[j + 8 if ident else order[j + 8]]
+            i8 = mids[j + 8]
             prefetch(obj, ids[i8, 0], 0)
             prefetch(ncorner, ids[i8, 1], 0)
         if j + 4 < m:  # third stage: the parent, whose box a move usually checks
-            p = nint[ids[mids[j + 4 if ident else order[j + 4]], 1], PARENT]
+            p = nint[ids[mids[j + 4], 1], PARENT]
             if p >= 0:
                 prefetch(ncorner, p, 0)
-        k = j if ident else order[j]
+        k = j
         i = mids[k]
         s = ids[i, 0]
         n = ids[i, 1]
@@ -694,34 +695,6 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
             return j
     return m
-
-
-@njit
-def slot_order(ids, mids, pool_top):
-    """(M,) int64: a permutation of a batch of moves by the current slot of each object, bucketed
-    (a counting sort on the slot's high bits, about one bucket per 4 moves): the moves then walk
-    the object pool, and mostly the nodes, in memory order instead of at random."""
-    m = mids.shape[0]
-    sh = 0
-    while (pool_top >> sh) > max(4 * m, 4096):
-        sh += 1
-    nb = (pool_top >> sh) + 2
-    cnt = np.zeros(nb, dtype=np.int64)
-    key = np.empty(m, dtype=np.int64)
-    for k in range(m):
-        if k + 16 < m:
-            prefetch(ids, mids[k + 16], 0)
-        b = ids[mids[k], 0] >> sh
-        key[k] = b
-        cnt[b + 1] += 1
-    for b in range(1, nb):
-        cnt[b] += cnt[b - 1]
-    perm = np.empty(m, dtype=np.int64)
-    for k in range(m):
-        b = key[k]
-        perm[cnt[b]] = k
-        cnt[b] += 1
-    return perm
 
 
 # ----------------------------------------------------------------------------- query

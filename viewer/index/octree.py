@@ -49,11 +49,6 @@ from ._contract import SphereIndex, as_objects, as_point
 
 __all__ = ["Octree"]
 
-# a batch of at least this many moves is reordered by the objects' slots first (measured at 1e6:
-# a 100k batch gains, 433 -> 285 ms a frame on starfield; 10k batches lose, 3.0-3.8 -> 2.3-2.5 M/s)
-SORT_MOVES = 32768
-_NO_ORDER = np.zeros(0, dtype=np.int64)
-
 
 def _level_of_edge(edge: float) -> int:
     return int(round(math.log2(edge))) + 128
@@ -310,22 +305,16 @@ class Octree(SphereIndex):
             aux_rows = 2 * self._aux.shape[0]
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
-        # rad: NaN keeps the radius (the contract's convention, which the kernel follows).
-        # ids are distinct in a batch, so any order gives the same result: a large batch walks
-        # memory in slot order (the kernel follows the permutation; no reordered copies)
-        order = K.slot_order(self._ids, ids, int(self._meta[K.POOL_TOP])) if ids.size >= SORT_MOVES else _NO_ORDER
+        # rad: NaN keeps the radius (the contract's convention, which the kernel follows)
         done = 0
         while done < ids.size:
             self._ensure_nodes()
-            done = K.move_many(
-                *self._tree(), self._meta, self._bfree, ids, centres, rad, order, done, self._scratch, self._iscratch
-            )
+            done = K.move_many(*self._tree(), self._meta, self._bfree, ids, centres, rad, done, self._scratch, self._iscratch)
             if done < ids.size:
                 if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
                     self._grow_nodes()
                 else:
-                    k = int(order[done]) if order.size else done
-                    self._grow_room(ids[k], centres[k], rad[k])
+                    self._grow_room(ids[done], centres[done], rad[done])
         self._maybe_refit()
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
