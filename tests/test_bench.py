@@ -149,3 +149,21 @@ def test_compare_measures_against_the_scan_run_when_there_is_one(tmp_path):
     runs = read_runs([octree, brute])
     assert reference_run(runs) == 0
     assert [r.ratios["median"] for r in compare_runs(runs, ["query_ms"])] == [1.0, 8.0]
+
+
+@pytest.mark.parametrize("k", range(1, 8))
+def test_turn_orders_are_balanced(k):
+    """Every index takes its turn right after every other equally often (and in every place equally
+    often), so none alone pays for the caches a particular predecessor (brute force) flushes."""
+    from collections import Counter
+
+    from viewer.bench.measure import balanced_orders, turns
+
+    rows = balanced_orders(k)
+    assert all(sorted(r) == list(range(k)) for r in rows)
+    after = Counter((r[i], r[i + 1]) for r in rows for i in range(k - 1))
+    assert len(after) == k * (k - 1) and len(set(after.values())) <= 1
+    places = Counter((r[i], i) for r in rows for i in range(k))
+    assert len(places) == k * k and len(set(places.values())) == 1
+    built = {f"ix{j}": j for j in range(k)}
+    assert [[v for _, v in turns(built, t)] for t in range(len(rows))] == rows
