@@ -437,6 +437,12 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         oy = y0 + h if y >= y0 + h else y0
         oz = z0 + h if z >= z0 + h else z0
         ch = nint[n, CHILD]
+        # siblings often sit in consecutive slots (breadth-first after a build): start loading them
+        # all before walking the list (a move to a neighbouring node walks it: one miss, not four)
+        if ch >= 0:
+            for j in range(1, 8):
+                if ch + j < meta[NODE_TOP]:
+                    prefetch(ncorner, ch + j, 0)
         while ch >= 0:
             if ncorner[ch, 0] == ox and ncorner[ch, 1] == oy and ncorner[ch, 2] == oz:
                 break
@@ -545,6 +551,19 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
     cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, True)
 
 
+@njit_noref(inline="always")
+def _grow_ahead(lo3, hi3, r, dx, dy, dz):
+    """Widen a moved sphere's box [lo3, hi3] by SLACK radii, and by LEAD times its displacement
+    (dx, dy, dz) on the side it moves to."""
+    slack = SLACK * r
+    lo3[0] -= slack + LEAD * max(0.0, -dx)
+    hi3[0] += slack + LEAD * max(0.0, dx)
+    lo3[1] -= slack + LEAD * max(0.0, -dy)
+    hi3[1] += slack + LEAD * max(0.0, dy)
+    lo3[2] -= slack + LEAD * max(0.0, -dz)
+    hi3[2] += slack + LEAD * max(0.0, dz)
+
+
 @njit_noref(inline="always")  # into move_many: a call passing 15 arrays costs ~0.1 us
 def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Move object i in place: O(1) while it stays in its node. Returns 0; 1 when the pool is full,
@@ -575,13 +594,7 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
             return 0
         if cnt >= AUX_MIN:
             drop_aux(nq, n)
-        slack = SLACK * r
-        lo3[0] -= slack + LEAD * max(0.0, -dx)
-        hi3[0] += slack + LEAD * max(0.0, dx)
-        lo3[1] -= slack + LEAD * max(0.0, -dy)
-        hi3[1] += slack + LEAD * max(0.0, dy)
-        lo3[2] -= slack + LEAD * max(0.0, -dz)
-        hi3[2] += slack + LEAD * max(0.0, dz)
+        _grow_ahead(lo3, hi3, r, dx, dy, dz)
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
         _union_q(nq, n, 0, q6)
         meta[LOOSE] += 1
@@ -610,6 +623,7 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
         cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, False)
         return 1
     _obj_box(obj, ids[i, 0], lo3, hi3)
+    _grow_ahead(lo3, hi3, r, x - ox, y - oy, z - oz)
     expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, True)
     if old_touch and nint[n, COUNT] <= 4:
         recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
@@ -650,31 +664,21 @@ def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
 
 
 @njit_noref
-def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, start, scratch, iscratch):
-    """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k from ``start`` on, in the
-    batch's order. Returns the k it stopped at: the end, or the first move it could not make
-    because the node or object pool ran short or the root could not grow exactly (the caller grows
-    the pools or rebuilds, and continues from there). No reordering by slot: measured at 1e6 with
-    the fast path below, a 100k-move frame was faster in the caller's order (uniform 12.7 -> 9.2 ms,
-    starfield 29.2 -> 23.8 ms) than sorted by slot: the prefetches hide the random accesses."""
+def move_stay(nint, nlev, ncorner, nq, obj, ids, meta, mids, xyz, rad, rest):
+    """Pass 1 of a batch: make every move that stays in its node and inside its own box (store the
+    row, nothing else: see :func:`_stays`) and write the positions k of the others into ``rest``
+    (M,) int64, in order; returns how many. Never fails (nothing is allocated)."""
     m = mids.shape[0]
-    for j in range(start, m):
-        if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
-            return j
-        # Prefetch in stages: the id row of the move 16 ahead; (its row now cached) the object and
-        # node of the move 8 ahead; (that node now cached) the parent of the move 4 ahead. Their
-        # cache misses then overlap with this move's work instead of following it.
-        if j + 16 < m:
-            prefetch(ids, mids[j + 16], 0)
-        if j + 8 < m:
-            i8 = mids[j + 8]
+    d = 0
+    for k in range(m):
+        # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
+        # object and node of the move 8 ahead, so their misses overlap with this move's work
+        if k + 16 < m:
+            prefetch(ids, mids[k + 16], 0)
+        if k + 8 < m:
+            i8 = mids[k + 8]
             prefetch(obj, ids[i8, 0], 0)
             prefetch(ncorner, ids[i8, 1], 0)
-        if j + 4 < m:  # third stage: the parent, whose box a move usually checks
-            p = nint[ids[mids[j + 4], 1], PARENT]
-            if p >= 0:
-                prefetch(ncorner, p, 0)
-        k = j
         i = mids[k]
         s = ids[i, 0]
         n = ids[i, 1]
@@ -685,14 +689,56 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         y = xyz[k, 1]
         z = xyz[k, 2]
         if _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
-            # the common move: within its node, its band and its node's own box (which then holds
-            # it, and so every box above does): store the row, nothing else
             obj[s, 0] = x
             obj[s, 1] = y
             obj[s, 2] = z
             obj[s, 3] = r
-            continue
-        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
+        else:
+            rest[d] = k
+            d += 1
+    return d
+
+
+@njit_noref
+def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch):
+    """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k = order[j], j from
+    ``start`` on (pass 2 of a batch: the moves :func:`move_stay` left). Returns the j it stopped at:
+    the end, or the first move it could not make because the node or object pool ran short or the
+    root could not grow exactly (the caller grows the pools or rebuilds, and continues from there)."""
+    m = order.shape[0]
+    for j in range(start, m):
+        if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
+            return j
+        # Prefetch in stages, each using what the previous one brought in: the id row of the move
+        # 16 ahead; the object and node of the move 8 ahead; the parent of the move 4 ahead (a move
+        # leaving its node climbs to it); the parent's children of the move 2 ahead (it walks them
+        # down to the target node) and the last row of its block (the swap-remove reads it).
+        if j + 16 < m:
+            prefetch(ids, mids[order[j + 16]], 0)
+        if j + 8 < m:
+            i8 = mids[order[j + 8]]
+            prefetch(obj, ids[i8, 0], 0)
+            prefetch(ncorner, ids[i8, 1], 0)
+        if j + 4 < m:
+            p = nint[ids[mids[order[j + 4]], 1], PARENT]
+            if p >= 0:
+                prefetch(ncorner, p, 0)
+        if j + 2 < m:
+            n2 = ids[mids[order[j + 2]], 1]
+            prefetch(obj, nint[n2, START] + nint[n2, COUNT] - 1, 0)
+            p = nint[n2, PARENT]
+            if p >= 0:
+                c = nint[p, CHILD]
+                if c >= 0:
+                    for t in range(8):
+                        if c + t < meta[NODE_TOP]:
+                            prefetch(ncorner, c + t, 0)
+        k = order[j]
+        i = mids[k]
+        r = rad[k]
+        if r != r:
+            r = obj[ids[i, 0], 3]
+        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, xyz[k, 0], xyz[k, 1], xyz[k, 2], r, scratch, iscratch):
             return j
     return m
 

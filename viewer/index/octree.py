@@ -305,16 +305,23 @@ class Octree(SphereIndex):
             aux_rows = 2 * self._aux.shape[0]
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, rad: np.ndarray) -> None:
-        # rad: NaN keeps the radius (the contract's convention, which the kernel follows)
+        # rad: NaN keeps the radius (the contract's convention, which the kernels follow). Ids are
+        # distinct in a batch, so any order gives the same result: pass 1 makes the moves that stay
+        # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
+        # reaching further (parents, siblings) for moves that leave their node
+        rest = np.empty(ids.size, dtype=np.int64)
+        left = K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._ids, self._meta, ids, centres, rad, rest)
+        rest = rest[:left]
         done = 0
-        while done < ids.size:
+        while done < left:
             self._ensure_nodes()
-            done = K.move_many(*self._tree(), self._meta, self._bfree, ids, centres, rad, done, self._scratch, self._iscratch)
-            if done < ids.size:
+            done = K.move_many(*self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch)
+            if done < left:
                 if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
                     self._grow_nodes()
                 else:
-                    self._grow_room(ids[done], centres[done], rad[done])
+                    k = int(rest[done])
+                    self._grow_room(ids[k], centres[k], rad[k])
         self._maybe_refit()
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
