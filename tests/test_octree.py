@@ -378,3 +378,74 @@ def test_drifting_batches_stay_exact(dist, rng):
         for p in np.concatenate([query_points(rng, c, 20), c[movers[:10]]]):
             assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
     assert stayed > 0.7 * 14 * movers.size
+
+
+@pytest.mark.parametrize("dist", sorted(DISTRIBUTIONS))
+def test_bulk_build_leaves_exact_boxes_and_sorted_runs(dist, rng):
+    """The bulk build's boxes and octant runs are what a full refit computes (nothing loose, nothing
+    to re-sort), its rows are breadth-first (a parent before its children, siblings adjacent), and
+    its blocks are exactly sized and contiguous."""
+    c, r = DISTRIBUTIONS[dist](rng, 5000)
+    c[:300] = c[0] + rng.normal(0, 1e-3, (300, 3))  # a dense block: octant runs
+    r[:300] = 1e-3
+    ix = Octree(c, r)
+    ix.check()
+    top = int(ix._meta[K.NODE_TOP])
+    node, aux = ix._node[:top].copy(), ix._aux[: int(ix._meta[K.AUX_TOP])].copy()
+    assert aux.shape[0] > 0
+    ix.refit()
+    assert np.array_equal(ix._node[:top], node)
+    assert np.array_equal(ix._aux[: int(ix._meta[K.AUX_TOP])], aux)
+    parent = ix._nint[:top, K.PARENT]
+    assert parent[0] == -1 and np.all(parent[1:] < np.arange(1, top))
+    assert np.all(np.diff(ix._nlev[:top].astype(int)) <= 0)  # levels never rise along the rows
+    size, count, start = ix._nint[:top, K.SIZE], ix._nint[:top, K.COUNT], ix._nint[:top, K.START]
+    assert np.array_equal(size, count) and int(size.sum()) == len(ix) == int(ix._meta[K.POOL_TOP])
+    used = np.argsort(start[size > 0], kind="stable")
+    s, z = start[size > 0][used], size[size > 0][used]
+    assert s[0] == 0 and np.array_equal(s[1:], s[:-1] + z[:-1])  # back to back, no gaps
+
+
+def test_bulk_build_places_objects_below_the_key_grid(rng):
+    """Radii below 2^-21 of the world in a dense cluster of thousands: deeper than the Morton keys
+    reach, so the build inserts them one by one after the walks; exact, invariants intact."""
+    from viewer.index import brute_query
+
+    far = rng.uniform(-1e6, 1e6, (50, 3))
+    dense = rng.normal(0, 1e-4, (3000, 3))
+    c = np.concatenate([far, dense])
+    r = np.concatenate([rng.uniform(1e4, 1e5, 50), rng.uniform(0, 1e-6, 3000)])
+    ix = Octree(c, r)
+    ix.check()
+    assert len(ix) == c.shape[0]
+    for p in np.concatenate([dense[:30], far[:5], query_points(rng, c, 10)]):
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+
+
+def test_first_build_loads_every_kernel_before_it_returns():
+    """In a fresh process, the first Octree(...) (whose warm-up loads the query and update kernels on
+    a thread while it builds) returns with the warm-up done: queries and updates afterwards add no
+    signature to any octree kernel."""
+    import subprocess
+    import sys
+
+    code = r'''
+import numpy as np, numba
+from viewer.index import Octree
+from viewer.index import _octree_kernels as K
+def sigs():
+    return {k: len(v.signatures) for k, v in vars(K).items() if isinstance(v, numba.core.dispatcher.Dispatcher)}
+rng = np.random.default_rng(1)
+c, r = rng.uniform(-50, 50, (2000, 3)), rng.uniform(0.1, 5, 2000)
+ix = Octree(c, r)
+assert Octree.__dict__.get("_warmed_up") is True
+before = sigs()
+ix.query((0.0, 0.0, 0.0)); i = ix.insert((1.0, 2.0, 3.0), 1.0); ix.move(i, (2.0, 2.0, 2.0), 3.0)
+ix.move_many(np.arange(10), c[:10] + 1.0); ix.remove(i); ix.refit()
+Octree(np.zeros((0, 3)), np.zeros(0)); Octree(c, r)
+grew = {k: (before[k], v) for k, v in sigs().items() if v != before[k]}
+assert not grew, grew
+print("ok")
+'''
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]

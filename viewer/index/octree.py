@@ -41,13 +41,24 @@ The kernels live in :mod:`viewer.index._octree_kernels`; this class owns and gro
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
 from . import _octree_kernels as K
-from ._contract import SphereIndex, as_objects, as_point
+from ._contract import SphereIndex, _exercise, as_objects, as_point
 
 __all__ = ["Octree"]
+
+
+# The octree's warm-up (Octree.warm_up): one at a time; `quiet` marks a thread whose warm_up calls
+# return at once (a build that waits for the warm-up at its end, or the warm-up's own tiny indexes).
+_WARM_LOCK = threading.RLock()
+_warming = threading.local()
+
+
+def _quiet() -> bool:
+    return getattr(_warming, "quiet", False)
 
 
 def _level_of_edge(edge: float) -> int:
@@ -69,7 +80,12 @@ class Octree(SphereIndex):
     updates_in_place = True
 
     def __init__(self, centres, radii, max_depth: int = 40):
-        super().__init__()
+        pending = type(self)._warm_up_start()
+        was, _warming.quiet = _quiet(), True  # the build waits for the warm-up at its end, not here
+        try:
+            super().__init__()
+        finally:
+            _warming.quiet = was
         if not (isinstance(max_depth, int) and 1 <= max_depth <= 100):
             raise ValueError(f"octree: max_depth must be an int in 1..100, got {max_depth!r}")
         centres, radii = as_objects(centres, radii)
@@ -81,6 +97,59 @@ class Octree(SphereIndex):
         self._iscratch = np.empty(12, dtype=np.int64)
         self._next_id = n
         self._build(centres, radii, np.arange(n, dtype=np.int32), None, None, n)
+        if pending is not None:
+            type(self)._warm_up_wait(pending)
+
+    # ------------------------------------------------------------------------- warm-up
+    @classmethod
+    def warm_up(cls) -> None:
+        """:meth:`SphereIndex.warm_up` in two parts, so that a first build overlaps most of it: the
+        kernels a build runs are loaded at once (a tiny build), the rest (query, updates: ~60 ms of
+        numba cache loads) by a thread started then. This call, and the end of every build, wait for
+        that thread, so a built octree never loads a kernel later (no frame does)."""
+        t = cls._warm_up_start()
+        if t is not None:
+            cls._warm_up_wait(t)
+
+    @classmethod
+    def _warm_up_start(cls) -> threading.Thread | None:
+        """Load the build's kernels and start the thread that loads the others; returns it (maybe
+        started earlier), or None when the warm-up is done or runs on this thread's stack."""
+        if cls.__dict__.get("_warmed_up") or _quiet():
+            return None
+        with _WARM_LOCK:
+            if cls.__dict__.get("_warmed_up"):
+                return None
+            t = cls.__dict__.get("_warm_thread")
+            if t is None:
+                _warming.quiet = True
+                try:
+                    cls(np.zeros((1, 3)), np.ones(1))  # bounds, morton_keys, trie_walk, refit
+                finally:
+                    _warming.quiet = False
+                t = threading.Thread(target=cls._warm_up_rest, name=f"{cls.name} warm-up")
+                cls._warm_thread = t
+                t.start()
+            return t
+
+    @classmethod
+    def _warm_up_rest(cls) -> None:
+        _warming.quiet = True
+        try:
+            _exercise(cls)
+            cls._warmed_up = True
+        except BaseException as exc:  # handed to the caller that waits
+            cls._warm_error = exc
+
+    @classmethod
+    def _warm_up_wait(cls, t: threading.Thread) -> None:
+        t.join()
+        with _WARM_LOCK:
+            exc = cls.__dict__.get("_warm_error")
+            if exc is not None:  # a later call starts over
+                cls._warm_error = None
+                cls._warm_thread = None
+                raise exc
 
     def _build(self, centres, radii, live, extra, min_lev, id_cap: int) -> None:
         """Bulk build of the ids ``live`` ((L,) int32; ``centres``/``radii`` are indexed by id) on a
