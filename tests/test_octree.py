@@ -449,3 +449,27 @@ print("ok")
 '''
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]
+
+
+def test_bulk_build_retries_when_its_node_counts_overflow(rng, monkeypatch):
+    """The count walk reports a full node-count array (-1) instead of writing past it; the build then
+    counts again with more room and builds the same tree."""
+    c, r = DISTRIBUTIONS["clustered"](rng, 4000)
+    want = Octree(c, r)
+    walk = K.trie_walk
+    calls = []
+
+    def short_first(place, *args):
+        args = list(args)
+        if not place and not calls:
+            args[9] = args[9][:5]  # t_count: room for 5 nodes
+        calls.append(place)
+        return walk(place, *args)
+
+    monkeypatch.setattr(K, "trie_walk", short_first)
+    got = Octree(c, r)
+    assert calls == [False, False, True]
+    got.check()
+    top = int(want._meta[K.NODE_TOP])
+    assert int(got._meta[K.NODE_TOP]) == top and np.array_equal(got._node[:top], want._node[:top])
+    assert np.array_equal(got._obj[: len(c)], want._obj[: len(c)])

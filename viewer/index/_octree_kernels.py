@@ -992,11 +992,13 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
 
     Bucket leaves: a node whose subtree holds at most ``BUCKET`` objects keeps them all and its
     descendants are dropped. A node's subtree is complete when the walk leaves it, and subtree counts
-    only grow upwards, so node t is kept iff it is the root or its parent's subtree holds more.
+    only grow upwards, so a node is kept iff it is the root or its parent's subtree holds more; the
+    count walk forgets a bucket's descendants when it leaves the bucket (they were numbered last), so
+    t numbers only the kept nodes (and, for a while, a few below an open node).
 
-    ``place`` False (count): ``t_count[t]`` (cap,) int32 gets node t's block size: its own objects,
-    or -1 - (its subtree's) if that is at most ``BUCKET`` (a bucket leaf, if kept); ``per_depth``
-    (25,) the kept nodes of each depth. Returns (nodes, objects deeper than the key grid, 0), or
+    ``place`` False (count): ``t_count[t]`` (cap,) int32 gets kept node t's block size: its own
+    objects, or -1 - (its subtree's) if that is at most ``BUCKET`` (a bucket leaf); ``per_depth``
+    (25,) the kept nodes of each depth. Returns (kept nodes, objects deeper than the key grid, 0), or
     (-1, 0, 0) when ``t_count`` is full. The node and object arrays are not touched.
 
     ``place`` True (the same walk again): writes each kept node at its breadth-first row
@@ -1040,7 +1042,7 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
     for j in range(n + 1):
         if j == n:
             if not place:
-                _trie_close(stack, sub, kids, t_count, per_depth, s, 0)
+                m = _trie_close(stack, sub, kids, t_count, per_depth, s, 0, m)
             break
         if place and j + 16 < n:  # the objects' rows are in id order: start loading them early
             prefetch(centres, order[j + 16], 0)
@@ -1051,7 +1053,7 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
         while c < s and (k >> (60 - 3 * c)) == (pk >> (60 - 3 * c)):
             c += 1
         if not place:
-            _trie_close(stack, sub, kids, t_count, per_depth, s, c + 1)
+            m = _trie_close(stack, sub, kids, t_count, per_depth, s, c + 1, m)
         if fin > c:
             fin = 99  # the path below c is not this object's
         if bk > c:
@@ -1072,19 +1074,20 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
             qy = compact3(k >> 1)
             qz = compact3(k >> 2)
             for dd in range(c + 1, d + 1):
-                if m >= cap:
-                    return -1, 0, 0
                 ed = EDGE[root_lev - dd]
                 sh = 21 - dd
                 cx = x0 + (qx >> sh) * ed
                 cy = y0 + (qy >> sh) * ed
                 cz = z0 + (qz >> sh) * ed
                 if not place:
+                    if m >= cap:
+                        return -1, 0, 0
                     t_count[m] = 0
                     sub[dd] = 0
                     kids[dd] = 0
                     kids[dd - 1] += 1
                     stack[dd] = m
+                    m += 1
                 elif dd <= bk:  # a kept node
                     b = row[dd]
                     row[dd] = b + 1
@@ -1100,7 +1103,7 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
                     stack[dd] = b
                     if t_count[m] < 0:
                         bk = dd
-                m += 1
+                    m += 1
                 if root_lev - dd <= min_lev or max(abs(cx), abs(cy), abs(cz)) > PREC * ed:
                     fin = dd
                     d = dd
@@ -1136,18 +1139,21 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
 
 
 @njit_noref(inline="always")
-def _trie_close(stack, sub, kids, t_count, per_depth, s, c):
+def _trie_close(stack, sub, kids, t_count, per_depth, s, c, m):
     """The count walk leaves the path's nodes at depths s down to c: their subtree counts are final.
     A node holding more than ``BUCKET`` keeps its children (all kept, like itself); one holding at
-    most becomes a bucket leaf (if kept)."""
+    most becomes a bucket leaf (if kept) and its descendants, numbered after it, are forgotten.
+    Returns the next node number."""
     for dd in range(s, c - 1, -1):
         t = stack[dd]
         if sub[dd] > BUCKET:
             per_depth[dd + 1] += kids[dd]
         else:
             t_count[t] = -1 - sub[dd]
+            m = t + 1
         if dd > 0:
             sub[dd - 1] += sub[dd]
+    return m
 
 
 @njit_noref(inline="always")  # a call passing 4 arrays from trie_walk costs ~0.3 us a node
