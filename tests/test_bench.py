@@ -157,7 +157,8 @@ def test_turn_orders_are_balanced(k):
     often), so none alone pays for the caches a particular predecessor (brute force) flushes."""
     from collections import Counter
 
-    from viewer.bench.measure import balanced_orders, turns
+    from viewer.bench.measure import turns
+    from viewer.interleave import balanced_orders
 
     rows = balanced_orders(k)
     assert all(sorted(r) == list(range(k)) for r in rows)

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.index import INDEXES, QueryOverflow, SphereIndex
+from viewer.interleave import balanced_orders
 
 from .workloads import Workload
 
-__all__ = ["IndexResult", "balanced_orders", "measure_dynamic", "measure_first_build", "measure_static",
+__all__ = ["IndexResult", "measure_dynamic", "measure_first_build", "measure_static",
            "measure_updates", "turns", "warm_up"]
 
 
@@ -185,24 +186,6 @@ def turns(built: dict[str, SphereIndex], k: int) -> list[tuple[str, SphereIndex]
     items = list(built.items())
     rows = balanced_orders(len(items))
     return [items[j] for j in rows[k % len(rows)]]
-
-
-def balanced_orders(k: int) -> list[list[int]]:
-    """Orders of ``0..k-1`` (Williams' balanced Latin square: ``k`` rows for even ``k``, ``2k`` for odd) in
-    which each item stands directly before each other item equally often, and in each place equally often."""
-    if k <= 1:
-        return [list(range(k))]
-    first = [0]
-    lo, hi = 1, k - 1
-    while lo <= hi:
-        first.append(lo)
-        if lo != hi:
-            first.append(hi)
-        lo, hi = lo + 1, hi - 1
-    rows = [[(j + r) % k for j in first] for r in range(k)]
-    if k % 2:
-        rows += [row[::-1] for row in rows]
-    return rows
 
 
 def _query(ix, p, out, name):

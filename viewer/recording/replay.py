@@ -2,9 +2,9 @@
 
 Every frame is rendered (offscreen, EGL) at a pose sampled from the path with a fixed ``dt``, so two
 runs of the same path see exactly the same poses and visible sets. Several indexes run interleaved
-on one GL context: frame k is rendered by every index before frame k + 1 by any (the order rotates
-each frame), each index with its own pipeline, buffers and camera, so a noisy machine slows them all
-alike. One CSV and one metadata file per index. Each index has its own
+on one GL context: frame k is rendered by every index before frame k + 1 by any (in an order that
+changes each frame, so that each index follows every other equally often: :mod:`viewer.interleave`),
+each index with its own pipeline, buffers and camera, so a noisy machine slows them all alike. One CSV and one metadata file per index. Each index has its own
 :class:`viewer.render.ViewerSession`, which this module only drives: options, warm-up, frames.
 
 GL is imported lazily (through :mod:`viewer.headless` / :mod:`viewer.render`), only when a replay runs.
@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import UserError
 from ..culling import check_cullers
+from ..errors import UserError
+from ..interleave import balanced_orders
 from .meta import build_meta, gl_info
 from .progress import Progress
 from .writer import Recorder
@@ -131,12 +132,12 @@ def replay(
         total = len(samples) * len(names)
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
-        m = len(names)
+        orders = balanced_orders(len(names))
         for k in range(len(samples)):
             pose = samples.pose(k)
             t = float(samples.t[k])
-            for j in range(m):
-                name = names[(k + j) % m]  # rotate who goes first
+            for j in orders[k % len(orders)]:
+                name = names[j]
                 s = sessions[name]
                 st = s.frame(samples.dt, pose=pose, t=t)
                 recorders[name].append(st)
