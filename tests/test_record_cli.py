@@ -77,6 +77,25 @@ def test_two_replays_see_the_same_poses_and_visible_sets(scene_file, tmp_path):
         assert (ra["index"] == name).all()
 
 
+def test_interleaved_indexes_follow_each_other_equally_often(scene_file, tmp_path):
+    """Three indexes take their turns in balanced orders: each renders right after each other one
+    equally often (a rotation would keep each behind the same predecessor)."""
+    from collections import Counter
+
+    from viewer.paths import generated_path
+    from viewer.recording.replay import replay
+    from viewer.scenes import load_scene
+
+    turns: list[str] = []
+    samples = generated_path(load_scene(scene_file), "clusters").sample(frames=6)
+    replay(load_scene(scene_file), samples, ["brute", "octree", "scan"], tmp_path / "r", size=(32, 18),
+           progress=False, on_frame=lambda name, k, s, st: turns.append(name))
+    frames = [turns[i : i + 3] for i in range(0, 18, 3)]
+    assert all(sorted(f) == ["brute", "octree", "scan"] for f in frames)
+    after = Counter((f[i], f[i + 1]) for f in frames for i in range(2))
+    assert len(after) == 6 and set(after.values()) == {2}
+
+
 def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, capsys):
     out = tmp_path / "runs"
     names = _indexes()
