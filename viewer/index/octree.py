@@ -12,10 +12,16 @@ Beyond the paper:
   paper's bound, and cost 12 bytes a node). A child is entered only if the point is in its subtree box,
   and a node's objects are tested only if the point is in its own box. A far dense cluster therefore
   costs nothing even when its spheres are large, and candidates per visible object drop from ~40 to a
-  few on heavy-tailed radii. Boxes grow on insert and move (a block of up to 4 objects recomputes
-  its own box exactly); a removal recomputes its node's box and tightens the ancestors while they
-  change; the looseness moves leave is counted, and :meth:`Octree.refit` (run once it exceeds 4x the
-  object count: amortised O(1) a move) recomputes every box.
+  few on heavy-tailed radii. Boxes grow on insert and move: a move that leaves its node's own box
+  grows it, and the subtree boxes up the path, ahead of the object (half its radius, and 8 times its
+  displacement on the side it moves to), so a drifting object's next moves stay inside and only store
+  their row; a removal recomputes its node's box and tightens the ancestors while they change; the
+  growths and leaving moves are counted, and :meth:`Octree.refit` (run once they exceed 4x the object
+  count: amortised O(1) a move) recomputes every box.
+- **Moves.** ``move_many`` runs in two passes: the moves that stay in their node's own box store their
+  row (a few prefetched loads and four stores each); the rest are then made one by one (unlink, place
+  from the old node up then down, append, grow the boxes), with prefetches reaching their parents and
+  siblings. ``move`` is the same general move for one object.
 - **Bucket leaves.** A leaf also keeps spheres smaller than its band while it holds fewer than
   ``BUCKET`` (32) objects, and the bulk build gives a node every object of its subtree when there are
   at most 32: in a sparse world each small sphere otherwise hangs at the end of a chain of nodes of its
