@@ -388,15 +388,16 @@ class Octree(SphereIndex):
         left = K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._ids, self._meta, ids, centres, rad, rest)
         rest = rest[:left]
         done = 0
-        while done < left:
+        while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
             self._ensure_nodes()
             done = K.move_many(*self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch)
-            if done < left:
-                if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
-                    self._grow_nodes()
-                else:
-                    k = int(rest[done])
-                    self._grow_room(ids[k], centres[k], rad[k])
+            if done == left:
+                break
+            if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
+                self._grow_nodes()
+            else:
+                k = int(rest[done])
+                self._grow_room(ids[k], centres[k], rad[k])
         self._maybe_refit()
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
