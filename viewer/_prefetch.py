@@ -1,5 +1,5 @@
 """A cache prefetch hint for numba kernels: ``prefetch(arr, i, j)`` asks the CPU to start loading
-``arr[i, j]`` without waiting for it. It changes no result; it lets a loop with a long body overlap
+``arr[i, j]`` (``arr[i]`` for a 1-D array) without waiting for it. It changes no result; it lets a loop with a long body overlap
 the cache misses of the next items with the work on the current one (the out-of-order window alone
 does not reach that far)."""
 
@@ -21,6 +21,7 @@ def prefetch(typingctx, arr, i, j):
         aryty, ity, jty = signature.args
         ary = context.make_array(aryty)(context, builder, args[0])
         idx = [context.cast(builder, args[1], ity, types.intp), context.cast(builder, args[2], jty, types.intp)]
+        idx = idx[: aryty.ndim]  # a 1-D array: arr[i] (j is ignored)
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)

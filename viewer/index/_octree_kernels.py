@@ -1044,9 +1044,10 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
             if not place:
                 m = _trie_close(stack, sub, kids, t_count, per_depth, s, 0, m)
             break
-        if place and j + 16 < n:  # the objects' rows are in id order: start loading them early
-            prefetch(centres, order[j + 16], 0)
-            prefetch(ids, order[j + 16], 0)
+        if place and j + 32 < n:  # the objects' rows are in id order: start loading them early
+            prefetch(centres, order[j + 32], 0)
+            prefetch(radii, order[j + 32], 0)
+            prefetch(ids, order[j + 32], 0)
         k = keys[j]
         d = np.int64(dep[j])
         c = 0
