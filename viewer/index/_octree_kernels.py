@@ -347,6 +347,52 @@ def append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
 
 
 @njit_noref
+def _room(cnt):
+    """Slots a repacked block of ``cnt`` objects gets: a quarter more, at least one spare."""
+    return cnt + (cnt >> 2) + 1
+
+
+@njit
+def repack_need(nint, meta):
+    """Slots :func:`repack` will lay out: ``_room`` of every live node's count."""
+    need = 0
+    for n in range(meta[NODE_TOP]):
+        if nint[n, PARENT] != -2 and nint[n, COUNT] > 0:
+            need += _room(nint[n, COUNT])
+    return need
+
+
+@njit
+def repack(nint, obj, oid, ids, meta, bfree, new_obj, new_oid):
+    """Copy every live node's block, in node order, into ``new_obj`` (P', 4) / ``new_oid`` (P',)
+    (all -1; P' >= :func:`repack_need`), each block ``_room(count)`` slots; update the nodes' block
+    records, the ids' slots and the pool's top and capacity; empty the free-block lists. Octant runs
+    are relative to their block, so they stay valid."""
+    pos = 0
+    for n in range(meta[NODE_TOP]):
+        if nint[n, PARENT] == -2:
+            continue
+        cnt = nint[n, COUNT]
+        if cnt == 0:
+            nint[n, START] = 0
+            nint[n, SIZE] = 0
+            continue
+        s0 = nint[n, START]
+        for j in range(cnt):
+            for a in range(4):
+                new_obj[pos + j, a] = obj[s0 + j, a]
+            new_oid[pos + j] = oid[s0 + j]
+            ids[oid[s0 + j], 0] = pos + j
+        nint[n, START] = pos
+        nint[n, SIZE] = _room(cnt)
+        pos += _room(cnt)
+    for k in range(bfree.shape[0]):
+        bfree[k] = -1
+    meta[POOL_TOP] = pos
+    meta[POOL_CAP] = new_obj.shape[0]
+
+
+@njit_noref
 def aux_of(nq, n):
     """The node's octant-run record + 1 (0: none), kept in bytes 12..14 of its nq row."""
     return np.int64(nq[n, 12]) | (np.int64(nq[n, 13]) << 8) | (np.int64(nq[n, 14]) << 16)

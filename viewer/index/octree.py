@@ -303,6 +303,19 @@ class Octree(SphereIndex):
         self._oid = o
         self._meta[K.POOL_CAP] = cap
 
+    def _make_room(self) -> None:
+        """The object pool is full (an insert or move found no block): copy every node's block, in
+        node order, into a new pool, each with a quarter more room than it holds (so the next moves
+        into it append without moving the block and rewriting its objects' ids), dropping the free
+        blocks. The new pool has half again as many slots as the blocks take, and never fewer than
+        now: it grows when the objects need it and is only compacted when free blocks filled it."""
+        need = int(K.repack_need(self._nint, self._meta))
+        cap = max(self._obj.shape[0], need + need // 2, 16)
+        obj = np.zeros((cap, 4))
+        oid = np.full(cap, -1, dtype=np.int32)
+        K.repack(self._nint, self._obj, self._oid, self._ids, self._meta, self._bfree, obj, oid)
+        self._obj, self._oid = obj, oid
+
     def _ensure_nodes(self) -> None:
         while self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
             self._grow_nodes()
@@ -330,7 +343,7 @@ class Octree(SphereIndex):
             if code == 0:
                 break
             if code == 1:
-                self._grow_pool()
+                self._make_room()
             else:
                 self._rebuild(x, y, z, r)
         self._next_id = i + 1
@@ -348,7 +361,7 @@ class Octree(SphereIndex):
             if code == 0:
                 break
             if code == 1:
-                self._grow_pool()
+                self._make_room()
             else:
                 self._rebuild(x, y, z, r)
         self._maybe_refit()
@@ -409,7 +422,7 @@ class Octree(SphereIndex):
         if self._needs_rebuild(x, y, z, r):
             self._rebuild(x, y, z, r)
         else:
-            self._grow_pool()
+            self._make_room()
 
     def _needs_rebuild(self, x: float, y: float, z: float, r: float) -> bool:
         root = int(self._meta[K.ROOT])
