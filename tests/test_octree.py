@@ -462,7 +462,7 @@ def test_bulk_build_retries_when_its_node_counts_overflow(rng, monkeypatch):
     def short_first(place, *args):
         args = list(args)
         if not place and not calls:
-            args[9] = args[9][:5]  # t_count: room for 5 nodes
+            args[10] = args[10][:5]  # t_count: room for 5 nodes
         calls.append(place)
         return walk(place, *args)
 

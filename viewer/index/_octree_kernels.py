@@ -1028,10 +1028,11 @@ def morton_keys(centres, radii, live, x0, y0, z0, root_lev, dmax, bits, keys, de
 
 
 @njit
-def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_count, per_depth, late,
+def trie_walk(place, srt, keys, dep, order, root_lev, min_lev, x0, y0, z0, bits, t_count, per_depth, late,
               centres, radii, nint, nlev, ncorner, nq, obj, oid, ids, meta):
-    """The bulk build's two walks over the objects in Morton order (``keys`` sorted, ``order`` their
-    ids, ``dep`` their band depths): each object goes to the node of its radius band on its key's
+    """The bulk build's two walks over the objects in Morton order: the j-th has key
+    ``keys[srt[j]]``, band depth ``dep[srt[j]]`` and id ``order[j]`` (read through ``srt``, with
+    prefetches, rather than gathered into sorted copies: fewer passes and fresh pages). Each object goes to the node of its radius band on its key's
     path, and the nodes of the path that do not exist yet are created. The current path is a stack,
     so an object costs a few integer comparisons (no float containment tests, no child searches).
     Nodes are created depth-first, in Morton order within each depth; t numbers them.
@@ -1054,7 +1055,7 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
     is thus in Morton order, i.e. sorted by octant. The ids of objects deeper than the key grid go
     to ``late``, for one-by-one insertion. Returns (kept nodes, late objects, kept nodes of at least
     ``AUX_MIN`` objects). Boxes and octant runs are left to :func:`refit` (boxes empty, no runs)."""
-    n = keys.shape[0]
+    n = srt.shape[0]
     cap = t_count.shape[0]
     E = EDGE[root_lev]
     stack = np.zeros(24, dtype=np.int32)  # the path: node numbers t (count) or rows (place)
@@ -1090,12 +1091,18 @@ def trie_walk(place, keys, order, dep, root_lev, min_lev, x0, y0, z0, bits, t_co
             if not place:
                 m = _trie_close(stack, sub, kids, t_count, per_depth, s, 0, m)
             break
-        if place and j + 32 < n:  # the objects' rows are in id order: start loading them early
-            prefetch(centres, order[j + 32], 0)
-            prefetch(radii, order[j + 32], 0)
-            prefetch(ids, order[j + 32], 0)
-        k = keys[j]
-        d = np.int64(dep[j])
+        if j + 32 < n:  # keys and objects are in id order: start loading them early
+            u = srt[j + 32]
+            prefetch(keys, u, 0)
+            prefetch(dep, u, 0)
+            if place:
+                i = order[j + 32]
+                prefetch(centres, i, 0)
+                prefetch(radii, i, 0)
+                prefetch(ids, i, 0)
+        u = srt[j]
+        k = keys[u]
+        d = np.int64(dep[u])
         c = 0
         while c < s and (k >> (60 - 3 * c)) == (pk >> (60 - 3 * c)):
             c += 1

@@ -189,14 +189,11 @@ class Octree(SphereIndex):
         dep = np.empty(n, dtype=np.uint8)
         K.morton_keys(centres, radii, live, x0, y0, z0, lev, lev - min_lev, bits, keys, dep)
         srt = np.argsort(keys)
-        keys = keys[srt]
-        dep = dep[srt]
-        order = live[srt]
-        del srt
+        order = srt if n == centres.shape[0] else live.astype(np.int64)[srt]  # ids in Morton order
         per_depth = np.zeros(25, dtype=np.int64)
         late = np.empty(0, dtype=np.int32)
         cap = n // 4 + 1000  # kept nodes: 0.02-0.07 an object on the bench's worlds (more: counted again)
-        walk = (keys, order, dep, lev, min_lev, x0, y0, z0, bits)
+        walk = (srt, keys, dep, order, lev, min_lev, x0, y0, z0, bits)
         while True:
             t_count = np.empty(cap, dtype=np.int32)
             m, later, _ = K.trie_walk(False, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
@@ -208,7 +205,7 @@ class Octree(SphereIndex):
         self._meta[K.NODE_CAP] = node_cap
         late = np.empty(later, dtype=np.int32)
         _, _, aux_rows = K.trie_walk(True, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
-        del keys, dep, order, t_count, walk
+        del srt, keys, dep, order, t_count, walk
         for i in late:  # deeper than the key grid: rare (radii < 2^-21 of the world)
             x, y, z = map(float, centres[i])
             while True:
