@@ -710,6 +710,22 @@ def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
 
 
 @njit_noref
+def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
+    """One move from Python (``Octree.move``): :func:`move_one` (radius kept when ``r`` is NaN)
+    behind the node-room check, then the refit test, in one call instead of three. Returns
+    :func:`move_one`'s code (0 done, 1 pool full, 2 rebuild), 3 when the node pool needs room
+    first (nothing done), 4 when done and a refit is due (the growths passed 4x the objects)."""
+    if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
+        return 3
+    if r != r:
+        r = obj[ids[i, 0], 3]
+    code = move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch)
+    if code == 0 and meta[LOOSE] > max(4 * meta[NOBJ], 4096):
+        return 4
+    return code
+
+
+@njit_noref
 def move_stay(nint, nlev, ncorner, nq, obj, ids, meta, mids, xyz, rad, rest):
     """Pass 1 of a batch: make every move that stays in its node and inside its own box (store the
     row, nothing else: see :func:`_stays`) and write the positions k of the others into ``rest``

@@ -350,18 +350,23 @@ class Octree(SphereIndex):
         K.remove_one(*self._tree(), self._meta, self._bfree, i, self._scratch, self._iscratch)
 
     def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
-        if r != r:  # NaN: keep the radius
-            r = float(self._obj[self._ids[i, 0], 3])
+        # r NaN keeps the radius (the kernel reads it). One kernel call does the node-room check,
+        # the move and the refit test: a Python call per move is what a single move costs.
         while True:
-            self._ensure_nodes()
-            code = K.move_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch)
+            code = K.move_single(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch)
             if code == 0:
-                break
-            if code == 1:
+                return
+            if code == 4:
+                self.refit()
+                return
+            if code == 3:
+                self._grow_nodes()
+            elif code == 1:
                 self._make_room()
             else:
+                if r != r:
+                    r = float(self._obj[self._ids[i, 0], 3])
                 self._rebuild(x, y, z, r)
-        self._maybe_refit()
 
     def _maybe_refit(self) -> None:
         # moves mostly grow boxes; once the moves that left a box loose add up to 4x the object
