@@ -520,3 +520,23 @@ def test_single_moves_refit_when_growths_add_up(rng):
     ix.check()
     for p in query_points(rng, c, 30):
         assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+
+
+def test_warm_up_starts_over_when_its_thread_is_gone():
+    """A forked child inherits the class's warm-up state but not its thread: a warm-up thread that is
+    gone without finishing or failing is started again, and warm_up still completes."""
+    import subprocess
+    import sys
+
+    code = r'''
+import threading
+from viewer.index import Octree
+gone = threading.Thread(target=lambda: None)
+gone.start(); gone.join()
+Octree._warm_thread = gone
+Octree.warm_up()
+assert Octree.__dict__.get("_warmed_up") is True and Octree._warm_thread is not gone
+print("ok")
+'''
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]

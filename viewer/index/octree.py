@@ -127,7 +127,8 @@ class Octree(SphereIndex):
             if cls.__dict__.get("_warmed_up"):
                 return None
             t = cls.__dict__.get("_warm_thread")
-            if t is None:
+            if t is None or not (t.is_alive() or cls.__dict__.get("_warm_error")):
+                # (a thread that is gone, neither done nor failed: a fork copied this class, not it)
                 _warming.quiet = True
                 try:
                     cls(np.zeros((1, 3)), np.ones(1))  # bounds, morton_keys, trie_walk, refit
