@@ -680,9 +680,10 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
 @njit_noref(inline="always")
 def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
     """Does a sphere moving to (x, y, z, r) stay in node n (as :func:`fits` says: centre in its box,
-    radius in its band or n a bucket leaf), inside n's own box, in a block without octant runs? False may be wrong (then the general move
-    decides): the own-box test compares the box's cells with the unrounded ones ``quantise`` would
-    truncate, so True implies ``quantise`` of the sphere's box lies in the own box."""
+    radius in its band or n a bucket leaf), inside n's own box, in a block without octant runs?
+    False may be wrong (then the general move decides): the own-box test compares the box's cells
+    with the unrounded ones ``quantise`` would truncate, so True implies ``quantise`` of the
+    sphere's box lies in the own box, and so in every box above (each holds its children's)."""
     e = EDGE[nlev[n]]
     c0 = ncorner[n, 0]
     c1 = ncorner[n, 1]
@@ -800,7 +801,8 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         r = rad[k]
         if r != r:
             r = obj[ids[i, 0], 3]
-        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, xyz[k, 0], xyz[k, 1], xyz[k, 2], r, scratch, iscratch):
+        x, y, z = xyz[k, 0], xyz[k, 1], xyz[k, 2]
+        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
             return j
     return m
 

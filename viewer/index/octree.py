@@ -401,12 +401,16 @@ class Octree(SphereIndex):
         # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
         # reaching further (parents, siblings) for moves that leave their node
         rest = np.empty(ids.size, dtype=np.int64)
-        left = K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._ids, self._meta, ids, centres, rad, rest)
+        left = K.move_stay(
+            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._ids, self._meta, ids, centres, rad, rest
+        )
         rest = rest[:left]
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
             self._ensure_nodes()
-            done = K.move_many(*self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch)
+            done = K.move_many(
+                *self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch
+            )
             if done == left:
                 break
             if self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
