@@ -940,37 +940,33 @@ def _scan(px, py, pz, obj, oid, s0, s1, out, k):
 
 @njit_noref
 def _holds_run(nlev, ncorner, aux_q, a, j, n, px, py, pz):
-    e = EDGE[nlev[n]]
-    step = e * INV_STEPS
-    slack = e * 1e-12
-    o = 6 * j
-    b = ncorner[n, 0] - 0.5 * e
-    if px < b + aux_q[a, o] * step - slack or px > b + (aux_q[a, o + 3] + 1) * step + slack:
-        return False
-    b = ncorner[n, 1] - 0.5 * e
-    if py < b + aux_q[a, o + 1] * step - slack or py > b + (aux_q[a, o + 4] + 1) * step + slack:
-        return False
-    b = ncorner[n, 2] - 0.5 * e
-    if pz < b + aux_q[a, o + 2] * step - slack or pz > b + (aux_q[a, o + 5] + 1) * step + slack:
-        return False
-    return True
+    """Is the point in the box of octant run j of node n (aux row a)?"""
+    return _in_qbox(aux_q, a, 6 * j, nlev, ncorner, n, px, py, pz)
 
 
 @njit_noref
 def _holds(nlev, ncorner, nq, n, off, px, py, pz):
+    """Is the point in node n's own (``off`` 0) or subtree (6) box, and is that box not empty?"""
+    return _in_qbox(nq, n, off, nlev, ncorner, n, px, py, pz) and nq[n, off] <= nq[n, off + 3]
+
+
+@njit_noref
+def _in_qbox(q, row, off, nlev, ncorner, n, px, py, pz):
+    """Is the point in the box quantised on node n's grid at ``q[row, off:off + 6]`` (widened by a
+    trillionth of the edge)?"""
     e = EDGE[nlev[n]]
     step = e * INV_STEPS
     slack = e * 1e-12
     b = ncorner[n, 0] - 0.5 * e
-    if px < b + nq[n, off] * step - slack or px > b + (nq[n, off + 3] + 1) * step + slack:
+    if px < b + q[row, off] * step - slack or px > b + (q[row, off + 3] + 1) * step + slack:
         return False
     b = ncorner[n, 1] - 0.5 * e
-    if py < b + nq[n, off + 1] * step - slack or py > b + (nq[n, off + 4] + 1) * step + slack:
+    if py < b + q[row, off + 1] * step - slack or py > b + (q[row, off + 4] + 1) * step + slack:
         return False
     b = ncorner[n, 2] - 0.5 * e
-    if pz < b + nq[n, off + 2] * step - slack or pz > b + (nq[n, off + 5] + 1) * step + slack:
+    if pz < b + q[row, off + 2] * step - slack or pz > b + (q[row, off + 5] + 1) * step + slack:
         return False
-    return nq[n, off] <= nq[n, off + 3]
+    return True
 
 
 # ----------------------------------------------------------------------------- bulk build
