@@ -462,6 +462,17 @@ def _bucket(nint, n, most):
 
 
 @njit_noref
+def _prefetch_siblings(ncorner, meta, c):
+    """Start loading the 7 node rows after the first child ``c`` (none if -1): siblings usually sit in
+    consecutive rows (the build lays nodes out breadth-first), so a walk of the list then waits for one
+    miss, not eight."""
+    if c >= 0:
+        for j in range(1, 8):
+            if c + j < meta[NODE_TOP]:
+                prefetch(ncorner, c + j, 0)
+
+
+@njit_noref
 def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
     """The node a sphere belongs in, searched from node n: up while it does not fit, then down to its
     band or to a leaf with room (fewer than ``BUCKET`` objects), creating children lazily. Returns -1
@@ -483,12 +494,7 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         oy = y0 + h if y >= y0 + h else y0
         oz = z0 + h if z >= z0 + h else z0
         ch = nint[n, CHILD]
-        # siblings often sit in consecutive slots (breadth-first after a build): start loading them
-        # all before walking the list (a move to a neighbouring node walks it: one miss, not four)
-        if ch >= 0:
-            for j in range(1, 8):
-                if ch + j < meta[NODE_TOP]:
-                    prefetch(ncorner, ch + j, 0)
+        _prefetch_siblings(ncorner, meta, ch)  # a move to a neighbouring node walks them: one miss, not four
         while ch >= 0:
             if ncorner[ch, 0] == ox and ncorner[ch, 1] == oy and ncorner[ch, 2] == oz:
                 break
@@ -873,12 +879,7 @@ def query(px, py, pz, node, obj, oid, aux, meta, out, stack, levcount, stats):
                     cand += s0 + cnt - prev
                     k = _scan(px, py, pz, obj, oid, prev, s0 + cnt, out, k)
         c = nint[n, CHILD]
-        if c >= 0:
-            # siblings usually sit in consecutive slots (the build lays nodes out breadth-first):
-            # start loading them all before walking the list
-            for j in range(1, 8):
-                if c + j < meta[NODE_TOP]:
-                    prefetch(ncorner, c + j, 0)
+        _prefetch_siblings(ncorner, meta, c)
         while c >= 0:
             if _holds(nlev, ncorner, nq, c, 6, px, py, pz):
                 stack[top] = c
