@@ -1,4 +1,4 @@
-"""The linear scan's float32 prefilter never changes the answer: objects on the sphere's surface to the
+"""The linear scan's 16-bit prefilter never changes the answer: objects on the sphere's surface to the
 last bit, at every magnitude of the domain, tiny and huge radii, and the multi-threaded path (N large
 enough to run on every core, hits in many chunks) after updates. The contract suite and the state
 machine cover the rest of the contract."""
@@ -44,7 +44,7 @@ def test_surfaces_at_every_magnitude(scale, rng):
 
 
 def test_small_spheres_far_from_the_origin(rng):
-    """float32 rounds a coordinate near 1e6 by up to 1/32: more than the radii here."""
+    """Objects far from the origin with radii much smaller than their coordinates' float32 rounding (1/32)."""
     n = 4000
     centres = 1e6 + rng.uniform(0.0, 1.0, (n, 3))
     radii = rng.uniform(0.0, 0.05, n)
@@ -54,7 +54,7 @@ def test_small_spheres_far_from_the_origin(rng):
 
 
 def test_mixed_magnitudes_and_far_points(rng):
-    """Objects and points beyond the prefilter's float32 range are answered by the exact path."""
+    """Centres and radii over 330 decades, points beyond every frame's reach: the exact path answers."""
     n = 500
     mags = 10.0 ** rng.uniform(-300, 30, (n, 1))
     centres = rng.uniform(-1, 1, (n, 3)) * mags
@@ -103,3 +103,36 @@ def test_read_floor_reads_every_live_slot():
     ix = LinearScan(np.ones((1000, 3)), np.full(1000, 2.0))
     assert np.isfinite(ix.read_floor())
     assert LinearScan(np.zeros((0, 3)), np.zeros(0)).read_floor() == 0.0
+
+
+def test_block_frames_follow_far_moves_growth_and_swaps(rng):
+    """A block's 16-bit frame is refitted when one of its objects no longer fits it: a move a million
+    units away, a radius grown a thousandfold, a removal that swaps a far object into the hole, inserts
+    into a fresh block. Every answer stays brute force's, near the old neighbours and at the new places."""
+    n = 64 * 40
+    centres = rng.uniform(0.0, 100.0, (n, 3))
+    radii = rng.uniform(0.5, 3.0, n)
+    ix = LinearScan(centres, radii)
+    c, r = centres.copy(), radii.copy()
+    live = np.ones(n, dtype=bool)
+    far = np.array([1e6, -2e6, 5e5])
+    for k, i in enumerate(rng.choice(n, 40, replace=False)):
+        c[i] = far + k
+        ix.move(int(i), c[i])
+    for i in rng.choice(np.flatnonzero(c[:, 0] < 1e5), 20, replace=False):
+        r[i] *= 1000.0
+        ix.move(int(i), c[i], r[i])
+    for i in rng.choice(np.flatnonzero(c[:, 0] < 1e5), 100, replace=False):
+        ix.remove(int(i))
+        live[i] = False
+    extra_c = np.concatenate([rng.uniform(0.0, 100.0, (70, 3)), far + rng.uniform(0, 50, (70, 3))])
+    extra_r = rng.uniform(0.5, 3.0, 140)
+    ids = [ix.insert(p, q) for p, q in zip(extra_c, extra_r)]
+    assert ids == list(range(n, n + 140))
+    c = np.concatenate([c, extra_c])
+    r = np.concatenate([r, extra_r])
+    live = np.concatenate([live, np.ones(140, dtype=bool)])
+    keep = np.flatnonzero(live)
+    pts = np.concatenate([c[keep[:: 17]] + rng.normal(0.0, 1.0, (keep[::17].size, 3)), far + rng.uniform(0, 60, (30, 3))])
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), keep[brute_query(c[keep], r[keep], p)])

@@ -107,7 +107,7 @@ def measure_static(
 
     - the output floor: the time to copy the visible objects' 32-byte records with ``np.take``
       (brute force's answer: ``brute`` must be in ``built``);
-    - the read floor: the time the ``baseline`` scan takes to read its float32 arrays once, with its
+    - the read floor: the time the ``baseline`` scan takes to read its prefilter arrays once, with its
       own chunks and threads (:meth:`LinearScan.read_floor`), timed right after the scan's own turn so
       its caches are as the scan's were (NaN when ``baseline`` is not in ``built``).
 

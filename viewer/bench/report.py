@@ -110,9 +110,9 @@ def baseline_line(table: list[dict]) -> str:
     except ValueError:  # no parallel kernel has run
         layer = "not started"
     t = "/".join(str(v) for v in threads) or "-"
-    return (f"ratios against '{BASELINE}' (float32 SIMD linear scan + exact float64 recheck) on {t} thread(s) of "
+    return (f"ratios against '{BASELINE}' (16-bit SIMD linear scan + exact float64 recheck) on {t} thread(s) of "
             f"{numba.get_num_threads()} (numba threading layer: {layer}); 'read us' = the time it takes to read "
-            f"its float32 arrays once: its floor")
+            f"its 16-bit prefilter arrays once: its floor")
 
 
 def format_table(table: list[dict]) -> str:

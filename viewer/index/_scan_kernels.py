@@ -1,32 +1,38 @@
-"""Numba kernels of the linear scan (:mod:`viewer.index.scan`): a float32 prefilter over flat arrays
-that LLVM vectorises, an exact float64 recheck of the lanes it passes in the blocks it flags, split over
-every core.
+"""Numba kernels of the linear scan (:mod:`viewer.index.scan`): a 16-bit prefilter over flat arrays that
+LLVM vectorises, an exact float64 recheck of the lanes it passes in the blocks it flags, split over every
+core.
 
 Slots are laid out in blocks of :data:`BLOCK`; a query scans chunks of :data:`CHUNK` slots, one chunk per
-``prange`` iteration. Slots past the live count are padding that no test accepts (``rho`` NaN, ``rr`` -1).
+``prange`` iteration. Slots past the live count are padding that no float64 test accepts (``rr`` -1).
 
-Why the prefilter is conservative (it never drops an object the exact float64 predicate accepts):
-every slot keeps ``x32, y32, z32`` (its centre rounded to nearest float32) and ``rho``, a float32 upper
-bound of ``(r + e_c) * (1 + 2**-19)`` where ``e_c = 2**-24 * (|x| + |y| + |z|) + 2**-140`` bounds the distance
-the rounding moved the centre; the query passes ``dp``, the same bound for the point plus a floor of
-``2**-60``. The float32 test ``(dx*dx + dy*dy) + dz*dz <= (rho + dp)**2`` then accepts every object whose
-float64 test passes: the float64 test implies a true distance of at most ``r (1 + 2**-50) + 2**-535``; the
-float32 distance of the rounded points is larger by at most ``e_c + e_p``; the float32 evaluation adds at
-most 5 roundings (``(1 + 2**-24)**5``) and ``2**-148`` of underflow; and the ``(1 + 2**-19)**2`` margin and the
-``2**-60`` floor cover all of that with room to spare. Objects with ``|x| + |y| + |z| + r >= 2**60`` (and points
-with ``|p|_1 >= 2**60``) are outside what float32 squares can hold: such an object gets ``rho = inf`` (always
-rechecked), such a point is answered by the exact float64 scan alone. No ``fastmath`` here: the prefilter
-relies on IEEE rounding and on NaN comparing false (the floor kernel, whose sum is thrown away, may use it).
+**The prefilter.** Each block has a frame: an origin ``bo[b]`` (float64) and a scale ``bs[b]`` (a power of
+two, at least ``2**-500``) such that its live centres lie within ``SPAN / 2`` scale units of the origin and its
+radii are at most ``RADIUS_UNITS`` units. A lane keeps its centre in the frame's units rounded to the nearest
+int16 (``qx, qy, qz``) and ``rq = ceil(r / s) + 1`` (uint16): 8 bytes an object where the float32 copy took
+16, and a query is bound by reading them. A frame is refitted to its block's live objects whenever a lane
+would not fit it (a move, an insert, a removal's swap), so every lane always fits.
+
+**Why it is conservative** (it never drops an object the exact float64 predicate accepts). In units of s,
+with P = (p - o) / s and C = (c - o) / s exact: the float64 test implies |P - C| <= r/s (1 + 2**-50) +
+2**-535 / s <= r/s + 2**-34 (s >= 2**-500, r/s <= 65000). The stored centre Q is within 0.5 + 2**-37 of C
+per axis (|C| < 2**15; the float64 quotient rounds once, relatively), so within 0.867 in distance. The
+query's A = float32(P) is within 2**-23 |P|_2 of P. So |A - Q| <= rq - 0.13 + 2**-23 |P|_1. The float32
+evaluation of (dx*dx + dy*dy) + dz*dz and of t*t, with t = float32(rq + sl), adds at most 8 roundings of
+2**-24 each: the test passes if |A - Q| <= (rq + sl)(1 - 2**-21), which holds with ``sl = |A|_1 * 2**-22``
+since 2**-21 * 65535 < 0.13. A block whose |P|_1 reaches :data:`FAR` (float32 squares could overflow) skips the
+prefilter: all its lanes get the exact test. No ``fastmath`` in the prefilter: the proof relies on IEEE
+rounding (the floor kernel, whose sum is thrown away, may use it).
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 # OpenMP's default keeps a worker spinning after each parallel region; on a machine with as many busy
 # threads as cores that spin takes the core from the thread that runs the frame (measured here: a
 # one-thread 10k scan went from 10 us to 5 ms after a parallel call). Sleeping workers cost a wake-up
-# (~10 us) per parallel query instead. Set before numba loads its OpenMP pool; the user's value wins.
+# (~5 us measured) per parallel query instead. Set before numba loads its OpenMP pool; the user's value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import numba  # noqa: E402
@@ -35,78 +41,127 @@ from numba import prange  # noqa: E402
 
 from viewer._jit import CACHE, njit  # noqa: E402
 
-BLOCK = 64  # slots per prefilter block: one any-hit test, then an exact recheck of the block if set
-CHUNK = 1 << 14  # slots per parallel work item (16384 x 16 B = 256 KiB of float32: stays in L2)
-WILD = 2.0**60  # |x| + |y| + |z| + r from here on: no float32 prefilter for that object / point
-_MARGIN = 1.0 + 2.0**-19
+BLOCK = 64  # slots per prefilter block: one frame, one any-hit test, then a recheck of the block if set
+CHUNK = 1 << 14  # slots per parallel work item (16384 x 8 B = 128 KiB of prefilter: stays in L2)
+SPAN = 16000.0  # a frame's centres span at most this many units an axis (int16 holds +-32767: room to drift)
+RADIUS_UNITS = 65000.0  # the largest radius a frame holds, in its units (rq is a uint16)
+MIN_SCALE = 2.0**-500  # frames finer than this would let the float64 test's 2**-535 slack exceed a unit
+FAR = 2.0**40  # |P|_1 in frame units from here on: the block skips the prefilter
 
-__all__ = ["BLOCK", "CHUNK", "WILD", "bound_rho", "move_rows", "point_slack", "read_floor", "read_floor_serial",
-           "remove_slot", "scan", "scan_exact", "scan_serial"]
+__all__ = ["BLOCK", "CHUNK", "fit_slot", "frame_all", "frame_block", "move_rows", "read_floor", "read_floor_serial",
+           "remove_slot", "scan", "scan_serial"]
+
+
+@njit(inline="always")
+def _pow2_at_least(v):
+    """The smallest power of two >= v (v > 0, finite)."""
+    m, e = math.frexp(v)
+    return math.ldexp(1.0, e - 1 if m == 0.5 else e)
 
 
 @njit
-def bound_rho(x, y, z, r, x32, y32, z32, rho, lo, hi):
-    """Fill the float32 copy of slots ``lo..hi-1`` from the float64 ``x, y, z, r`` (world units)."""
-    for i in range(lo, hi):
-        _bound_one(x, y, z, r, x32, y32, z32, rho, i)
-
-
-@njit(inline="always")
-def _bound_one(x, y, z, r, x32, y32, z32, rho, i):
-    a = abs(x[i]) + abs(y[i]) + abs(z[i])
-    if a + r[i] >= WILD:
-        x32[i] = np.float32(0.0)
-        y32[i] = np.float32(0.0)
-        z32[i] = np.float32(0.0)
-        rho[i] = np.float32(np.inf)
-    else:
-        x32[i] = np.float32(x[i])
-        y32[i] = np.float32(y[i])
-        z32[i] = np.float32(z[i])
-        rho[i] = _up32((r[i] + (a * 2.0**-24 + 2.0**-140)) * _MARGIN)
+def frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n):
+    """Fit block b's frame to its live slots (those below ``n``) and quantise all its lanes; padding lanes
+    get ``rq`` 0 (their float64 ``rr`` of -1 rejects them anyway)."""
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    rmax = 0.0
+    s0 = b * BLOCK
+    s1 = min(n, s0 + BLOCK)
+    for j in range(s0, s1):
+        lo0 = min(lo0, x[j])
+        hi0 = max(hi0, x[j])
+        lo1 = min(lo1, y[j])
+        hi1 = max(hi1, y[j])
+        lo2 = min(lo2, z[j])
+        hi2 = max(hi2, z[j])
+        rmax = max(rmax, r[j])
+    if s1 <= s0:
+        lo0 = hi0 = lo1 = hi1 = lo2 = hi2 = 0.0
+    bo[b, 0] = 0.5 * lo0 + 0.5 * hi0  # (halves first: no overflow near the domain's bound)
+    bo[b, 1] = 0.5 * lo1 + 0.5 * hi1
+    bo[b, 2] = 0.5 * lo2 + 0.5 * hi2
+    ext = max(hi0 - lo0, hi1 - lo1, hi2 - lo2)
+    bs[b] = _pow2_at_least(max(ext / SPAN, rmax / RADIUS_UNITS, MIN_SCALE))
+    for j in range(s0, s0 + BLOCK):
+        if j < s1:
+            _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j)
+        else:
+            qx[j] = 0
+            qy[j] = 0
+            qz[j] = 0
+            rq[j] = 0
 
 
 @njit
-def point_slack(px, py, pz) -> float:
-    """``dp`` of a query point (float64 holding a float32 value), or inf when the point is too far out
-    for the float32 prefilter."""
-    a = abs(px) + abs(py) + abs(pz)
-    if not a < WILD:
-        return np.inf
-    return float(_up32((a * 2.0**-24 + 2.0**-60) * _MARGIN))
+def frame_all(x, y, z, r, qx, qy, qz, rq, bo, bs, n):
+    """Fit the frames of every block that holds slots ``0..n-1``."""
+    for b in range((n + BLOCK - 1) // BLOCK):
+        frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n)
 
 
 @njit(inline="always")
-def _up32(v):
-    """The smallest float32 >= ``v`` (a non-negative float64 below float32's range)."""
-    f = np.float32(v)
-    if np.float64(f) < v:
-        f = np.nextafter(f, np.float32(np.inf))
-    return f
+def _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
+    """Quantise slot j in block b's frame; False (nothing written) if it does not fit the frame."""
+    s = bs[b]
+    u0 = (x[j] - bo[b, 0]) / s
+    u1 = (y[j] - bo[b, 1]) / s
+    u2 = (z[j] - bo[b, 2]) / s
+    ur = r[j] / s
+    if not (abs(u0) <= 32767.0 and abs(u1) <= 32767.0 and abs(u2) <= 32767.0 and ur <= RADIUS_UNITS):
+        return False
+    qx[j] = np.int16(np.rint(u0))
+    qy[j] = np.int16(np.rint(u1))
+    qz[j] = np.int16(np.rint(u2))
+    rq[j] = np.uint16(math.ceil(ur) + 1.0)
+    return True
+
+
+@njit
+def fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, j, n):
+    """Quantise slot j after its float64 row changed; refit its block's frame if it does not fit."""
+    b = j // BLOCK
+    if not _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
+        frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n)
 
 
 @njit(inline="always")
-def _chunk(x32, y32, z32, rho, px32, py32, pz32, dp32, x, y, z, rr, px, py, pz, lo, hi, hits):
-    """Scan slots ``lo..hi-1`` (whole blocks); write the slots the exact test accepts to ``hits[lo:]``.
-    Returns their count."""
+def _chunk(qx, qy, qz, rq, bo, bs, x, y, z, rr, px, py, pz, lo, hi, hits):
+    """Scan blocks ``lo // BLOCK .. hi // BLOCK - 1``; write the slots the exact test accepts to
+    ``hits[lo:]``. Returns their count."""
     k = 0
-    for b in range(lo, hi, BLOCK):
-        any_hit = False
-        # unsigned indices: numba then emits no negative-index wraparound, and LLVM sees contiguous
-        # loads (with signed ones it vectorises with gathers)
-        for j in range(np.uint64(b), np.uint64(b + BLOCK)):  # no branch: an OR of the lanes' compares
-            dx = px32 - x32[j]
-            dy = py32 - y32[j]
-            dz = pz32 - z32[j]
-            t = rho[j] + dp32
-            any_hit |= (dx * dx + dy * dy) + dz * dz <= t * t
+    for b in range(lo // BLOCK, hi // BLOCK):
+        s = bs[b]
+        p0 = (px - bo[b, 0]) / s
+        p1 = (py - bo[b, 1]) / s
+        p2 = (pz - bo[b, 2]) / s
+        m = abs(p0) + abs(p1) + abs(p2)
+        near = m < FAR
+        a0 = np.float32(p0 if near else 0.0)
+        a1 = np.float32(p1 if near else 0.0)
+        a2 = np.float32(p2 if near else 0.0)
+        sl = np.float32(m * 2.0**-22 if near else 0.0)
+        j0 = b * BLOCK
+        any_hit = not near
+        if near:
+            # unsigned indices: numba then emits no negative-index wraparound, and LLVM sees contiguous
+            # loads (with signed ones it vectorises with gathers)
+            for j in range(np.uint64(j0), np.uint64(j0 + BLOCK)):  # no branch: an OR of the lanes' compares
+                dx = a0 - np.float32(qx[j])
+                dy = a1 - np.float32(qy[j])
+                dz = a2 - np.float32(qz[j])
+                t = np.float32(rq[j]) + sl
+                any_hit |= (dx * dx + dy * dy) + dz * dz <= t * t
         if any_hit:  # rare: the lanes again, and the float64 operands read only for the lanes that pass
-            for j in range(np.uint64(b), np.uint64(b + BLOCK)):
-                dx = px32 - x32[j]
-                dy = py32 - y32[j]
-                dz = pz32 - z32[j]
-                t = rho[j] + dp32
-                if (dx * dx + dy * dy) + dz * dz <= t * t:
+            for j in range(np.uint64(j0), np.uint64(j0 + BLOCK)):
+                passed = True
+                if near:
+                    dx = a0 - np.float32(qx[j])
+                    dy = a1 - np.float32(qy[j])
+                    dz = a2 - np.float32(qz[j])
+                    t = np.float32(rq[j]) + sl
+                    passed = (dx * dx + dy * dy) + dz * dz <= t * t
+                if passed:
                     ex = px - x[j]
                     ey = py - y[j]
                     ez = pz - z[j]
@@ -116,39 +171,16 @@ def _chunk(x32, y32, z32, rho, px32, py32, pz32, dp32, x, y, z, rr, px, py, pz, 
     return k
 
 
-@njit
-def scan_exact(x, y, z, rr, ids, n, px, py, pz, out):
-    """The float64 test alone over slots ``0..n-1`` (for points beyond the prefilter's range)."""
-    k = 0
-    size = out.size
-    for j in range(n):
-        ex = px - x[j]
-        ey = py - y[j]
-        ez = pz - z[j]
-        if (ex * ex + ey * ey) + ez * ez <= rr[j]:
-            if k < size:
-                out[k] = ids[j]
-            k += 1
-    return k
-
-
-def _scan(x32, y32, z32, rho, x, y, z, rr, ids, n, px, py, pz, counts, hits, out):
+def _scan(qx, qy, qz, rq, bo, bs, x, y, z, rr, ids, n, px, py, pz, counts, hits, out):
     """Ids of the slots ``0..n-1`` whose sphere holds ``(px, py, pz)`` into ``out`` (counting past its
     size without writing); returns the count. ``counts`` (chunks,) int64 and ``hits`` (capacity,)
     int32 are scratch."""
-    dp = point_slack(px, py, pz)
-    if dp == np.inf:
-        return scan_exact(x, y, z, rr, ids, n, px, py, pz, out)
     nb = (n + BLOCK - 1) // BLOCK * BLOCK
     nc = (nb + CHUNK - 1) // CHUNK
-    px32 = np.float32(px)
-    py32 = np.float32(py)
-    pz32 = np.float32(pz)
-    dp32 = np.float32(dp)
     for c in prange(nc):
         lo = c * CHUNK
         hi = min(nb, lo + CHUNK)
-        counts[c] = _chunk(x32, y32, z32, rho, px32, py32, pz32, dp32, x, y, z, rr, px, py, pz, lo, hi, hits)
+        counts[c] = _chunk(qx, qy, qz, rq, bo, bs, x, y, z, rr, px, py, pz, lo, hi, hits)
     k = 0
     size = out.size
     for c in range(nc):
@@ -166,19 +198,20 @@ scan = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan)
 scan_serial = njit(_scan)
 
 
-def _read_floor(x32, y32, z32, rho, n, partial):
-    """Read the float32 arrays of slots ``0..n-1`` once, chunked and threaded as :func:`scan` is: the
-    scan's physical floor. ``partial`` (chunks,) float32 scratch; returns a sum nobody needs."""
+def _read_floor(wx, wy, wz, wr, n, partial):
+    """Read the prefilter arrays of slots ``0..n-1`` once (``wx..wr``: the int16 / uint16 arrays viewed as
+    uint64 words, 4 slots a word), chunked and threaded as :func:`scan` is: the scan's physical floor.
+    ``partial`` (chunks,) uint64 scratch; returns a sum nobody needs."""
     nb = (n + BLOCK - 1) // BLOCK * BLOCK
     nc = (nb + CHUNK - 1) // CHUNK
     for c in prange(nc):
-        lo = c * CHUNK
-        hi = min(n, lo + CHUNK)
-        s = np.float32(0.0)
+        lo = c * CHUNK // 4
+        hi = min(nb, c * CHUNK + CHUNK) // 4
+        s = np.uint64(0)
         for j in range(np.uint64(lo), np.uint64(hi)):
-            s += (x32[j] + y32[j]) + (z32[j] + rho[j])
+            s += (wx[j] ^ wy[j]) + (wz[j] ^ wr[j])
         partial[c] = s
-    t = np.float32(0.0)
+    t = np.uint64(0)
     for c in range(nc):
         t += partial[c]
     return t
@@ -190,9 +223,9 @@ read_floor_serial = njit(fastmath=True)(_read_floor)
 
 
 @njit
-def move_rows(x, y, z, r, rr, x32, y32, z32, rho, slots, centres, radii):
+def move_rows(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, slots, centres, radii, n):
     """Write ``centres`` (M, 3) and ``radii`` (M,) (NaN: keep the slot's radius) into ``slots`` (M,), float64
-    and float32 copies both."""
+    rows and prefilter lanes both."""
     for k in range(slots.size):
         s = slots[k]
         x[s] = centres[k, 0]
@@ -201,11 +234,11 @@ def move_rows(x, y, z, r, rr, x32, y32, z32, rho, slots, centres, radii):
         if radii[k] == radii[k]:
             r[s] = radii[k]
             rr[s] = radii[k] * radii[k]
-        _bound_one(x, y, z, r, x32, y32, z32, rho, s)
+        fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, s, n)
 
 
 @njit
-def remove_slot(x, y, z, r, rr, x32, y32, z32, rho, ids, slots, i, n):
+def remove_slot(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, ids, slots, i, n):
     """Remove the live id ``i`` from the ``n`` live slots: the last slot moves into its hole, the freed slot
     becomes padding; ``slots`` (id -> slot) follows. Returns the new count."""
     s = slots[i]
@@ -216,14 +249,15 @@ def remove_slot(x, y, z, r, rr, x32, y32, z32, rho, ids, slots, i, n):
         z[s] = z[last]
         r[s] = r[last]
         rr[s] = rr[last]
-        x32[s] = x32[last]
-        y32[s] = y32[last]
-        z32[s] = z32[last]
-        rho[s] = rho[last]
         ids[s] = ids[last]
         slots[ids[s]] = s
-    rho[last] = np.float32(np.nan)
     rr[last] = -1.0
     ids[last] = -1
     slots[i] = -1
+    qx[last] = 0
+    qy[last] = 0
+    qz[last] = 0
+    rq[last] = 0
+    if s != last:
+        fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, s, last)
     return last

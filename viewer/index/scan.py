@@ -1,15 +1,16 @@
 """The linear scan engine teams use instead of a tree: every object tested on every query, as fast as
 flat arrays, SIMD and every core allow. The baseline every speed-up of ``viewer bench`` is measured against.
 
-Storage is structure-of-arrays: float64 ``x, y, z, r, r*r`` (the exact predicate's operands) and a float32
-copy ``x32, y32, z32, rho`` (16 bytes per object) that a query streams through. A build stores the
-objects in Morton order of their centres, so the few that one query accepts share a few blocks. The
-float32 test is conservative (``rho`` is the radius padded by the rounding errors; see
-:mod:`viewer.index._scan_kernels`), so it never drops an object the exact test accepts; the lanes it
-passes (in the few blocks of 64 it flags) are rechecked with the contract's float64 predicate, so the
-answer is exactly brute force's. Removal swaps the last slot into the hole; every update rewrites one
-slot of each array. Queries over at least :data:`PARALLEL_FROM` objects run on
-``numba.get_num_threads()`` threads, smaller ones on one.
+Storage is structure-of-arrays: float64 ``x, y, z, r, r*r`` (the exact predicate's operands) and a 16-bit
+prefilter that a query streams through: each object's centre as int16 and its radius as uint16 in the units
+of its block's frame (64 objects share an origin and a power-of-two scale), 8 bytes an object. A build
+stores the objects in the Morton order of their centres, so a block's objects sit close together (a fine
+frame) and the few that one query accepts share a few blocks. The prefilter is conservative by a proved
+rounding bound (see :mod:`viewer.index._scan_kernels`), so it never drops an object the exact test accepts;
+the lanes it passes (in the few blocks it flags) are rechecked with the contract's float64 predicate, so
+the answer is exactly brute force's. Removal swaps the last slot into the hole; every update rewrites one
+slot (and refits its block's frame when the slot no longer fits it). Queries over at least
+:data:`PARALLEL_FROM` objects run on ``numba.get_num_threads()`` threads, smaller ones on one.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ __all__ = ["LinearScan", "PARALLEL_FROM"]
 PARALLEL_FROM = 1 << 18
 
 _F64 = ("_x", "_y", "_z", "_r", "_rr")
-_F32 = ("_x32", "_y32", "_z32", "_rho")
+_LANES = ("_qx", "_qy", "_qz", "_rq")  # the prefilter: int16 centre, uint16 radius, in frame units
+_LANE_TYPES = (np.int16, np.int16, np.int16, np.uint16)
 
 
 class LinearScan(SphereIndex):
-    """Every sphere tested on every query: a float32 SIMD prefilter on all cores, an exact float64 recheck.
+    """Every sphere tested on every query: a 16-bit SIMD prefilter on all cores, an exact float64 recheck.
 
     Parameters
     ----------
@@ -57,19 +59,21 @@ class LinearScan(SphereIndex):
         self._idt = IdTable(n)
         self._idt.slots[order] = np.arange(n, dtype=np.int64)
         self._n = n
-        self._bound(0, n)
+        self._frame_all()
 
     def _alloc(self, cap: int) -> None:
         for name in _F64:
             setattr(self, name, np.zeros(cap))
-        for name in _F32:
-            setattr(self, name, np.zeros(cap, dtype=np.float32))
-        self._rho[:] = np.nan  # padding: no float32 test accepts it
-        self._rr[:] = -1.0  # ... and no float64 test either
+        for name, dt in zip(_LANES, _LANE_TYPES):
+            setattr(self, name, np.zeros(cap, dtype=dt))
+        self._words = tuple(getattr(self, name).view(np.uint64) for name in _LANES)  # read_floor's view
+        self._bo = np.zeros((cap // K.BLOCK, 3))  # block frames: origin, world units
+        self._bs = np.ones(cap // K.BLOCK)  # ... and scale (a power of two)
+        self._rr[:] = -1.0  # padding: no float64 test accepts it
         self._ids = np.full(cap, -1, dtype=np.int64)  # slot -> id
         self._hits = np.empty(cap, dtype=np.int32)  # per-chunk scratch of a query
         self._counts = np.empty(cap // K.CHUNK + 1, dtype=np.int64)
-        self._partial = np.empty(cap // K.CHUNK + 1, dtype=np.float32)  # read_floor's scratch
+        self._partial = np.empty(cap // K.CHUNK + 1, dtype=np.uint64)  # read_floor's scratch
 
     def __len__(self) -> int:
         return self._n
@@ -88,65 +92,68 @@ class LinearScan(SphereIndex):
         if parallel is None:
             parallel = n >= PARALLEL_FROM
         kernel = K.scan if parallel else K.scan_serial
-        k = kernel(self._x32, self._y32, self._z32, self._rho, self._x, self._y, self._z, self._rr, self._ids,
-                   n, px, py, pz, self._counts, self._hits, out)
+        k = kernel(self._qx, self._qy, self._qz, self._rq, self._bo, self._bs, self._x, self._y, self._z, self._rr,
+                   self._ids, n, px, py, pz, self._counts, self._hits, out)
         s = self._stats
         s[0] = n
         s[1] = k
         return k
 
     def read_floor(self, parallel: bool | None = None) -> float:
-        """Read the float32 arrays once, chunked and threaded as a query does (the time of this call is
-        the scan's physical floor). Returns a meaningless sum."""
+        """Read the prefilter arrays once (8 bytes an object), chunked and threaded as a query does (the
+        time of this call is the scan's physical floor). Returns a meaningless sum."""
         if parallel is None:
             parallel = self._n >= PARALLEL_FROM
         kernel = K.read_floor if parallel else K.read_floor_serial
-        return float(kernel(self._x32, self._y32, self._z32, self._rho, self._n, self._partial))
+        return float(kernel(*self._words, self._n, self._partial))
 
     # ----------------------------------------------------------------------------- updates
-    def _bound(self, lo: int, hi: int) -> None:
-        K.bound_rho(self._x, self._y, self._z, self._r, self._x32, self._y32, self._z32, self._rho, lo, hi)
+    def _lanes(self):
+        return self._x, self._y, self._z, self._r, self._qx, self._qy, self._qz, self._rq, self._bo, self._bs
+
+    def _frame_all(self) -> None:
+        K.frame_all(*self._lanes(), self._n)
 
     def _grow(self) -> None:
-        old = {name: getattr(self, name) for name in (*_F64, *_F32, "_ids")}
+        old = {name: getattr(self, name) for name in (*_F64, *_LANES, "_ids", "_bo", "_bs")}
         self._alloc(2 * self._x.size)
         for name, a in old.items():
-            getattr(self, name)[: a.size] = a
+            getattr(self, name)[: a.shape[0]] = a
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         if self._n == self._x.size:
             self._grow()
         s = self._n
         self._x[s], self._y[s], self._z[s], self._r[s], self._rr[s] = x, y, z, r, r * r
-        self._bound(s, s + 1)
+        self._n = s + 1
+        K.fit_slot(*self._lanes(), s, self._n)
         i = self._idt.new_id(s)
         self._ids[s] = i
-        self._n = s + 1
         return i
 
     def _remove(self, i: int) -> None:
-        self._n = K.remove_slot(self._x, self._y, self._z, self._r, self._rr, self._x32, self._y32, self._z32,
-                                self._rho, self._ids, self._idt.slots, i, self._n)
+        self._n = K.remove_slot(self._x, self._y, self._z, self._r, self._rr, self._qx, self._qy, self._qz, self._rq,
+                                self._bo, self._bs, self._ids, self._idt.slots, i, self._n)
 
     def _move(self, i: int, x: float, y: float, z: float, r: float) -> None:
         s = int(self._idt.slots[i])
         if r == r:  # NaN: keep the radius
             self._r[s], self._rr[s] = r, r * r
         self._x[s], self._y[s], self._z[s] = x, y, z
-        self._bound(s, s + 1)
+        K.fit_slot(*self._lanes(), s, self._n)
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         slots = self._idt.slots[ids]
-        K.move_rows(self._x, self._y, self._z, self._r, self._rr, self._x32, self._y32, self._z32, self._rho, slots,
-                    centres, radii)
+        K.move_rows(self._x, self._y, self._z, self._r, self._rr, self._qx, self._qy, self._qz, self._rq, self._bo,
+                    self._bs, slots, centres, radii, self._n)
 
     def nbytes(self) -> int:
-        arrays = (*_F64, *_F32, "_ids", "_hits", "_counts", "_partial")
+        arrays = (*_F64, *_LANES, "_bo", "_bs", "_ids", "_hits", "_counts", "_partial")
         return sum(getattr(self, a).nbytes for a in arrays) + self._idt.slots.nbytes
 
     def _warm_more(self) -> None:
-        # the tiny warm-up index queries on one thread: compile the threaded kernel, the float64-only
-        # path (a point beyond the prefilter's range) and the floor too
+        # the tiny warm-up index queries on one thread: compile the threaded kernel, a point far beyond
+        # the frames (the exact path of a block) and the floor too
         out = np.empty(self._n + 1, dtype=np.int64)
         for parallel in (True, False):
             self._query(0.0, 0.0, 0.0, out, parallel)
