@@ -39,7 +39,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import prange  # noqa: E402
 
-from viewer._jit import CACHE, njit  # noqa: E402
+from viewer._jit import CACHE, njit, njit_noref  # noqa: E402
+from viewer._prefetch import prefetch  # noqa: E402
 
 BLOCK = 64  # slots per prefilter block: one frame, one any-hit test, then a recheck of the block if set
 CHUNK = 1 << 14  # slots per parallel work item (16384 x 8 B = 128 KiB of prefilter: stays in L2)
@@ -52,14 +53,14 @@ __all__ = ["BLOCK", "CHUNK", "fit_slot", "frame_all", "frame_block", "move_rows"
            "remove_slot", "scan", "scan_serial"]
 
 
-@njit(inline="always")
+@njit_noref(inline="always")
 def _pow2_at_least(v):
     """The smallest power of two >= v (v > 0, finite)."""
     m, e = math.frexp(v)
     return math.ldexp(1.0, e - 1 if m == 0.5 else e)
 
 
-@njit
+@njit_noref
 def frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n):
     """Fit block b's frame to its live slots (those below ``n``) and quantise all its lanes; padding lanes
     get ``rq`` 0 (their float64 ``rr`` of -1 rejects them anyway)."""
@@ -93,21 +94,21 @@ def frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n):
             rq[j] = 0
 
 
-@njit
+@njit_noref
 def frame_all(x, y, z, r, qx, qy, qz, rq, bo, bs, n):
     """Fit the frames of every block that holds slots ``0..n-1``."""
     for b in range((n + BLOCK - 1) // BLOCK):
         frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n)
 
 
-@njit(inline="always")
+@njit_noref(inline="always")
 def _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
     """Quantise slot j in block b's frame; False (nothing written) if it does not fit the frame."""
-    s = bs[b]
-    u0 = (x[j] - bo[b, 0]) / s
-    u1 = (y[j] - bo[b, 1]) / s
-    u2 = (z[j] - bo[b, 2]) / s
-    ur = r[j] / s
+    inv = 1.0 / bs[b]  # exact: a power of two within 2**+-500
+    u0 = (x[j] - bo[b, 0]) * inv
+    u1 = (y[j] - bo[b, 1]) * inv
+    u2 = (z[j] - bo[b, 2]) * inv
+    ur = r[j] * inv
     if not (abs(u0) <= 32767.0 and abs(u1) <= 32767.0 and abs(u2) <= 32767.0 and ur <= RADIUS_UNITS):
         return False
     qx[j] = np.int16(np.rint(u0))
@@ -117,7 +118,7 @@ def _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
     return True
 
 
-@njit
+@njit_noref
 def fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, j, n):
     """Quantise slot j after its float64 row changed; refit its block's frame if it does not fit."""
     b = j // BLOCK
@@ -131,10 +132,10 @@ def _chunk(qx, qy, qz, rq, bo, bs, x, y, z, rr, px, py, pz, lo, hi, hits):
     ``hits[lo:]``. Returns their count."""
     k = 0
     for b in range(lo // BLOCK, hi // BLOCK):
-        s = bs[b]
-        p0 = (px - bo[b, 0]) / s
-        p1 = (py - bo[b, 1]) / s
-        p2 = (pz - bo[b, 2]) / s
+        inv = 1.0 / bs[b]  # exact: a power of two within 2**+-500
+        p0 = (px - bo[b, 0]) * inv
+        p1 = (py - bo[b, 1]) * inv
+        p2 = (pz - bo[b, 2]) * inv
         m = abs(p0) + abs(p1) + abs(p2)
         near = m < FAR
         a0 = np.float32(p0 if near else 0.0)
@@ -222,11 +223,20 @@ read_floor = numba.njit(cache=CACHE, nogil=True, parallel=True, fastmath=True)(_
 read_floor_serial = njit(fastmath=True)(_read_floor)
 
 
-@njit
+@njit_noref
 def move_rows(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, slots, centres, radii, n):
     """Write ``centres`` (M, 3) and ``radii`` (M,) (NaN: keep the slot's radius) into ``slots`` (M,), float64
     rows and prefilter lanes both."""
-    for k in range(slots.size):
+    m = slots.size
+    for k in range(m):
+        if k + 8 < m:  # the rows of the move 8 ahead: their cache misses overlap this move's work
+            t = slots[k + 8]
+            for a in (x, y, z, r, rr):
+                prefetch(a, t, 0)
+            for a in (qx, qy, qz):
+                prefetch(a, t, 0)
+            prefetch(rq, t, 0)
+            prefetch(bo, t // BLOCK, 0)
         s = slots[k]
         x[s] = centres[k, 0]
         y[s] = centres[k, 1]
@@ -237,7 +247,7 @@ def move_rows(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, slots, centres, radii, n):
         fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, s, n)
 
 
-@njit
+@njit_noref
 def remove_slot(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, ids, slots, i, n):
     """Remove the live id ``i`` from the ``n`` live slots: the last slot moves into its hole, the freed slot
     becomes padding; ``slots`` (id -> slot) follows. Returns the new count."""
