@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from viewer.camera import FlyCamera, InputState, Pose
+from viewer.camera import FlyCamera, InputState
 from viewer.frame import FRAME_COLUMNS, INSTANCE_DTYPE, LEVEL_PALETTE, FramePipeline, FrameStats, pack_colours
 from viewer.frustum import cull_spheres_numpy, frustum_planes
 from viewer.index import INDEXES, brute_query

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from viewer.index import INDEXES, QueryOverflow, SphereIndex
+from viewer.index import QueryOverflow, SphereIndex
 from viewer.interleave import balanced_orders
 
 from .workloads import Workload

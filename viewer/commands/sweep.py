@@ -54,7 +54,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from viewer.errors import UserError
-    from viewer.sweep import load_sweep, plan, run_sweep
+    from viewer.sweep import load_sweep, run_sweep
 
     sweep = load_sweep(args.sweep)
     if args.scheduler and args.workers != 1:

@@ -34,7 +34,6 @@ import csv
 import errno
 import fcntl
 import io
-import math
 import operator
 import os
 import signal
