@@ -14,12 +14,12 @@ would not fit it (a move, an insert, a removal's swap), so every lane always fit
 
 **Why it is conservative** (it never drops an object the exact float64 predicate accepts). In units of s,
 with P = (p - o) / s and C = (c - o) / s exact: the float64 test implies |P - C| <= r/s (1 + 2**-50) +
-2**-535 / s <= r/s + 2**-34 (s >= 2**-500, r/s <= 65000). The stored centre Q is within 0.5 + 2**-37 of C
+2**-535 / s <= r/s + 2**-33 (s >= 2**-500, r/s <= 65000). The stored centre Q is within 0.5 + 2**-37 of C
 per axis (|C| < 2**15; the float64 quotient rounds once, relatively), so within 0.867 in distance. The
 query's A = float32(P) is within 2**-23 |P|_2 of P. So |A - Q| <= rq - 0.13 + 2**-23 |P|_1. The float32
 evaluation of (dx*dx + dy*dy) + dz*dz and of t*t, with t = float32(rq + sl), adds at most 8 roundings of
-2**-24 each: the test passes if |A - Q| <= (rq + sl)(1 - 2**-21), which holds with ``sl = |A|_1 * 2**-22``
-since 2**-21 * 65535 < 0.13. A block whose |P|_1 reaches :data:`FAR` (float32 squares could overflow) skips the
+2**-24 each: the test passes if |A - Q| <= (rq + sl)(1 - 2**-21), which holds with ``sl = |P|_1 * 2**-22``
+(rounded to float32) since 2**-21 * 65535 < 0.13. A block whose |P|_1 reaches :data:`FAR` (float32 squares could overflow) skips the
 prefilter: all its lanes get the exact test. No ``fastmath`` in the prefilter: the proof relies on IEEE
 rounding (the floor kernel, whose sum is thrown away, may use it).
 """
