@@ -331,22 +331,16 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
     from viewer.scenes import Scene, save_scene
 
     from .test_render import TINY
-    from .xwindow import xdo
+    from .xwindow import open_window, xdo
 
     sc = Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,
                category=TINY.category, world=100.0)
     path = save_scene(sc, tmp_path / "tiny.npz")
     shot = tmp_path / "shot.png"
     env = dict(os.environ, DISPLAY=display)
-    cmd = [sys.executable, "-m", "viewer", "view", str(path), "--index", "gpu", "--size", "320x240",
-           "--fixed-dt", "0.001", "--pose", "0,0,0,0,0", "--no-hud", "--screenshot", str(shot)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, wid = open_window(env, path, "--index", "gpu", "--fixed-dt", "0.001", "--pose", "0,0,0,0,0", "--no-hud",
+                            "--screenshot", str(shot), name="viewer - tiny")
     try:
-        found = xdo(env, "search", "--sync", "--name", "viewer - tiny", timeout=60)
-        assert found.returncode == 0, found.stderr
-        wid = found.stdout.split()[0]
-        xdo(env, "windowfocus", "--sync", wid)
-        xdo(env, "mousemove", "--window", wid, "160", "120")
         time.sleep(1.5)
         xdo(env, "key", "p")
         for _ in range(50):

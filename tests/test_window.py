@@ -6,14 +6,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from .xwindow import xdo
+from .xwindow import open_window, xdo
 
 pytestmark = pytest.mark.window
 
@@ -26,15 +24,9 @@ def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
     path = scenes.save_scene(sc, tmp_path / "tiny.npz")
     shot = tmp_path / "shot.png"
     env = dict(os.environ, DISPLAY=display)
-    cmd = [sys.executable, "-m", "viewer", "view", str(path), "--index", "brute", "--size", "320x240",
-           "--fixed-dt", "0.001", "--speed", "5", "--pose", "0,0,0,0,0", "--screenshot", str(shot)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, wid = open_window(env, path, "--index", "brute", "--fixed-dt", "0.001", "--speed", "5", "--pose", "0,0,0,0,0",
+                            "--screenshot", str(shot), name="viewer - tiny")
     try:
-        found = xdo(env, "search", "--sync", "--name", "viewer - tiny", timeout=60)
-        assert found.returncode == 0, found.stderr
-        wid = found.stdout.split()[0]
-        xdo(env, "windowfocus", "--sync", wid)
-        xdo(env, "mousemove", "--window", wid, "160", "120")
         time.sleep(0.5)
         xdo(env, "keydown", "w")
         time.sleep(1.0)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .xwindow import xdo
+from .xwindow import open_window, xdo
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1.0 / 60.0
@@ -30,16 +30,8 @@ def scene_file(tmp_path_factory):
 
 
 def _window(env, scene_file, *extra):
-    cmd = [sys.executable, "-m", "viewer", "view", str(scene_file), "--index", "brute", "--size", "320x240",
-           "--fixed-dt", repr(DT), *extra]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    found = xdo(env, "search", "--sync", "--name", "^viewer - clustered-3000", timeout=90)
-    if found.returncode != 0:
-        proc.kill()
-        pytest.fail(f"no window: {proc.communicate()[1]}")
-    wid = found.stdout.split()[0]
-    xdo(env, "windowfocus", "--sync", wid)
-    xdo(env, "mousemove", "--window", wid, "160", "120")
+    proc, wid = open_window(env, scene_file, "--index", "brute", "--fixed-dt", repr(DT), *extra,
+                            name="^viewer - clustered-3000", cwd=ROOT, timeout=90)
     time.sleep(0.5)
     return proc, wid
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -33,3 +34,19 @@ def xvfb_display() -> Iterator[str]:
 
 def xdo(env, *args, timeout=20) -> subprocess.CompletedProcess:
     return subprocess.run(["xdotool", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def open_window(env, scene, *args, name: str, cwd=None, timeout: float = 60) -> tuple[subprocess.Popen, str]:
+    """Start ``viewer view SCENE --size 320x240 ARGS`` on ``env``'s display; once a window whose title matches
+    ``name`` is up, focus it and put the mouse on it. Returns the process (stdout and stderr piped, text)
+    and the window id; fails the test with the viewer's stderr if no window comes."""
+    cmd = [sys.executable, "-m", "viewer", "view", str(scene), "--size", "320x240", *args]
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = xdo(env, "search", "--sync", "--name", name, timeout=timeout)
+    if found.returncode != 0:
+        proc.kill()
+        pytest.fail(f"no window: {proc.communicate()[1]}")
+    wid = found.stdout.split()[0]
+    xdo(env, "windowfocus", "--sync", wid)
+    xdo(env, "mousemove", "--window", wid, "160", "120")
+    return proc, wid
