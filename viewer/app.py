@@ -21,6 +21,7 @@ from .display import WindowUnavailable, display_problem
 from .frame import FrameStats
 from .culling import is_gpu
 from .index import warm_up as warm_up_indexes
+from .options import SessionOptions
 from .recording.meta import build_meta, gl_info
 from .recording.takes import Take, TakeDir
 from .render import ViewerSession
@@ -75,8 +76,8 @@ _KEY_ATTRS = {
 class WindowOptions:
     """What ``viewer view`` passes to the window.
 
-    scene : the :class:`viewer.scenes.Scene`; index : the index to start with; draw, colour, fade, fog, hud,
-    boxes : as :class:`viewer.render.ViewerSession`; screenshot : the path the screenshot key writes
+    scene : the :class:`viewer.scenes.Scene`; session : the :class:`viewer.options.SessionOptions` the window's
+    session starts with (index, draw, colour, fade, fog, hud, boxes); screenshot : the path the screenshot key writes
     (None: ``screenshot-<time>.png`` in the working directory); fixed_dt : seconds per frame instead of
     the wall clock (replayable flights); max_frames : close after this many frames (0: never);
     pose : the starting (x, y, z, yaw, pitch) (default: fitted to the scene); speed : world units per second
@@ -88,13 +89,7 @@ class WindowOptions:
     """
 
     scene: object
-    index: str = "octree"
-    draw: str = "sprites"
-    colour: str = "category"
-    fade: float = 0.15
-    fog: float = 1.5
-    hud: bool = True
-    boxes: bool = False
+    session: SessionOptions = field(default_factory=lambda: SessionOptions(index="octree"))
     screenshot: str | None = None
     fixed_dt: float | None = None
     max_frames: int = 0
@@ -143,8 +138,7 @@ class ViewerWindow(mglw.WindowConfig):
         self.wnd.exit_key = None  # Escape is our "quit", so the summary is printed
         on = o.hysteresis is not None and o.hysteresis[0] > 0
         self.hysteresis_margin = o.hysteresis if on else DEFAULT_HYSTERESIS
-        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, index=o.index, draw=o.draw, colour=o.colour,
-                                     fade=o.fade, fog=o.fog, hud=o.hud, boxes=o.boxes,
+        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, o.session,
                                      hysteresis=self.hysteresis_margin if on else None)
         self.session.help_line = HELP_LINE
         if o.pose is not None:

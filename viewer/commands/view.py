@@ -7,7 +7,7 @@ import statistics
 import sys
 
 from ..errors import UserError
-from ..options import COLOUR_MODES, DRAW_MODES
+from ..options import COLOUR_MODES, DRAW_MODES, SessionOptions
 from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
@@ -199,10 +199,11 @@ def _window(args, scene, index: str, takes) -> int:
         from ..app import WindowOptions, WindowUnavailable, run_window, summary
     except ImportError as exc:
         raise UserError(f"cannot open a window: {exc}") from None
-    opts = WindowOptions(scene=scene, index=index, draw=args.draw, colour=args.colour, fade=args.fade,
-                         hud=True if args.hud is None else args.hud, boxes=args.boxes, screenshot=args.screenshot,
-                         fixed_dt=args.fixed_dt, max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed,
-                         hysteresis=args.hysteresis, takes=takes, record=bool(args.record), vsync=args.vsync)
+    session = SessionOptions(index=index, draw=args.draw, colour=args.colour, fade=args.fade,
+                             hud=True if args.hud is None else args.hud, boxes=args.boxes)
+    opts = WindowOptions(scene=scene, session=session, screenshot=args.screenshot, fixed_dt=args.fixed_dt,
+                         max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed, hysteresis=args.hysteresis,
+                         takes=takes, record=bool(args.record), vsync=args.vsync)
     try:
         win = run_window(opts, size=args.size)
     except WindowUnavailable as exc:
