@@ -331,7 +331,7 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
     from viewer.scenes import Scene, save_scene
 
     from .test_render import TINY
-    from .xwindow import open_window, xdo
+    from .xwindow import open_window, reap, screenshot, xdo
 
     sc = Scene(name="tiny", centres=TINY.centres, radii=TINY.radii, sizes=TINY.sizes, colours=TINY.colours,
                category=TINY.category, world=100.0)
@@ -342,19 +342,13 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
                             "--screenshot", str(shot), name="viewer - tiny")
     try:
         time.sleep(1.5)
-        xdo(env, "key", "p")
-        for _ in range(50):
-            if shot.exists():
-                break
-            time.sleep(0.1)
+        screenshot(env, shot)
         xdo(env, "key", "i")  # on to the first index
         time.sleep(0.5)
         xdo(env, "key", "Escape")
         out, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        reap(proc)
     assert proc.returncode == 0 and shot.exists(), err
     from PIL import Image
 

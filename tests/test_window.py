@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from .xwindow import open_window, xdo
+from .xwindow import open_window, reap, screenshot, xdo
 
 pytestmark = pytest.mark.window
 
@@ -33,17 +33,11 @@ def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
         xdo(env, "keyup", "w")
         xdo(env, "key", "h")  # hide the HUD before the screenshot
         time.sleep(0.3)
-        xdo(env, "key", "p")
-        for _ in range(50):
-            if shot.exists():
-                break
-            time.sleep(0.1)
+        screenshot(env, shot)
         xdo(env, "key", "Escape")
         out, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        reap(proc)
     assert proc.returncode == 0, err
     m = re.search(r"camera from (\(.*?\)) to (\(.*?\))", err)
     assert m, err

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .xwindow import open_window, xdo
+from .xwindow import open_window, reap, xdo
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 1.0 / 60.0
@@ -90,9 +90,7 @@ def test_record_a_take_in_the_window_switch_index_and_replay_it(display, scene_f
         xdo(env, "key", "Escape")
         out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        reap(proc)
     assert proc.returncode == 0, err
     assert "recording take-2 into" in err and "take-2: " in err
     assert sorted(p.name for p in takes.iterdir()) == sorted(
@@ -158,9 +156,7 @@ def test_sigterm_during_a_take_leaves_complete_files(display, scene_file, tmp_pa
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        reap(proc)
     assert proc.returncode != 0 and "Traceback" not in err, err
     run = read_run(takes / "take-1.csv")
     assert len(run) > 5 and run.meta["ended"] == "SIGTERM" and run.meta["frames"] == len(run)

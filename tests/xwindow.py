@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -50,3 +51,18 @@ def open_window(env, scene, *args, name: str, cwd=None, timeout: float = 60) -> 
     xdo(env, "windowfocus", "--sync", wid)
     xdo(env, "mousemove", "--window", wid, "160", "120")
     return proc, wid
+
+
+def screenshot(env, shot, timeout: float = 5.0) -> None:
+    """Press P (the viewer's screenshot key) and wait up to ``timeout`` seconds for the file ``shot``."""
+    xdo(env, "key", "p")
+    end = time.monotonic() + timeout
+    while not shot.exists() and time.monotonic() < end:
+        time.sleep(0.1)
+
+
+def reap(proc: subprocess.Popen) -> None:
+    """Kill the viewer if it still runs (a window test's ``finally``)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
