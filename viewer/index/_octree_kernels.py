@@ -61,6 +61,9 @@ EXACT = 2.0**51
 NODE_RESERVE = 520
 INV_STEPS = 1.0 / 128.0  # quantisation step as a fraction of the edge
 STACK = 8 * 256 + 16
+# the query's work array: visits per depth below the root, then its stack
+DEPTHS = 256
+WORK = DEPTHS + STACK
 # An in-place move that leaves its node's own box grows it (and the subtree boxes up the path, as far as
 # they must) by SLACK times the radius, and by LEAD times the move's own displacement ahead of it: an
 # object drifting on then stays inside its boxes for several moves, and most moves store their row and
@@ -831,34 +834,34 @@ def aux_views(aux):
 
 
 @njit_noref
-def query(px, py, pz, node, obj, oid, aux, meta, out, stack, levcount, stats):
+def query(px, py, pz, node, obj, oid, aux, meta, out, work, stats):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns the count (which may exceed
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
     visible, nodes visited, max nodes on one level. ``node`` (cap, 64) and ``aux`` (cap, 80) uint8 are
     the raw node and octant-run rows: their views are made here (the layout of ``Octree._set_nodes``
-    and ``_set_aux``), because each strided view passed from Python costs ~35 ns of dispatch."""
+    and ``_set_aux``), because each strided view passed from Python costs ~35 ns of dispatch.
+    ``work`` (WORK,) int32: nodes visited per depth below the root in [0, DEPTHS), all zero between
+    calls, then the depth-first stack (one array: its first lines are the ones a query touches)."""
     nint, nlev, ncorner, nq = node_views(node)
     aux_end, aux_q = aux_views(aux)
     k = 0
     cand = 0
     visited = 0
-    lmin = 255
-    lmax = 0
+    deep = 0
     root = meta[ROOT]
-    top = 0
+    rlev = nlev[root]
+    top = DEPTHS
     if _holds(nlev, ncorner, nq, root, 6, px, py, pz):
-        stack[0] = root
-        top = 1
-    while top > 0:
+        work[top] = root
+        top += 1
+    while top > DEPTHS:
         top -= 1
-        n = stack[top]
+        n = work[top]
         visited += 1
-        lv = nlev[n]
-        levcount[lv] += 1
-        if lv < lmin:
-            lmin = lv
-        if lv > lmax:
-            lmax = lv
+        d = rlev - nlev[n]
+        work[d] += 1
+        if d > deep:
+            deep = d
         cnt = nint[n, COUNT]
         if cnt > 0 and _holds(nlev, ncorner, nq, n, 0, px, py, pz):
             s0 = nint[n, START]
@@ -882,19 +885,40 @@ def query(px, py, pz, node, obj, oid, aux, meta, out, stack, levcount, stats):
         _prefetch_siblings(ncorner, meta, c)
         while c >= 0:
             if _holds(nlev, ncorner, nq, c, 6, px, py, pz):
-                stack[top] = c
+                _prefetch_entry(nint, ncorner, obj, oid, meta, c)
+                work[top] = c
                 top += 1
             c = nint[c, SIB]
     most = 0
-    for lv in range(lmin, lmax + 1):
-        if levcount[lv] > most:
-            most = levcount[lv]
-        levcount[lv] = 0
+    for d in range(deep + 1):
+        most = max(most, work[d])
+        work[d] = 0
     stats[0] = cand
     stats[1] = k
     stats[2] = visited
     stats[3] = most
     return k
+
+
+@njit_noref
+def _prefetch_entry(nint, ncorner, obj, oid, meta, c):
+    """Start loading what a visit of node ``c`` reads first, when ``c`` is pushed: its children's rows
+    (the first 4 of them: siblings usually sit in consecutive rows) and the head of its
+    object block (16 rows and their ids). A query's misses then overlap across the nodes it will
+    visit instead of waiting one after another (1e6 uniform, caches cold: ~3.9 -> ~3.0 us)."""
+    g = nint[c, CHILD]
+    if g >= 0:
+        for j in range(4):
+            if g + j < meta[NODE_TOP]:
+                prefetch(ncorner, g + j, 0)
+    cnt = nint[c, COUNT]
+    if cnt > 0:
+        s = nint[c, START]
+        prefetch(oid, s, 0)
+        if cnt > 16:
+            prefetch(oid, s + 16, 0)
+        for j in range(0, min(cnt, 16), 2):
+            prefetch(obj, s + j, 0)
 
 
 @njit_noref

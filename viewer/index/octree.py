@@ -97,8 +97,7 @@ class Octree(SphereIndex):
         centres, radii = as_objects(centres, radii)
         n = radii.size
         self.max_depth = max_depth
-        self._stack = np.empty(K.STACK, dtype=np.int32)
-        self._levcount = np.zeros(256, dtype=np.int32)
+        self._work = np.zeros(K.WORK, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
         self._iscratch = np.empty(12, dtype=np.int64)
         self._next_id = n
@@ -323,8 +322,8 @@ class Octree(SphereIndex):
         return int(self._meta[K.NOBJ])
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
-        return K.query(px, py, pz, self._node, self._obj, self._oid, self._aux, self._meta, out, self._stack,
-                       self._levcount, self._stats)
+        return K.query(px, py, pz, self._node, self._obj, self._oid, self._aux, self._meta, out, self._work,
+                       self._stats)
 
     def _id_state(self) -> tuple[int, np.ndarray]:
         return self._next_id, self._ids[:, 0]
