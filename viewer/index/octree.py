@@ -35,7 +35,8 @@ Beyond the paper:
   only the runs whose box holds the point (a removal or in-place move drops the runs until the next
   :meth:`Octree.refit`).
 - **One cache line per node** (corner, links, block, boxes, level: 64 bytes), renumbered breadth-first
-  after a bulk build so siblings are neighbours; the bulk build places objects in Morton order.
+  after a bulk build so siblings are neighbours; the bulk build places objects in Morton order. A query
+  prefetches, as it pushes a node, that node's first children's rows and the head of its object block.
 - **Unbounded worlds.** A centre outside the root or a radius too large for it wraps the root in new
   parents; the user never states the world's extent.
 - **Finest level.** Below ``max_depth`` levels under the initial root (or where float64 corners would
