@@ -57,6 +57,24 @@ def test_at_most_8_nodes_per_level(dist, rng):
     assert most >= 2  # the queries did meet several nodes on a level
 
 
+
+@pytest.mark.parametrize("dist", ["uniform", "clustered"])
+def test_query_stats_count_the_nodes_entered(dist, rng):
+    """nodes visited and the most on one level, as the query counts them, equal a separate walk's
+    (``visited_nodes``) for consecutive queries: the per-depth counters start from zero each time."""
+    c, r = DISTRIBUTIONS[dist](rng, 20000)
+    ix = Octree(c, r)
+    deepest = 0
+    for p in query_points(rng, c, 200):
+        ix.query(p)
+        flags = np.zeros(ix._node.shape[0], dtype=np.bool_)
+        K.visited_nodes(*map(float, p), ix._nint, ix._nlev, ix._ncorner, ix._nq, ix._meta, flags)
+        levels = ix._nlev[np.flatnonzero(flags)]
+        assert ix.stats.nodes_visited == flags.sum()
+        assert ix.stats.max_nodes_per_level == (np.bincount(levels).max() if levels.size else 0)
+        deepest = max(deepest, int(np.ptp(levels)) if levels.size else 0)
+    assert deepest >= 3  # the queries went several levels down
+
 def test_pool_returns_to_single_root(rng):
     c, r = DISTRIBUTIONS["clustered"](rng, 3000)
     ix = Octree(c, r)
