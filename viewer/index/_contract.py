@@ -57,6 +57,7 @@ import numpy as np
 
 from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
 from . import _contract_kernels as CK
+from . import _pages
 
 __all__ = [
     "IdTable",
@@ -476,8 +477,9 @@ class IdTable:
 
 
 def grown(a: np.ndarray, rows: int, fill) -> np.ndarray:
-    """A copy of ``a`` with ``rows`` rows (>= ``a.shape[0]``), the new rows set to ``fill``."""
-    g = np.empty((rows,) + a.shape[1:], dtype=a.dtype)
+    """A copy of ``a`` with ``rows`` rows (>= ``a.shape[0]``), the new rows set to ``fill`` (on huge pages
+    from 2 MiB up: :mod:`viewer.index._pages`)."""
+    g = _pages.zeros((rows,) + a.shape[1:], a.dtype)
     g[: a.shape[0]] = a
     g[a.shape[0] :] = fill
     return g

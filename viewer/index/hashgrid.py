@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _hashgrid_kernels as K
+from . import _pages
 from ._contract import SphereIndex, as_objects, as_radius, grown
 
 __all__ = ["CellTable", "GrowingIndex", "HashGrid", "default_cell_size"]
@@ -49,10 +50,10 @@ class CellTable:
 
     def __init__(self, cells: int = 16):
         cap = max(16, int(cells))
-        self.ck = np.full((cap, 5), -2, dtype=np.int32)
+        self.ck = _pages.full((cap, 5), -2, np.int32)
         self.cfree = np.zeros(cap, dtype=np.int32)
         self.cmeta = np.zeros(3, dtype=np.int64)
-        self.tab = np.full((_pow2(2 * cap), 5), -1, dtype=np.int32)
+        self.tab = _pages.full((_pow2(2 * cap), 5), -1, np.int32)
 
     @property
     def live(self) -> int:
@@ -64,13 +65,13 @@ class CellTable:
         cap = self.ck.shape[0]
         if int(self.cmeta[K.CELL_FREEN]) + cap - top < k:
             new = max(2 * cap, top + k)
-            ck = np.full((new, 5), -2, dtype=np.int32)
+            ck = _pages.full((new, 5), -2, np.int32)
             ck[:cap] = self.ck
             cfree = np.zeros(new, dtype=np.int32)
             cfree[:cap] = self.cfree
             self.ck, self.cfree = ck, cfree
         if 2 * (live + k) > self.tab.shape[0]:
-            self.tab = np.full((_pow2(4 * (live + k)), 5), -1, dtype=np.int32)
+            self.tab = _pages.full((_pow2(4 * (live + k)), 5), -1, np.int32)
             K.rehash(self.tab, self.ck, self.cmeta)
 
     def nbytes(self) -> int:
@@ -223,8 +224,8 @@ class HashGrid(GrowingIndex):
         np.cumsum(cnt[:ncell], out=off[1:])
         total = int(off[-1])
         ecap = max(64, total + total // 4)
-        self._ed = np.zeros((ecap, 4))
-        self._ei = np.full((ecap, 2), -1, dtype=np.int32)
+        self._ed = _pages.zeros((ecap, 4))
+        self._ei = _pages.full((ecap, 2), -1, np.int32)
         self._el = np.full((ecap, 3), -1, dtype=np.int32)
         K.build_fill(centres, radii, big, self._inv, ct.tab, ct.ck, off, self._ed, self._ei, self._el, self._oe)
         self._meta[K.ENT_TOP] = total

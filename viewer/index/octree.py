@@ -53,6 +53,7 @@ import threading
 import numpy as np
 
 from . import _octree_kernels as K
+from . import _pages
 from ._contract import SphereIndex, _exercise, as_objects, as_point
 
 __all__ = ["Octree"]
@@ -202,7 +203,7 @@ class Octree(SphereIndex):
                 break
             cap *= 2
         node_cap = int(per_depth.sum() * 1.02) + K.NODE_RESERVE + 400
-        self._set_nodes(np.zeros((node_cap, K.NODE_BYTES), dtype=np.uint8))
+        self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8))
         self._meta[K.NODE_CAP] = node_cap
         late = np.empty(later, dtype=np.int32)
         _, _, aux_rows = K.trie_walk(True, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
@@ -229,10 +230,10 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
-        self._set_nodes(np.zeros((node_cap, K.NODE_BYTES), dtype=np.uint8))
-        self._obj = np.zeros((pool_cap, 4), dtype=np.float64)
-        self._oid = np.full(pool_cap, -1, dtype=np.int32)
-        self._ids = np.full((id_cap, 2), -1, dtype=np.int32)
+        self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8))
+        self._obj = _pages.zeros((pool_cap, 4))
+        self._oid = _pages.full(pool_cap, -1, np.int32)
+        self._ids = _pages.full((id_cap, 2), -1, np.int32)
         self._set_aux(np.zeros((16, K.AUX_BYTES), dtype=np.uint8))
         self._meta = np.zeros(16, dtype=np.int64)
         self._bfree = np.full(64, -1, dtype=np.int32)
@@ -286,17 +287,17 @@ class Octree(SphereIndex):
 
     def _grow_nodes(self) -> None:
         cap = 2 * self._node.shape[0]
-        g = np.zeros((cap, K.NODE_BYTES), dtype=np.uint8)
+        g = _pages.zeros((cap, K.NODE_BYTES), np.uint8)
         g[: self._node.shape[0]] = self._node
         self._set_nodes(g)
         self._meta[K.NODE_CAP] = cap
 
     def _grow_pool(self) -> None:
         cap = 2 * self._obj.shape[0]
-        g = np.zeros((cap, 4))
+        g = _pages.zeros((cap, 4))
         g[: self._obj.shape[0]] = self._obj
         self._obj = g
-        o = np.full(cap, -1, dtype=np.int32)
+        o = _pages.full(cap, -1, np.int32)
         o[: self._oid.size] = self._oid
         self._oid = o
         self._meta[K.POOL_CAP] = cap
@@ -309,8 +310,8 @@ class Octree(SphereIndex):
         now: it grows when the objects need it and is only compacted when free blocks filled it."""
         need = int(K.repack_need(self._nint, self._meta))
         cap = max(self._obj.shape[0], need + need // 2, 16)
-        obj = np.zeros((cap, 4))
-        oid = np.full(cap, -1, dtype=np.int32)
+        obj = _pages.zeros((cap, 4))
+        oid = _pages.full(cap, -1, np.int32)
         K.repack(self._nint, self._obj, self._oid, self._ids, self._meta, self._bfree, obj, oid)
         self._obj, self._oid = obj, oid
 
@@ -332,7 +333,7 @@ class Octree(SphereIndex):
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._ids.shape[0]:
-            g = np.full((2 * self._ids.shape[0], 2), -1, dtype=np.int32)
+            g = _pages.full((2 * self._ids.shape[0], 2), -1, np.int32)
             g[: self._ids.shape[0]] = self._ids
             self._ids = g
         while True:
