@@ -168,3 +168,30 @@ def test_turn_orders_are_balanced(k):
     assert len(places) == k * k and len(set(places.values())) == 1
     built = {f"ix{j}": j for j in range(k)}
     assert [[v for _, v in turns(built, t)] for t in range(len(rows))] == rows
+
+
+def test_rounds_time_every_point_once_a_pass_and_keep_the_means():
+    """``measure_static`` with 3 passes: 3 samples a point for every index and both floors, the same
+    mean visible, candidates and nodes a query as one pass (the counts do not depend on the pass)."""
+    import numpy as np
+
+    from viewer.bench.measure import measure_static
+    from viewer.bench.workloads import make_workload
+    from viewer.index import INDEXES
+
+    wl = make_workload("clustered", 3000, queries=20)
+    built = {}
+    for name in ("scan", "brute", "octree"):
+        built[name] = INDEXES[name](wl.centres, wl.radii)
+        built[name]._bench_build_s = 0.0
+    one, floor1, read1 = measure_static(built, wl, rounds=1)
+    three, floor3, read3 = measure_static(built, wl, rounds=3)
+    assert floor1.size == read1.size == 20 and floor3.size == read3.size == 60
+    assert np.isfinite(read3).all() and (floor3 > 0).all()
+    for name in built:
+        assert one[name].query_us.size == 20 and three[name].query_us.size == 60
+        assert (three[name].query_us > 0).all()
+        assert three[name].mean_visible == one[name].mean_visible > 0
+        assert three[name].cand_per_visible == one[name].cand_per_visible
+        assert three[name].max_per_level == one[name].max_per_level
+    assert three["octree"].mean_nodes == one["octree"].mean_nodes > 1

@@ -35,7 +35,7 @@ class IndexResult:
     build_s: float = float("nan")  # in this (warm) process
     build_first_s: float = float("nan")  # the first build in a fresh process
     threads: int = 1  # threads a query runs on
-    query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (Q,) per query
+    query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (rounds * Q,) per query
     visible: int = 0  # summed over the queries
     candidates: int = 0
     nodes: int = 0
@@ -101,9 +101,9 @@ def measure_first_build(name: str, options: dict, centres_npy: str, radii_npy: s
 
 
 def measure_static(
-    built: dict[str, SphereIndex], wl: Workload, block: int = 10, baseline: str = "scan"
+    built: dict[str, SphereIndex], wl: Workload, block: int = 10, baseline: str = "scan", rounds: int = 1
 ) -> tuple[dict[str, IndexResult], np.ndarray, np.ndarray]:
-    """Query times, counts and memory, and two floors, (Q,) us each:
+    """Query times, counts and memory, and two floors, (rounds * Q,) us each:
 
     - the output floor: the time to copy the visible objects' 32-byte records with ``np.take``
       (brute force's answer: ``brute`` must be in ``built``);
@@ -117,7 +117,11 @@ def measure_static(
     about +40 us per query here, whatever the index.) The order of the turns changes from block to
     block (:func:`turns`) so that each index follows every other equally often: in a fixed order the index
     after ``brute`` alone paid for the caches it flushed (measured at 1e6 diagonal: octree 27.3 vs hash
-    grid 16.8 us in one order, 19.6 vs 27.2 in the other)."""
+    grid 16.8 us in one order, 19.6 vs 27.2 in the other).
+
+    ``rounds`` passes over the points, the turns' orders continuing from one to the next: a median over
+    several passes is less at the mercy of what the machine did during one (one pass at 1e6 takes about
+    a second; clustered medians of one index moved by 10-30% between single-pass runs)."""
     pts = [tuple(map(float, p)) for p in wl.points]
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     res = {
@@ -125,13 +129,14 @@ def measure_static(
                           threads=int(getattr(ix, "threads", 1)))
         for name, ix in built.items()
     }
-    times = {name: np.empty(len(pts)) for name in built}
+    nq = len(pts)
+    times = {name: np.empty(rounds * nq) for name in built}
     records = np.zeros((wl.n, 4))
     rec_buf = np.empty((max(1024, wl.n // 8), 4))
-    floor = np.empty(len(pts))
-    read = np.full(len(pts), np.nan)
+    floor = np.empty(rounds * nq)
+    read = np.full(rounds * nq, np.nan)
     scan = built.get(baseline)
-    answers: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(pts)
+    answers: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * nq
     for name, ix in built.items():  # warm caches and any lazy work (e.g. a rebuild on first query)
         for p in pts[:3]:
             _query(ix, p, out, name)
@@ -139,9 +144,11 @@ def measure_static(
         scan.read_floor()
     gc.disable()
     try:
-        for b0 in range(0, len(pts), block):
-            span = range(b0, min(len(pts), b0 + block))
-            for name, ix in turns(built, b0 // block):
+        blocks = range(0, nq, block)
+        for rnd, b0 in ((rnd, b0) for rnd in range(rounds) for b0 in blocks):
+            span = range(b0, min(nq, b0 + block))
+            at = rnd * nq  # this pass's first sample
+            for name, ix in turns(built, rnd * len(blocks) + b0 // block):
                 r = res[name]
                 for q in span:
                     p = pts[q]
@@ -153,7 +160,7 @@ def measure_static(
                         out[name] = buf = np.empty(2 * exc.needed, dtype=np.int64)
                         t0 = time.perf_counter_ns()
                         k = ix.query_into(p, buf)
-                    times[name][q] = (time.perf_counter_ns() - t0) / 1e3
+                    times[name][at + q] = (time.perf_counter_ns() - t0) / 1e3
                     st = ix.stats
                     r.visible += k
                     r.candidates += st.candidates
@@ -165,7 +172,7 @@ def measure_static(
                     for q in span:
                         t0 = time.perf_counter_ns()
                         scan.read_floor()
-                        read[q] = (time.perf_counter_ns() - t0) / 1e3
+                        read[at + q] = (time.perf_counter_ns() - t0) / 1e3
             for q in span:
                 ids = answers[q]
                 if ids.size > rec_buf.shape[0]:
@@ -173,7 +180,7 @@ def measure_static(
                 np.take(records, ids, axis=0, out=rec_buf[: ids.size])  # warm, as the queries were
                 t0 = time.perf_counter_ns()
                 np.take(records, ids, axis=0, out=rec_buf[: ids.size])
-                floor[q] = (time.perf_counter_ns() - t0) / 1e3
+                floor[at + q] = (time.perf_counter_ns() - t0) / 1e3
     finally:
         gc.enable()
     for name in built:

@@ -73,6 +73,8 @@ def add_parser(sub) -> None:
                    help="indexes to compare, ';'-separated when options are given: "
                         "'octree;hashgrid:cell_size=64;hashgrid:cell_size=16'")
     p.add_argument("--queries", type=int, default=300, help="camera points per workload")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="passes over the camera points, each index's median taken over all of them")
     p.add_argument("--updates", type=int, default=10_000,
                    help="objects removed, inserted and moved one call at a time (10x as many in the batch move)")
     p.add_argument("--dynamic", type=_shares, default=[0.01, 0.1], metavar="SHARES",
@@ -108,13 +110,13 @@ def run(args) -> int:
                                 f"file: {exc}") from None
     sep = ";" if (";" in args.index or ":" in args.index) else ","
     specs = [parse_index_spec(t) for t in args.index.split(sep) if t.strip()]
-    if args.queries < 1 or args.updates < 0 or args.frames < 0:
-        raise UserError("--queries must be >= 1, --updates and --frames >= 0")
+    if args.queries < 1 or args.rounds < 1 or args.updates < 0 or args.frames < 0:
+        raise UserError("--queries and --rounds must be >= 1, --updates and --frames >= 0")
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
     radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,
-                      first_build=not args.no_first_build)
+                      first_build=not args.no_first_build, rounds=args.rounds)
     table = run_bench(cfg)
     print(baseline_line(table))
     print(format_table(table))

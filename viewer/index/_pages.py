@@ -9,8 +9,9 @@ are allocated here instead: an anonymous private mapping advised ``MADV_HUGEPAGE
 ``madvise`` mode), its start aligned to 2 MiB. Measured at 1e6 in the bench's conditions, the same
 index with its arrays copied to 4 KiB pages against huge pages, in one process: the octree's query on
 uniform 5.26 -> 4.89 us and clustered 5.64 -> 5.15; the hash grid's on uniform 4.68 -> 3.28; on the
-diagonal, both within noise. The octree and the hash grid allocate their large arrays here, and every
-index's grown arrays (:func:`viewer.index._contract.grown`) come from here.
+diagonal, both within noise. The octree, the hash grid and the scan (whose read floor then reads huge
+pages too) allocate their large arrays here, and every index's grown arrays
+(:func:`viewer.index._contract.grown`) come from here; the other indexes' builds keep numpy's.
 
 Elsewhere (no ``MADV_HUGEPAGE``, or an array below 2 MiB) these are plain ``np.zeros`` / ``np.full``.
 """

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import _pages
 from . import _scan_kernels as K
 from ._contract import IdTable, SphereIndex, as_objects
 from ._morton import morton_order
@@ -63,15 +64,15 @@ class LinearScan(SphereIndex):
 
     def _alloc(self, cap: int) -> None:
         for name in _F64:
-            setattr(self, name, np.zeros(cap))
+            setattr(self, name, _pages.zeros(cap))
         for name, dt in zip(_LANES, _LANE_TYPES):
-            setattr(self, name, np.zeros(cap, dtype=dt))
+            setattr(self, name, _pages.zeros(cap, dt))
         self._words = tuple(getattr(self, name).view(np.uint64) for name in _LANES)  # read_floor's view
         self._bo = np.zeros((cap // K.BLOCK, 3))  # block frames: origin, world units
         self._bs = np.ones(cap // K.BLOCK)  # ... and scale (a power of two)
         self._rr[:] = -1.0  # padding: no float64 test accepts it
-        self._ids = np.full(cap, -1, dtype=np.int64)  # slot -> id
-        self._hits = np.empty(cap, dtype=np.int32)  # per-chunk scratch of a query
+        self._ids = _pages.full(cap, -1, np.int64)  # slot -> id
+        self._hits = _pages.zeros(cap, np.int32)  # per-chunk scratch of a query
         self._counts = np.empty(cap // K.CHUNK + 1, dtype=np.int64)
         self._partial = np.empty(cap // K.CHUNK + 1, dtype=np.uint64)  # read_floor's scratch
 
