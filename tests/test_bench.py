@@ -27,6 +27,10 @@ def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
     assert {r["index"] for r in rows} == {"scan", "brute", "octree", "kdtree"}
     for r in rows:
         assert float(r["query_median_us"]) > 0
+        # the two kinds of camera points, each with its median; the median of all lies between them
+        obj, path = float(r["query_median_objects_us"]), float(r["query_median_path_us"])
+        assert obj > 0 and path > 0
+        assert min(obj, path) <= float(r["query_median_us"]) <= max(obj, path)
         # the scan's read floor: one figure per workload, on every row, and each row's ratio to it
         assert float(r["read_floor_us"]) > 0
         assert float(r["x_read"]) == pytest.approx(float(r["query_median_us"]) / float(r["read_floor_us"]), rel=1e-4)
@@ -189,7 +193,7 @@ def test_rounds_time_every_point_once_a_pass_and_keep_the_means():
     assert floor1.size == read1.size == 20 and floor3.size == read3.size == 60
     assert np.isfinite(read3).all() and (floor3 > 0).all()
     for name in built:
-        assert one[name].query_us.size == 20 and three[name].query_us.size == 60
+        assert one[name].query_us.shape == (1, 20) and three[name].query_us.shape == (3, 20)
         assert (three[name].query_us > 0).all()
         assert three[name].mean_visible == one[name].mean_visible > 0
         assert three[name].cand_per_visible == one[name].cand_per_visible

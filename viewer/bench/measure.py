@@ -35,7 +35,7 @@ class IndexResult:
     build_s: float = float("nan")  # in this (warm) process
     build_first_s: float = float("nan")  # the first build in a fresh process
     threads: int = 1  # threads a query runs on
-    query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (rounds * Q,) per query
+    query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (rounds, Q) per query
     visible: int = 0  # summed over the queries
     candidates: int = 0
     nodes: int = 0
@@ -51,6 +51,11 @@ class IndexResult:
     @property
     def median_us(self) -> float:
         return float(np.median(self.query_us)) if self.query_us.size else float("nan")
+
+    def median_of_us(self, kind: slice) -> float:
+        """The median over the camera points ``kind`` (a slice of :func:`point_kinds`), every pass."""
+        t = self.query_us[..., kind]
+        return float(np.median(t)) if t.size else float("nan")
 
     @property
     def p95_us(self) -> float:
@@ -184,7 +189,7 @@ def measure_static(
     finally:
         gc.enable()
     for name in built:
-        res[name].query_us = times[name]
+        res[name].query_us = times[name].reshape(rounds, nq)
     return res, floor, read
 
 

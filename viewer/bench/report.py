@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .measure import IndexResult
+from .workloads import point_kinds
 
 __all__ = ["BASELINE", "COLUMNS", "baseline_line", "format_table", "rows", "write_csv"]
 
@@ -27,6 +28,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("build_first_s", "1st build s", "{:.3f}"),
     ("query_median_us", "q med us", "{:.1f}"),
     ("query_p95_us", "q p95 us", "{:.1f}"),
+    ("query_median_objects_us", "q med obj", "{:.1f}"),
+    ("query_median_path_us", "q med path", "{:.1f}"),
     ("speedup_vs_scan", "x scan", "{:.2f}"),
     ("read_floor_us", "read us", "{:.1f}"),
     ("x_read", "x read", "{:.2f}"),
@@ -61,6 +64,7 @@ def rows(results: list[IndexResult], floor_us: dict[str, float], read_us: dict[s
         read = read_us.get(r.workload, nan)
         d1 = r.dynamic_ms.get(0.01, nan)
         d10 = r.dynamic_ms.get(0.1, nan)
+        at_objects, on_path = point_kinds(r.query_us.shape[-1])
         out.append(
             {
                 "workload": r.workload,
@@ -71,6 +75,8 @@ def rows(results: list[IndexResult], floor_us: dict[str, float], read_us: dict[s
                 "build_first_s": r.build_first_s,
                 "query_median_us": r.median_us,
                 "query_p95_us": r.p95_us,
+                "query_median_objects_us": r.median_of_us(at_objects),
+                "query_median_path_us": r.median_of_us(on_path),
                 "speedup_vs_scan": (b.median_us / r.median_us) if b else nan,
                 "read_floor_us": read,
                 "x_read": r.median_us / read if read > 0 else nan,

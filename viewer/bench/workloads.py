@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Workload", "make_workload", "scene_workload", "camera_points", "radius_label"]
+__all__ = ["Workload", "make_workload", "scene_workload", "camera_points", "point_kinds", "radius_label"]
 
 
 @dataclass
@@ -34,7 +34,7 @@ def camera_points(centres: np.ndarray, world: float, q: int, seed: int, origin=(
     the dense regions) jittered by a few units, half along a smooth random fly path across the world
     (a cube ``world`` wide centred at ``origin``)."""
     rng = np.random.default_rng(seed + 7919)
-    half = q // 2
+    half = point_kinds(q)[0].stop
     if len(centres):
         dense = centres[rng.integers(0, len(centres), half)] + rng.normal(0.0, 5.0, (half, 3))
     else:
@@ -47,6 +47,14 @@ def camera_points(centres: np.ndarray, world: float, q: int, seed: int, origin=(
     s = f * f * (3 - 2 * f)  # smoothstep between keyframes
     path = keys[i] * (1 - s) + keys[i + 1] * s + np.asarray(origin, dtype=np.float64)
     return np.ascontiguousarray(np.concatenate([dense, path]))
+
+
+def point_kinds(q: int) -> tuple[slice, slice]:
+    """Where the two kinds of :func:`camera_points` sit among ``q`` of them: (at objects, along the fly
+    path). The first are independent jumps through the dense regions, the second a flight whose
+    consecutive points are near each other (so a structure's upper levels stay in cache from one to the
+    next); the median of all of them falls between the two."""
+    return slice(0, q // 2), slice(q // 2, q)
 
 
 def make_workload(
