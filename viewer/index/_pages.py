@@ -35,7 +35,10 @@ def zeros(shape, dtype=np.float64) -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"):
         return np.zeros(shape, dtype=dtype)
-    buf = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        buf = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError as exc:  # as numpy says it
+        raise MemoryError(f"cannot allocate {nbytes} bytes for an array of shape {shape}: {exc}") from None
     try:
         buf.madvise(mmap.MADV_HUGEPAGE)
     except OSError:  # huge pages off or unsupported: the mapping still serves, on small pages
