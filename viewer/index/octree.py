@@ -54,7 +54,7 @@ import numpy as np
 
 from . import _octree_kernels as K
 from . import _pages
-from ._contract import SphereIndex, _exercise, as_objects, as_point
+from ._contract import SphereIndex, _exercise, as_objects, as_point, grown
 
 __all__ = ["Octree"]
 
@@ -287,19 +287,12 @@ class Octree(SphereIndex):
 
     def _grow_nodes(self) -> None:
         cap = 2 * self._node.shape[0]
-        g = _pages.zeros((cap, K.NODE_BYTES), np.uint8)
-        g[: self._node.shape[0]] = self._node
-        self._set_nodes(g)
+        self._set_nodes(grown(self._node, cap, 0))
         self._meta[K.NODE_CAP] = cap
 
     def _grow_pool(self) -> None:
         cap = 2 * self._obj.shape[0]
-        g = _pages.zeros((cap, 4))
-        g[: self._obj.shape[0]] = self._obj
-        self._obj = g
-        o = _pages.full(cap, -1, np.int32)
-        o[: self._oid.size] = self._oid
-        self._oid = o
+        self._obj, self._oid = grown(self._obj, cap, 0.0), grown(self._oid, cap, -1)
         self._meta[K.POOL_CAP] = cap
 
     def _make_room(self) -> None:
@@ -333,9 +326,7 @@ class Octree(SphereIndex):
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         i = self._next_id
         if i >= self._ids.shape[0]:
-            g = _pages.full((2 * self._ids.shape[0], 2), -1, np.int32)
-            g[: self._ids.shape[0]] = self._ids
-            self._ids = g
+            self._ids = grown(self._ids, 2 * self._ids.shape[0], -1)
         while True:
             self._ensure_nodes()
             code = K.insert_one(*self._tree(), self._meta, self._bfree, i, x, y, z, r, self._scratch, self._iscratch)
