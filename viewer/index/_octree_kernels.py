@@ -926,24 +926,11 @@ def _scan(px, py, pz, obj, oid, s0, s1, out, k):
     """Test slots s0..s1 exactly; write hits into out from position k (while it has room)."""
     cap = out.shape[0]
     if k + (s1 - s0) <= cap:
-        # room for every slot: the predicate over chunks of 16 into a bit mask (a loop LLVM can
-        # vectorise), then branch-free compaction (write each id, advance on a hit); an empty
-        # chunk skips the compaction
-        s = s0
-        while s + 16 <= s1:
-            bits = 0
-            for t in range(16):
-                dx = px - obj[s + t, 0]
-                dy = py - obj[s + t, 1]
-                dz = pz - obj[s + t, 2]
-                r = obj[s + t, 3]
-                bits |= np.int64((dx * dx + dy * dy) + dz * dz <= r * r) << t
-            if bits:
-                for t in range(16):
-                    out[k] = oid[s + t]
-                    k += (bits >> t) & 1
-            s += 16
-        for s in range(s, s1):
+        # room for every slot: write each id and advance on a hit, with no branch on the predicate.
+        # (Chunks of 16 tested into a bit mask, compaction skipped for an empty one, were 1.5-7x
+        # slower than this on an AMD Zen 5 at 13-50% hits, 1.6-3.5 against 1.1-1.3 ns a candidate,
+        # and at best 25% faster at 0.2% hits.)
+        for s in range(s0, s1):
             dx = px - obj[s, 0]
             dy = py - obj[s, 1]
             dz = pz - obj[s, 2]
