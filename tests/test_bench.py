@@ -198,4 +198,25 @@ def test_rounds_time_every_point_once_a_pass_and_keep_the_means():
         assert three[name].mean_visible == one[name].mean_visible > 0
         assert three[name].cand_per_visible == one[name].cand_per_visible
         assert three[name].max_per_level == one[name].max_per_level
+        # each query's own output floor rides with it: x floor pairs a query with the floor of its point
+        assert three[name].floor_us.shape == (3, 20) and np.array_equal(three[name].floor_us.ravel(), floor3)
+        assert three[name].x_floor == pytest.approx(np.median(three[name].query_us / floor3.reshape(3, 20)))
     assert three["octree"].mean_nodes == one["octree"].mean_nodes > 1
+
+
+def test_x_floor_pairs_each_query_with_its_own_floor():
+    """On a world whose points differ a hundredfold in output, the ratio of the two medians compares a
+    query at one point with the floor at another; ``x_floor`` is the median of the per-point ratios."""
+    import numpy as np
+
+    from viewer.bench.measure import IndexResult
+
+    floor = np.array([[1.0, 1.0, 1.0, 100.0, 100.0]])
+    query = np.array([[2.0, 2.0, 2.0, 200.0, 200.0]])  # every query exactly 2x its own floor
+    r = IndexResult("ix", "w", 5, query_us=query, floor_us=floor)
+    assert r.x_floor == 2.0
+    assert r.median_us / float(np.median(floor)) == 2.0  # here the two agree ...
+    skew = np.array([[2.0, 2.0, 200.0, 200.0, 200.0]])  # ... and here the medians fall at other points
+    assert IndexResult("ix", "w", 5, query_us=skew, floor_us=floor).x_floor == 2.0
+    assert float(np.median(skew)) / float(np.median(floor)) == 200.0
+    assert np.isnan(IndexResult("ix", "w", 5, query_us=query).x_floor)  # no floor measured

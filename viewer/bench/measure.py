@@ -36,6 +36,7 @@ class IndexResult:
     build_first_s: float = float("nan")  # the first build in a fresh process
     threads: int = 1  # threads a query runs on
     query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (rounds, Q) per query
+    floor_us: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (rounds, Q) output floor of each query
     visible: int = 0  # summed over the queries
     candidates: int = 0
     nodes: int = 0
@@ -56,6 +57,15 @@ class IndexResult:
         """The median over the camera points ``kind`` (a slice of :func:`point_kinds`), every pass."""
         t = self.query_us[..., kind]
         return float(np.median(t)) if t.size else float("nan")
+
+    @property
+    def x_floor(self) -> float:
+        """The median over the queries of each one's time over its own output floor (the same point, the
+        same pass). Not the ratio of the two medians: on a world whose points differ a hundredfold in
+        output, those fall at different points (1e6 octaves: 27x against 14x)."""
+        if not self.query_us.size or self.floor_us.shape != self.query_us.shape:
+            return float("nan")
+        return float(np.median(self.query_us / np.maximum(self.floor_us, 1e-3)))
 
     @property
     def p95_us(self) -> float:
@@ -190,6 +200,7 @@ def measure_static(
         gc.enable()
     for name in built:
         res[name].query_us = times[name].reshape(rounds, nq)
+        res[name].floor_us = floor.reshape(rounds, nq)
     return res, floor, read
 
 

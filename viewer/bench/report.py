@@ -51,16 +51,16 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def rows(results: list[IndexResult], floor_us: dict[str, float], read_us: dict[str, float] | None = None) -> list[dict]:
-    """One dict per (workload, index) with every column of :data:`COLUMNS`. ``floor_us`` and ``read_us``:
-    per workload, the median output floor and the median read floor of the baseline scan (us)."""
+def rows(results: list[IndexResult], read_us: dict[str, float] | None = None) -> list[dict]:
+    """One dict per (workload, index) with every column of :data:`COLUMNS`. ``read_us``: per workload,
+    the median read floor of the baseline scan (us)."""
     read_us = read_us or {}
     base = {r.workload: r for r in results if r.index == BASELINE}
     nan = float("nan")
     out = []
     for r in results:
         b = base.get(r.workload)
-        floor = floor_us.get(r.workload, nan)
+        floor = float(np.median(r.floor_us)) if r.floor_us.size else nan
         read = read_us.get(r.workload, nan)
         d1 = r.dynamic_ms.get(0.01, nan)
         d10 = r.dynamic_ms.get(0.1, nan)
@@ -81,7 +81,7 @@ def rows(results: list[IndexResult], floor_us: dict[str, float], read_us: dict[s
                 "read_floor_us": read,
                 "x_read": r.median_us / read if read > 0 else nan,
                 "floor_median_us": floor,
-                "x_floor": r.median_us / floor if floor > 0 else nan,
+                "x_floor": r.x_floor,
                 "mean_visible": r.mean_visible,
                 "candidates_per_visible": r.cand_per_visible,
                 "mean_nodes_visited": r.mean_nodes,

@@ -137,7 +137,6 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     log("warming kernels (JIT compilation is never timed) ...")
     measure.warm_up(sorted({s.name for s in usable}))
     results: list[measure.IndexResult] = []
-    floors: dict[str, float] = {}
     reads: dict[str, float] = {}
     skipped: list[str] = []
 
@@ -159,23 +158,23 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
             t0 = time.perf_counter()
             wl = make_workload(scene, n, seed=cfg.seed, queries=cfg.queries, radius=radius)
             log(f"[{wl.name}] generated in {time.perf_counter() - t0:.1f} s")
-            _run_workload(cfg, wl, usable, results, floors, reads, log)
+            _run_workload(cfg, wl, usable, results, reads, log)
     for path in files:
         t0 = time.perf_counter()
         wl = scene_workload(path, queries=cfg.queries, seed=cfg.seed)
         log(f"[{wl.name}] loaded from {path} in {time.perf_counter() - t0:.1f} s")
         if fits(wl.n, f"{path} (N = {wl.n:,})"):
-            _run_workload(cfg, wl, usable, results, floors, reads, log)
+            _run_workload(cfg, wl, usable, results, reads, log)
         del wl
     if not results:
         raise UserError(f"nothing measured: every workload was skipped ({'; '.join(skipped)}): it would not fit "
                         "in memory; try a smaller --n or fewer --index")
-    return rows(results, floors, reads)
+    return rows(results, reads)
 
 
-def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], results: list, floors: dict,
-                  reads: dict, log) -> None:
-    """Measure every index of ``usable`` on ``wl``; append their results, the workload's floors."""
+def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], results: list, reads: dict,
+                  log) -> None:
+    """Measure every index of ``usable`` on ``wl``; append their results, the workload's read floor."""
     first: dict[str, float] = {}
     if cfg.first_build:
         log("  first builds, each in a fresh process ...")
@@ -199,8 +198,7 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
         built[s.label] = ix
         log(f"  {s.label:<24} built in {ix._bench_build_s:7.3f} s")
     log(f"  querying {len(wl.points)} camera points, interleaved, {cfg.rounds} pass(es) ...")
-    res, floor, read = measure.measure_static(built, wl, baseline=BASELINE, rounds=cfg.rounds)
-    floors[wl.name] = float(np.median(floor))
+    res, _, read = measure.measure_static(built, wl, baseline=BASELINE, rounds=cfg.rounds)
     reads[wl.name] = float(np.median(read))
     if cfg.dynamic and cfg.frames:
         log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
