@@ -4,6 +4,7 @@ read floor, threads, first builds), scene files as workloads; bad flags and noth
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 
@@ -17,7 +18,11 @@ def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
                  "--queries", "20", "--updates", "50", "--frames", "2", "--out", str(out), "--no-first-build"])
     assert code == 0
     printed = capsys.readouterr().out
-    head = printed.splitlines()[0]
+    where, head = printed.splitlines()[:2]
+    # the machine first: its CPU (model, the target numba compiled for, caches), beside every figure
+    from viewer.machine import cpu
+
+    assert where.startswith("machine: ") and cpu() in where
     assert "ratios against 'scan'" in head and "thread" in head
     assert "x scan" in printed and "read us" in printed and "x read" in printed and "x brute" not in printed
     rows = list(csv.DictReader(open(out / "bench.csv")))
@@ -53,6 +58,9 @@ def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
                 float(scan["query_median_us"]) / float(r["query_median_us"]), rel=1e-4)
     assert (out / "bench.png").stat().st_size > 10_000
     assert (out / "bench_scaling.png").exists()
+    meta = json.loads((out / "bench.json").read_text())
+    assert meta["machine"]["cpu"] == cpu() and meta["machine"]["cores"] >= 1 and meta["machine"]["platform"]
+    assert meta["command"] and meta["date"] and meta["packages"]["numba"]
 
 
 def test_first_build_in_a_fresh_process(tmp_path):

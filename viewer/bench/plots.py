@@ -12,9 +12,10 @@ def _finite(v) -> bool:
     return isinstance(v, (int, float)) and not (math.isnan(v) or math.isinf(v))
 
 
-def plot_bench(table: list[dict], out: Path) -> list[Path]:
+def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
     """Write ``bench.png`` (per workload: query median with the scan's read floor as a black line,
-    candidates per visible, memory, dynamic frame cost, by index) and, when several N were run, ``bench_scaling.png`` (query median against N).
+    candidates per visible, memory, dynamic frame cost, by index) and, when several N were run,
+    ``bench_scaling.png`` (query median against N). ``machine``: the CPU, named in each title.
     Returns the paths written."""
     import matplotlib
 
@@ -57,7 +58,8 @@ def plot_bench(table: list[dict], out: Path) -> list[Path]:
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(ncol=min(5, len(indexes)), fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.35))
     axes[-1].set_xlabel("workload (scene-N)")
-    fig.suptitle("viewer bench: indexes side by side (same run)", y=0.995)
+    on = f" on {machine}" if machine else ""
+    fig.suptitle(f"viewer bench: indexes side by side (same run{on})".replace("$", r"\$"), y=0.995)
     fig.tight_layout()
     path = out / "bench.png"
     fig.savefig(path, dpi=100)

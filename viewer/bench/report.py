@@ -13,7 +13,7 @@ import numpy as np
 from .measure import IndexResult
 from .workloads import point_kinds
 
-__all__ = ["BASELINE", "COLUMNS", "baseline_line", "format_table", "rows", "write_csv"]
+__all__ = ["BASELINE", "COLUMNS", "baseline_line", "format_table", "machine_line", "rows", "write_csv"]
 
 #: the index every ratio is measured against
 BASELINE = "scan"
@@ -104,6 +104,12 @@ def _fmt(fmt: str, v) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "-"
     return fmt.format(v)
+
+
+def machine_line(where: dict) -> str:
+    """One line naming the machine of a run (``where``: :func:`viewer.machine.machine`): its figures are
+    this CPU's, not another's."""
+    return f"machine: {where['host']}, {where['cpu']}, {where['cores']} logical CPUs, no GPU involved"
 
 
 def baseline_line(table: list[dict]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import platform
 import sys
 from pathlib import Path
 
@@ -93,7 +94,9 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from viewer.scenes import GENERATORS
 
-    from viewer.bench.report import baseline_line, format_table, write_csv
+    from viewer.bench.report import baseline_line, format_table, machine_line, write_csv
+    from viewer.machine import machine
+    from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench
 
     from viewer.scenes import SceneError, resolve_scene_path
@@ -118,13 +121,18 @@ def run(args) -> int:
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,
                       first_build=not args.no_first_build, rounds=args.rounds)
     table = run_bench(cfg)
+    where = machine()
+    print(machine_line(where))
     print(baseline_line(table))
     print(format_table(table))
     write_csv(table, out / "bench.csv")
-    print(f"\nwrote {out / 'bench.csv'}", file=sys.stderr)
+    write_json_atomic(out / "bench.json", {"machine": {"platform": platform.platform(), **where},
+                                           "packages": package_versions(), "command": list(sys.argv),
+                                           "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
     if not args.no_plots and table:
         from viewer.bench.plots import plot_bench
 
-        for path in plot_bench(table, out):
+        for path in plot_bench(table, out, machine=where["cpu"]):
             print(f"wrote {path}", file=sys.stderr)
     return 0

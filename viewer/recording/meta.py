@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..machine import machine
 from ..output import replace_atomically
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
@@ -128,11 +129,7 @@ def build_meta(
         "path": _jsonable(path),
         "dt": dt,
         "packages": package_versions(),
-        "machine": {
-            "platform": platform.platform(),
-            "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(),
-        },
+        "machine": {"platform": platform.platform(), **machine()},
         "command": list(sys.argv),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }

@@ -8,33 +8,13 @@ in one ratio.
 
 from __future__ import annotations
 
-import os
-import platform
-import socket
 import time
+
+from viewer.machine import machine
 
 from .spec import Task, dynamic_shares
 
 __all__ = ["bench_config", "machine", "run_task"]
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine() -> dict:
-    """host, cpu (model name), cores, threads (numba's thread count, which the scan and bench use)."""
-    import numba
-
-    return {"host": socket.gethostname(), "cpu": _cpu_model(), "cores": os.cpu_count() or 0,
-            "threads": numba.get_num_threads()}
 
 
 def bench_config(task: Task):
