@@ -315,6 +315,42 @@ def test_far_moves_and_inserts_finish_exact():
     assert res.stdout.strip().endswith("finished")
 
 
+def test_batch_moves_inside_their_octant_runs_keep_the_runs(rng):
+    """A batch move whose sphere stays inside its octant run's box stores its row and nothing else: the
+    block keeps its runs (single moves, above, drop them), so queries keep testing run by run; moves
+    that leave a run's box take the general path. Exact against brute force throughout."""
+    from viewer.index import brute_query
+
+    n = 20000
+    c = rng.normal(0, 20, (n, 3))
+    r = rng.uniform(4, 8, n)
+    ix = Octree(c, r)
+    runs = lambda: {int(k) for k in np.flatnonzero((ix._nq[:, 12] | ix._nq[:, 13] | ix._nq[:, 14]) > 0)}
+    before = runs()
+    assert len(before) > 10
+    # spheres of blocks with runs that, shrunk by a tenth around the same centres, stay in their node's
+    # radius band: then inside their run boxes for sure
+    in_runs = [i for i in range(n) if int(ix._ids[i, 1]) in before and 0.9 * r[i] >= ix.node_of(i)[1] / 4]
+    ids = np.array(in_runs[::4], dtype=np.int64)
+    assert ids.size > 500
+    r[ids] *= 0.9
+    nodes = ix._ids[ids, 1].copy()
+    slots = ix._ids[ids, 0].copy()
+    ix.move_many(ids, c[ids], r[ids])
+    ix.check()
+    assert runs() == before
+    assert np.array_equal(ix._ids[ids, 1], nodes) and np.array_equal(ix._ids[ids, 0], slots)
+    pts = query_points(rng, c, 100)
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+    # drifts, some past their run's box: the index stays exact and its invariants hold
+    c[ids] += rng.normal(0, 2.0, (ids.size, 3))
+    ix.move_many(ids, c[ids], r[ids])
+    ix.check()
+    for p in pts:
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+
+
 def test_large_batch_moves_are_exact(rng):
     """A large batch (small drifts, then large jumps, some radii changed): same result as moving the
     objects one by one, exact against brute force, invariants intact."""

@@ -687,12 +687,13 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
 
 
 @njit_noref(inline="always")
-def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
-    """Does a sphere moving to (x, y, z, r) stay in node n (as :func:`fits` says: centre in its box,
-    radius in its band or n a bucket leaf), inside n's own box, in a block without octant runs?
-    False may be wrong (then the general move decides): the own-box test compares the box's cells
-    with the unrounded ones ``quantise`` would truncate, so True implies ``quantise`` of the
-    sphere's box lies in the own box, and so in every box above (each holds its children's)."""
+def _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
+    """Does the sphere in slot s moving to (x, y, z, r) stay in node n (as :func:`fits` says: centre
+    in its box, radius in its band or n a bucket leaf) and inside the box that holds it: its octant
+    run's when s lies in one of n's runs, else n's own box? Storing its row is then the whole move:
+    the run's box lies in the own box (both quantised outward on n's grid, the own box never
+    shrinking while the runs last), and so in every box above (each holds its children's).
+    False may be wrong (then the general move decides): :func:`_box_holds` compares unrounded cells."""
     e = EDGE[nlev[n]]
     c0 = ncorner[n, 0]
     c1 = ncorner[n, 1]
@@ -701,20 +702,34 @@ def _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         return False
     if r < 0.25 * e and not _bucket(nint, n, BUCKET) and not finest(nlev, ncorner, meta, n):
         return False
-    if nint[n, COUNT] >= AUX_MIN and aux_of(nq, n) > 0:
-        return False
+    a = aux_of(nq, n) - 1
+    if a >= 0:
+        rel = s - nint[n, START]
+        if rel < aux_end[a, 7]:
+            j = 0
+            while aux_end[a, j] <= rel:
+                j += 1
+            return _box_holds(aux_q, a, 6 * j, c0, c1, c2, e, x, y, z, r)
+    return _box_holds(nq, n, 0, c0, c1, c2, e, x, y, z, r)
+
+
+@njit_noref(inline="always")
+def _box_holds(q, row, off, c0, c1, c2, e, x, y, z, r):
+    """Does the box quantised on the grid of the node at corner (c0, c1, c2), edge e, at
+    ``q[row, off:off + 6]``, hold the sphere's box as :func:`quantise` would make it? True is sure:
+    the cells are compared before ``quantise`` truncates them, with its margins."""
     h = 0.5 * e
     inv = 128.0 / e
     dn = 1.0 - 2.0**-50
     up = 1.0 + 2.0**-50
     m = _margin(x, r)
-    if ((x - r) - m - (c0 - h)) * inv * dn < nq[n, 0] or ((x + r) + m - (c0 - h)) * inv * up >= nq[n, 3] + 1.0:
+    if ((x - r) - m - (c0 - h)) * inv * dn < q[row, off] or ((x + r) + m - (c0 - h)) * inv * up >= q[row, off + 3] + 1.0:
         return False
     m = _margin(y, r)
-    if ((y - r) - m - (c1 - h)) * inv * dn < nq[n, 1] or ((y + r) + m - (c1 - h)) * inv * up >= nq[n, 4] + 1.0:
+    if ((y - r) - m - (c1 - h)) * inv * dn < q[row, off + 1] or ((y + r) + m - (c1 - h)) * inv * up >= q[row, off + 4] + 1.0:
         return False
     m = _margin(z, r)
-    if ((z - r) - m - (c2 - h)) * inv * dn < nq[n, 2] or ((z + r) + m - (c2 - h)) * inv * up >= nq[n, 5] + 1.0:
+    if ((z - r) - m - (c2 - h)) * inv * dn < q[row, off + 2] or ((z + r) + m - (c2 - h)) * inv * up >= q[row, off + 5] + 1.0:
         return False
     return True
 
@@ -736,10 +751,12 @@ def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z,
 
 
 @njit_noref
-def move_stay(nint, nlev, ncorner, nq, obj, ids, meta, mids, xyz, rad, rest):
-    """Pass 1 of a batch: make every move that stays in its node and inside its own box (store the
-    row, nothing else: see :func:`_stays`) and write the positions k of the others into ``rest``
-    (M,) int64, in order; returns how many. Never fails (nothing is allocated)."""
+def move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest):
+    """Pass 1 of a batch: make every move that stays in its node and inside its own box, or its
+    octant run's (store the row, nothing else: see :func:`_stays`), and write the positions k of the
+    others into ``rest`` (M,) int64, in order; returns how many. Never fails (nothing is allocated).
+    ``aux``: the raw octant-run rows (see :func:`aux_views`)."""
+    aux_end, aux_q = aux_views(aux)
     m = mids.shape[0]
     d = 0
     for k in range(m):
@@ -760,7 +777,7 @@ def move_stay(nint, nlev, ncorner, nq, obj, ids, meta, mids, xyz, rad, rest):
         x = xyz[k, 0]
         y = xyz[k, 1]
         z = xyz[k, 2]
-        if _stays(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
+        if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
             obj[s, 0] = x
             obj[s, 1] = y
             obj[s, 2] = z

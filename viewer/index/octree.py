@@ -394,7 +394,8 @@ class Octree(SphereIndex):
         # reaching further (parents, siblings) for moves that leave their node
         rest = np.empty(ids.size, dtype=np.int64)
         left = K.move_stay(
-            self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._ids, self._meta, ids, centres, rad, rest
+            self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, ids, centres, rad,
+            rest
         )
         rest = rest[:left]
         done = 0
