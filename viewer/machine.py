@@ -14,7 +14,7 @@ import platform
 import socket
 from pathlib import Path
 
-__all__ = ["caches", "cpu", "cpu_model", "cpu_target", "machine"]
+__all__ = ["caches", "cpu", "cpu_model", "cpu_target", "machine", "system"]
 
 _CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -83,3 +83,9 @@ def machine() -> dict:
 
     return {"host": socket.gethostname(), "cpu": cpu(), "cores": os.cpu_count() or 0,
             "threads": numba.get_num_threads()}
+
+
+def system() -> str:
+    """The operating system and C library (``Linux-6.1-x86_64-with-glibc2.36``): what a metadata file
+    records beside :func:`machine` (the sweep's rows keep to the four fields of :func:`machine`)."""
+    return platform.platform()

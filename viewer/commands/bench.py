@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import platform
 import sys
 from pathlib import Path
 
@@ -53,10 +52,11 @@ def add_parser(sub) -> None:
             "exact by a float64 recheck), always measured, as is 'brute' (numpy, the tests' oracle). Prints "
             "per index: threads, build time in this process and the first build in a fresh process, query "
             "median and p95 (us), the speed-up over scan, the scan's read floor (the time to read its "
-            "16-bit prefilter arrays once, same threads) and the ratio to it, the ratio to the output floor (copying "
-            "the visible objects' 32-byte records), mean visible, candidates per visible, nodes visited, "
+            "16-bit prefilter arrays once, same threads) and the ratio to it, the median of each query's ratio to "
+            "its output floor (copying its visible objects' 32-byte records), mean visible, candidates per visible, nodes visited, "
             "memory per object, insert/remove/move throughput, and the per-frame cost with a share of the "
-            "objects moving. Writes bench.csv and plots to --out."
+            "objects moving, after a line naming the machine (CPU, the target numba compiles for, caches). Writes "
+            "bench.csv, bench.json (the machine, package versions, command) and plots to --out."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -95,7 +95,7 @@ def run(args) -> int:
     from viewer.scenes import GENERATORS
 
     from viewer.bench.report import baseline_line, format_table, machine_line, write_csv
-    from viewer.machine import machine
+    from viewer.machine import machine, system
     from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench
 
@@ -126,7 +126,7 @@ def run(args) -> int:
     print(baseline_line(table))
     print(format_table(table))
     write_csv(table, out / "bench.csv")
-    write_json_atomic(out / "bench.json", {"machine": {"platform": platform.platform(), **where},
+    write_json_atomic(out / "bench.json", {"machine": {"platform": system(), **where},
                                            "packages": package_versions(), "command": list(sys.argv),
                                            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
     print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)

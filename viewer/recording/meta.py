@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..machine import machine
+from ..machine import machine, system
 from ..output import replace_atomically
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
@@ -129,7 +129,7 @@ def build_meta(
         "path": _jsonable(path),
         "dt": dt,
         "packages": package_versions(),
-        "machine": {"platform": platform.platform(), **machine()},
+        "machine": {"platform": system(), **machine()},
         "command": list(sys.argv),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
