@@ -33,7 +33,7 @@ def gl(request):
     from types import SimpleNamespace
 
     render = pytest.importorskip("viewer.render")
-    from viewer.frame import warm
+    from viewer.frame.pipeline import warm
 
     try:
         ctx = render.create_headless_context()

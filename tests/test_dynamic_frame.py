@@ -11,7 +11,7 @@ import pytest
 
 from viewer.scenes import generate_scene
 from viewer.camera import FlyCamera
-from viewer.frame import FramePipeline
+from viewer.frame.pipeline import FramePipeline
 from viewer.index import brute_query
 from viewer.recording import COLUMNS, SCHEMAS, Recorder, build_meta, read_run
 

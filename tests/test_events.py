@@ -7,7 +7,7 @@ import argparse
 import numpy as np
 import pytest
 
-from viewer.events import VisibilityTracker, format_margin, parse_margin
+from viewer.frame.events import VisibilityTracker, format_margin, parse_margin
 from viewer.index import brute_query
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from viewer.camera import FlyCamera, InputState
-from viewer.frame import FRAME_COLUMNS, INSTANCE_DTYPE, LEVEL_PALETTE, FramePipeline, FrameStats, pack_colours
-from viewer.frustum import cull_spheres_numpy, frustum_planes
+from viewer.frame.pipeline import FRAME_COLUMNS, INSTANCE_DTYPE, LEVEL_PALETTE, FramePipeline, FrameStats, pack_colours
+from viewer.frame.frustum import cull_spheres_numpy, frustum_planes
 from viewer.index import INDEXES, brute_query
 
 TIMINGS = {"update_ms", "query_ms", "cull_ms", "gather_ms", "upload_ms", "draw_ms", "frame_ms"}
@@ -164,7 +164,7 @@ def test_colour_by_level(rng):
 
 
 def test_pure_modules_load_no_gl():
-    mods = ["viewer.camera", "viewer.frustum", "viewer.frame", "viewer.headless", "viewer.commands.view", "shaders"]
+    mods = ["viewer.camera", "viewer.frame.frustum", "viewer.frame", "viewer.drivers.headless", "viewer.commands.view", "shaders"]
     code = (
         "import sys, importlib\n"
         f"for m in {mods!r}: importlib.import_module(m)\n"

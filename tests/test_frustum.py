@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from viewer.camera import FlyCamera
-from viewer.frustum import cull_spheres, cull_spheres_numpy, frustum_planes
+from viewer.frame.frustum import cull_spheres, cull_spheres_numpy, frustum_planes
 
 
 @pytest.fixture

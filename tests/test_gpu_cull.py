@@ -14,13 +14,13 @@ import time
 import numpy as np
 import pytest
 
-from viewer._frame_kernels import gather_instances
+from viewer.frame._frame_kernels import gather_instances
 from viewer.camera import FlyCamera
-from viewer.events import VisibilityTracker
-from viewer.frame import pack_colours
-from viewer.frustum import cull_spheres, frustum_planes
+from viewer.frame.events import VisibilityTracker
+from viewer.frame.pipeline import pack_colours
+from viewer.frame.frustum import cull_spheres, frustum_planes
 from viewer.index import brute_query
-from viewer.instances import instance_words
+from viewer.frame.instances import instance_words
 
 pytestmark = pytest.mark.gl
 
@@ -252,7 +252,7 @@ def test_the_gpu_image_equals_the_cpu_image_in_a_moving_world(gl, fbo, draw):
         a, b = rows["brute"], rows["gpu"]
         assert (b.visible, b.drawn, b.entered, b.left, b.moved) == (a.visible, a.drawn, a.entered, a.left, a.moved)
         assert (b.candidates, b.nodes_visited, b.cull_ms, b.gather_ms) == (len(scene.radii), 0, 0.0, 0.0)
-        assert b.index == "gpu" and b.query_ms > 0.0
+        assert (b.index, b.culling, b.culler, a.culling) == ("none", "gpu", "gpu", "cpu") and b.query_ms > 0.0
         np.testing.assert_array_equal(images["gpu"], images["brute"], err_msg=f"frame {k}")
         drawn_total += a.drawn
         pixels += int((np.abs(images["brute"].astype(int) - np.round(np.array(cpu.fog_colour) * 255)).max(axis=2) > 2).sum())
@@ -296,7 +296,7 @@ def test_record_writes_a_gpu_csv_beside_the_indexes(tmp_path):
 
 def test_unknown_names_list_gpu(capsys, tmp_path):
     from viewer.cli import main
-    from viewer.culling import check_cullers, culler_names
+    from viewer.frame.culling import check_cullers, culler_names
 
     assert culler_names()[-1] == "gpu" and check_cullers(["octree", "gpu", "gpu"]) == ["octree", "gpu"]
     assert main(["record", "clustered-100k", "--index", "nosuch", "-o", str(tmp_path / "x")]) == 2
@@ -352,7 +352,7 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
     assert proc.returncode == 0 and shot.exists(), err
     from PIL import Image
 
-    from viewer.headless import HeadlessViewer
+    from viewer.drivers.headless import HeadlessViewer
 
     img = np.asarray(Image.open(shot).convert("RGB"))
     with HeadlessViewer(sc, size=(320, 240), index="brute") as hv:
@@ -364,9 +364,9 @@ def test_the_window_culls_on_the_gpu_and_cycles_away(display, tmp_path):
 def test_a_context_without_compute_says_so(gl, fbo, monkeypatch):
     from viewer.errors import UserError
     from viewer.render import ViewerSession
-    from viewer.render import session as session_module
+    from viewer.render import gpu_cull as gpu_cull_module
 
-    monkeypatch.setattr(session_module, "gpu_cull_unavailable", lambda ctx: "this context is 3.3")
+    monkeypatch.setattr(gpu_cull_module, "gpu_cull_unavailable", lambda ctx: "this context is 3.3")
     scene = dynamic_scene(500)
     with pytest.raises(UserError, match="--index gpu: .*3.3"):
         ViewerSession(gl[0], fbo, scene, index="gpu", hud=False)

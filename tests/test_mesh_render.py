@@ -10,7 +10,7 @@ import pytest
 
 from tests.gltf_writer import build, quat, write_glb
 from viewer.camera import FlyCamera
-from viewer.mesh_batches import MeshBatches
+from viewer.frame.mesh_batches import MeshBatches
 from viewer.scenes import import_scene
 
 pytestmark = pytest.mark.gl
@@ -52,7 +52,7 @@ def cpu_coverage(scene, cam: FlyCamera, ids) -> np.ndarray:
 
 
 def test_meshes_group_by_mesh_and_keep_the_draw_order():
-    from viewer.instances import INSTANCE_DTYPE
+    from viewer.frame.instances import INSTANCE_DTYPE
     from viewer.scenes.meshes import MeshSet
 
     ms = MeshSet(np.zeros((3, 3), np.float32), np.zeros((1, 3), np.int32), np.array([0, 1, 2, 3]),
@@ -90,3 +90,20 @@ def test_a_gltf_scene_is_drawn_with_its_meshes_one_draw_per_mesh(gl, tmp_path):
     # sprites on V: one draw call
     s.toggle_draw_mode()
     assert s.frame(0.0, pose=(0.0, 0.0, 0.0, 0.0, 0.0)).draw_calls == 1
+
+
+def test_the_gpu_mode_draws_a_files_own_meshes_as_the_cpu_mode_does(gl, tmp_path):
+    """Every culling mode draws what the CPU mode draws: culled on the GPU, an imported scene is still drawn
+    with its own meshes (one draw per mesh), pixel for pixel the CPU mode's image."""
+    scene = level(tmp_path)
+    images, rows = {}, {}
+    for name in ("brute", "gpu"):
+        cam = FlyCamera(far=6000.0, near=0.5, aspect=W / H)
+        s = gl.render.ViewerSession(gl.ctx, gl.fbo, scene, camera=cam, fog=0.0, hud=False, fade=0.0, index=name,
+                                    indexes=[name])
+        rows[name] = s.frame(0.0, pose=(0.0, 0.0, 0.0, 0.0, 0.0))
+        images[name] = s.image()
+        assert np.array_equal(np.sort(s.drawn_ids()), np.arange(scene.n))
+    assert (rows["gpu"].culling, rows["gpu"].drawn, rows["gpu"].draw_calls) == ("gpu", scene.n, 2)
+    assert rows["brute"].draw_calls == 2
+    np.testing.assert_array_equal(images["gpu"], images["brute"])

@@ -1,4 +1,4 @@
-"""Moving objects: the [motion] recipe table, Motion arrays in .npz, and viewer.motion's models."""
+"""Moving objects: the [motion] recipe table, Motion arrays in .npz, and viewer.frame.motion's models."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from viewer.scenes import MOTION_KINDS, SceneError, check_recipe, generate_scene, load_scene, save_scene
-from viewer.motion import MotionState, advance
+from viewer.frame.motion import MotionState, advance
 
 DT = 1.0 / 60.0
 

@@ -7,21 +7,21 @@ import sys
 
 GL_MODULES = ("moderngl", "moderngl_window", "pyglet", "glcontext")
 
-# every module but viewer.render (moderngl) and viewer.app (moderngl_window); viewer.cli too, so
+# every module but viewer.render (moderngl) and viewer.drivers.window (moderngl_window); viewer.cli too, so
 # `viewer --help` and the non-GL commands never load GL
 PURE = [
     "viewer",
     "viewer.index",
     "viewer.scenes",
     "viewer.camera",
-    "viewer.frustum",
+    "viewer.frame.frustum",
     "viewer.frame",
-    "viewer.culling",
+    "viewer.frame.culling",
     "viewer.paths",
     "viewer.recording",
     "viewer.bench",
     "viewer.cli",
-    "viewer.headless",
+    "viewer.drivers.headless",
 ]
 
 

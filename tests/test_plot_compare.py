@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from viewer.cli import main
-from viewer.compare import compare_runs, format_table
+from viewer.reports.compare import compare_runs, format_table
 from viewer.errors import UserError
 from viewer.recording import COLUMNS, SCHEMA_VERSION, Recorder, build_meta, meta_path_for, read_run, read_runs
 
@@ -20,7 +20,7 @@ def real_runs(tmp_path_factory):
     """Two recordings of the GL-free frame pipeline flying a generated path (brute and octree if present)."""
     from viewer.scenes import generate_scene
     from viewer.camera import FlyCamera
-    from viewer.frame import FramePipeline, warm
+    from viewer.frame.pipeline import FramePipeline, warm
     from viewer.index import INDEXES
     from viewer.paths import generated_path
 
@@ -57,7 +57,7 @@ def test_plot_writes_a_png_of_the_requested_size(real_runs, tmp_path, size):
 
 
 def test_plot_of_one_run_and_of_an_svg(real_runs, tmp_path):
-    from viewer.plot import plot_files
+    from viewer.reports.plot import plot_files
 
     plot_files(real_runs[:1], tmp_path / "one.png", width=800, height=800)
     assert _png_size(tmp_path / "one.png") == ((800, 800), "PNG")

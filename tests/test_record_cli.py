@@ -41,7 +41,7 @@ def _indexes():
 def _replay_once(scene, out):
     """Replay 60 frames of the generated path; returns {index: [(visible ids digest, drawn ids digest)]}."""
     from viewer.paths import generated_path
-    from viewer.recording.replay import replay
+    from viewer.drivers.replay import replay
 
     seen: dict[str, list] = {}
 
@@ -83,7 +83,7 @@ def test_interleaved_indexes_follow_each_other_equally_often(scene_file, tmp_pat
     from collections import Counter
 
     from viewer.paths import generated_path
-    from viewer.recording.replay import replay
+    from viewer.drivers.replay import replay
     from viewer.scenes import load_scene
 
     turns: list[str] = []

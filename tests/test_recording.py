@@ -21,7 +21,7 @@ from viewer.recording import (
     COLUMNS,
     SCHEMA_VERSION,
     SCHEMAS,
-    STAGES,
+    TIMED_COLUMNS,
     Recorder,
     build_meta,
     meta_path_for,
@@ -42,8 +42,8 @@ def fake_row(k: int) -> dict:
     """A row with every column, values derived from k (exactly representable where it matters)."""
     row = {c: k for c in COLUMNS}
     row.update(t=k / 60, dt=1 / 60, cam_x=k * 0.1, cam_y=-k * 1e-7, cam_z=1e6 + k / 3, yaw=k * 1.5 - 180,
-               pitch=-k * 0.01, index="brute")
-    for s in STAGES:
+               pitch=-k * 0.01, index="brute", culling="cpu")
+    for s in TIMED_COLUMNS:
         row[s] = 0.25 * k
     row.pop("record_ms")
     return row
@@ -58,14 +58,44 @@ def test_schema_has_the_documented_columns_in_order():
     assert SCHEMA_VERSION == max(SCHEMAS)
     assert version_of_header(list(COLUMNS)) == SCHEMA_VERSION
     assert version_of_header([c for c in COLUMNS if c != "query_ms"]) is None
-    assert set(STAGES) <= set(COLUMNS)
+    assert set(TIMED_COLUMNS) <= set(COLUMNS)
 
 
-def test_frame_stats_fields_are_csv_columns():
-    from viewer.frame import FrameStats
+def test_every_declared_stage_reaches_the_row_the_hud_and_the_graph():
+    """A stage is declared once (viewer.frame.stages): its time goes from the frame's stage_ms into its
+    column of the row, the CSV header, cpu_ms (when it is a culling stage), the HUD's stage line and the
+    graph's colours; a derivation that drops or reorders a stage fails here."""
+    from viewer.frame.pipeline import FramePipeline
+    from viewer.frame.stages import FRAME_COLUMN_INFO, STAGES
+    from viewer.frame.stats import FrameStats
+    from viewer.render.graph import GRAPH_STAGES, STAGE_COLOURS
+    from types import SimpleNamespace
 
-    names = [f for f in FrameStats.__dataclass_fields__]
-    assert all(n in COLUMNS for n in names)
+    assert tuple(FrameStats.__dataclass_fields__) == tuple(c.name for c in FRAME_COLUMN_INFO)
+    assert GRAPH_STAGES == tuple(s.column for s in STAGES)
+    assert np.array_equal(STAGE_COLOURS, np.array([s.colour for s in STAGES], dtype=np.float32))
+    rng = np.random.default_rng(1)
+    scene = SimpleNamespace(name="t", centres=rng.uniform(-10, 10, (50, 3)), radii=rng.uniform(1, 20, 50),
+                            sizes=np.ones(50, np.float32), colours=np.full((50, 4), 255, np.uint8))
+    p = FramePipeline(scene, "brute", indexes=["brute"])
+    from viewer.camera import FlyCamera
+
+    cam = FlyCamera(position=(0.0, 0.0, 0.0))
+    p.run(cam, 0.0)
+    for k, s in enumerate(STAGES):
+        p.stage_ms[s.name] = 1.0 + k  # distinct per stage
+    row = p.row()
+    for k, s in enumerate(STAGES):
+        assert getattr(row, s.column) == 1.0 + k, s.name
+    assert row.cpu_ms == sum(1.0 + k for k, s in enumerate(STAGES) if s.culling)
+    assert row.culling == "cpu" and row.index == "brute"
+    from viewer.frame.stages import HUD_COUNTS
+
+    hud = [f"{s.name} " for s in STAGES] + [f"{label} " for _, label in HUD_COUNTS]
+    from viewer.commands.view import summarise
+
+    text = summarise([row])
+    assert all(h in text for h in hud), text
 
 
 # ----------------------------------------------------------------------------- writer
@@ -97,7 +127,7 @@ def test_rows_round_trip_exactly(tmp_path):
 
 
 def test_append_takes_frame_stats_and_overrides():
-    from viewer.frame import FrameStats
+    from viewer.frame.pipeline import FrameStats
 
     import tempfile
 
@@ -480,7 +510,7 @@ def test_header_only_recording_reads_as_zero_rows(tmp_path):
 
 def test_recording_modules_load_no_gl():
     code = (
-        "import sys, viewer.recording, viewer.recording.replay, viewer.paths, viewer.compare, viewer.plot; "
+        "import sys, viewer.recording, viewer.drivers.replay, viewer.paths, viewer.reports.compare, viewer.reports.plot; "
         "print(','.join(m for m in ('moderngl', 'moderngl_window', 'pyglet', 'glcontext', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

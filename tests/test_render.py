@@ -69,7 +69,7 @@ def test_every_shader_compiles(gl):
 
 def test_instance_layout_is_one_dtype(gl):
     """The shaders' per-object inputs, the vertex format and the gather kernel all follow INSTANCE_DTYPE."""
-    from viewer.frame import INSTANCE_DTYPE
+    from viewer.frame.pipeline import INSTANCE_DTYPE
     from viewer.render.renderer import INSTANCE_ATTRIBUTES, attribute_format
 
     assert attribute_format(INSTANCE_DTYPE) == "3f f 4f1 f"
@@ -253,7 +253,7 @@ def test_hud_and_node_boxes(gl):
 def test_headless_viewer_and_screenshot(tmp_path):
     from PIL import Image
 
-    from viewer.headless import HeadlessViewer, render_frames
+    from viewer.drivers.headless import HeadlessViewer, render_frames
 
     poses = np.array([(0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, -2.0, 0.0, 0.0)])
     with HeadlessViewer(TINY, size=(W, H), fog=0.0, camera=FlyCamera(far=200.0)) as hv:
@@ -293,7 +293,7 @@ def test_view_command_without_display_says_how_to_run_headless(tmp_path):
 
 
 def test_session_options_are_one_object_set_live(gl):
-    from viewer.options import SessionOptions
+    from viewer.frame.options import SessionOptions
 
     s = session(gl, random_scene(), camera=FlyCamera(far=100.0), indexes=["brute", "octree"])
     assert s.options.index == "brute" and s.options.indexes == ["brute", "octree"] and s.options.hud is False

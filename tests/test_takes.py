@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viewer.frame import FrameStats
+from viewer.frame.pipeline import FrameStats
 from viewer.paths import ANGLE_TOLERANCE, POSITION_TOLERANCE, load_path
 from viewer.recording import build_meta, read_run
 from viewer.recording.takes import TakeDir, next_take_number

@@ -50,7 +50,7 @@ def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
     img = np.asarray(Image.open(shot).convert("RGB"))
     assert img.shape == (240, 320, 3)
     # the window's picture is the headless renderer's at the same pose (this process only uses EGL)
-    from viewer.headless import HeadlessViewer
+    from viewer.drivers.headless import HeadlessViewer
 
     with HeadlessViewer(sc, size=(320, 240), index="brute") as hv:
         hv.render(end)

@@ -2,7 +2,7 @@
 viewer and per-frame recording.
 
 Sub-packages: :mod:`viewer.index` (the indexes; no GL), :mod:`viewer.scenes` (generators, recipes and
-``.npz`` files), :mod:`viewer.render` (the only moderngl code), :mod:`viewer.app` (the window).
+``.npz`` files), :mod:`viewer.render` (the only moderngl code), :mod:`viewer.drivers.window` (the window).
 ``INDEXES`` and ``make_index`` are imported on first use, so ``import viewer.scenes`` does not load the
 index package.
 """

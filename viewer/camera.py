@@ -3,7 +3,7 @@
 The camera holds a pose (position, yaw, pitch) and a lens (fov, near, far, aspect). ``update(dt,
 input_state)`` moves it by an explicit time step, so the same inputs and the same ``dt`` replay the
 same flight bit for bit. Key bindings are data (:class:`KeyBindings` maps key *names* such as ``"w"``
-or ``"left_shift"`` to actions); only the window adapter (:mod:`viewer.app`) knows a toolkit's key
+or ``"left_shift"`` to actions); only the window adapter (:mod:`viewer.drivers.window`) knows a toolkit's key
 constants and translates them to these names.
 
 Conventions: right-handed, +Y up, world units. ``yaw`` and ``pitch`` are degrees; yaw 0, pitch 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.index import QueryOverflow, SphereIndex
-from viewer.interleave import balanced_orders
+from viewer.host.interleave import balanced_orders
 
 from .workloads import Workload
 
@@ -51,6 +51,7 @@ class IndexResult:
 
     @property
     def median_us(self) -> float:
+        """The median query time over every point and pass, microseconds (NaN without queries)."""
         return float(np.median(self.query_us)) if self.query_us.size else float("nan")
 
     def median_of_us(self, kind: slice) -> float:
@@ -69,18 +70,23 @@ class IndexResult:
 
     @property
     def p95_us(self) -> float:
+        """The 95th percentile of the query times over every point and pass, microseconds (NaN without
+        queries)."""
         return float(np.percentile(self.query_us, 95)) if self.query_us.size else float("nan")
 
     @property
     def mean_visible(self) -> float:
+        """Objects a query returned, on average over the timed queries (0 without queries)."""
         return self.visible / max(1, self.query_us.size)
 
     @property
     def cand_per_visible(self) -> float:
+        """Candidates tested per object returned (1.0: no wasted test; NaN when nothing was visible)."""
         return self.candidates / self.visible if self.visible else float("nan")
 
     @property
     def mean_nodes(self) -> float:
+        """Index nodes a query visited, on average over the timed queries (0 without queries)."""
         return self.nodes / max(1, self.query_us.size)
 
 

@@ -107,7 +107,7 @@ def _fmt(fmt: str, v) -> str:
 
 
 def machine_line(where: dict) -> str:
-    """One line naming the machine of a run (``where``: :func:`viewer.machine.machine`): its figures are
+    """One line naming the machine of a run (``where``: :func:`viewer.host.machine.machine`): its figures are
     this CPU's, not another's."""
     return f"machine: {where['host']}, {where['cpu']}, {where['cores']} logical CPUs, no GPU involved"
 

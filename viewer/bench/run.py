@@ -36,6 +36,9 @@ class IndexSpec:
 
 
 def parse_index_spec(text: str) -> IndexSpec:
+    """``"octree"`` or ``"hashgrid:cell_size=20,max_span=4"`` -> an :class:`IndexSpec` (each option value an
+    int, else a float, ``true``/``false`` a bool, else the text). :class:`UserError` for an unknown index or
+    an option not written ``key=value``."""
     name, _, opts = text.partition(":")
     name = name.strip()
     if name not in INDEXES:
@@ -107,6 +110,8 @@ def estimate_bytes(cfg: BenchConfig, n: int) -> int:
 
 
 def available_bytes() -> int:
+    """Memory the system can give without swapping, bytes (``MemAvailable`` of ``/proc/meminfo``); 2**62,
+    i.e. no limit, where that is not known."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

@@ -101,8 +101,8 @@ def pose(text: str) -> tuple[float, float, float, float, float]:
 
 
 def margin(text: str) -> tuple[float, bool]:
-    """A hysteresis margin: world units, or ``P%`` of each radius (see :func:`viewer.events.parse_margin`)."""
-    from ..events import parse_margin
+    """A hysteresis margin: world units, or ``P%`` of each radius (see :func:`viewer.frame.events.parse_margin`)."""
+    from ..frame.events import parse_margin
 
     return parse_margin(text)
 

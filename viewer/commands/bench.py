@@ -95,7 +95,7 @@ def run(args) -> int:
     from viewer.scenes import GENERATORS
 
     from viewer.bench.report import baseline_line, format_table, machine_line, write_csv
-    from viewer.machine import machine, system
+    from viewer.host.machine import machine, system
     from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench
 

@@ -29,11 +29,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from ..compare import compare_runs, format_table
+    from ..reports.compare import compare_runs, format_table
     from ..recording.reader import read_runs
-    from ..recording.schema import STAGES
+    from ..frame.stages import TIMED_COLUMNS
 
     runs = read_runs(args.runs)
-    rows = compare_runs(runs, STAGES) if args.stages_only else compare_runs(runs)
+    rows = compare_runs(runs, TIMED_COLUMNS) if args.stages_only else compare_runs(runs)
     sys.stdout.write(format_table(rows, args.format))
     return 0

@@ -38,7 +38,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from ..plot import plot_files
+    from ..reports.plot import plot_files
 
     out = plot_files(args.runs, args.out, width=args.width, height=args.height, title=args.title)
     print(f"wrote {out}", file=sys.stderr)

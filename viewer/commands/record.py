@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 
 from ..errors import UserError
-from ..options import DRAW_MODES
+from ..frame.options import DRAW_MODES
 from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
@@ -83,7 +83,8 @@ def run(args) -> int:
 
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path
-    from ..recording.replay import check_indexes, prepare_out_dir, replay
+    from ..drivers.replay import check_indexes, replay
+    from ..host.output import prepare_out_dir
 
     # every input checked before anything is written
     names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
@@ -93,10 +94,10 @@ def run(args) -> int:
         sp = Path(args.save_path)
         if not sp.parent.is_dir():
             raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
-    out = prepare_out_dir(args.out, names, create=False)  # created once the scene has loaded
+    out = prepare_out_dir(args.out, create=False)  # created once the scene has loaded
     _check_not_recording(out, names)
 
-    from ..recording.progress import Progress
+    from ..host.progress import Progress
 
     bar = None
 

@@ -174,7 +174,7 @@ def _load_for_generate(args, progress):
 def cmd_generate(args) -> int:
     from viewer.scenes import SceneError, save_scene
 
-    from viewer.output import check_output_file
+    from viewer.host.output import check_output_file
 
     out = Path(args.output) if args.output is not None else Path(Path(args.recipe).stem + ".npz")
     if out.suffix != ".npz":

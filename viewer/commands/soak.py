@@ -14,7 +14,7 @@ HELP = "reliability run: many frames of a moving world headless (no rendering), 
 
 DESCRIPTION = """\
 Run SCENE's moving objects for N frames with a fixed dt, without rendering: each frame the movers
-advance (viewer.motion), the index moves them (move_many), the camera (the scene's generated
+advance (viewer.frame.motion), the index moves them (move_many), the camera (the scene's generated
 fly-through, looped) queries it, and the visibility tracker turns the answer into entered / left events.
 
 Every --check-every frames the visible set is compared exactly with brute force over the world as it is
@@ -77,9 +77,9 @@ def run(args) -> int:
 
     from viewer.scenes import load_scene
 
-    from ..events import VisibilityTracker, warm as warm_events
+    from ..frame.events import VisibilityTracker, warm as warm_events
     from ..index import INDEXES, QueryOverflow, brute_query, make_index
-    from ..motion import MotionState, advance, warm as warm_motion
+    from ..frame.motion import MotionState, advance, warm as warm_motion
     from ..paths import generated_path
 
     if args.index not in INDEXES:

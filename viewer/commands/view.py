@@ -7,7 +7,7 @@ import statistics
 import sys
 
 from ..errors import UserError
-from ..options import COLOUR_MODES, DRAW_MODES, SessionOptions
+from ..frame.options import COLOUR_MODES, DRAW_MODES, SessionOptions
 from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
@@ -104,13 +104,13 @@ def _no_window_message(args, why: str) -> str:
 
 
 def run(args) -> int:
-    from ..culling import check_cullers
+    from ..frame.culling import check_cullers
     from ..index import INDEXES
 
     index = check_cullers([args.index or ("octree" if "octree" in INDEXES else "brute")], "--index")[0]
     takes = None
     if not args.headless:
-        from ..display import display_problem
+        from ..host.display import display_problem
 
         why = display_problem()
         if why:
@@ -127,7 +127,7 @@ def run(args) -> int:
 
         cam_path = load_path(args.path)
     if args.screenshot is not None:
-        from ..output import check_output_file
+        from ..host.output import check_output_file
 
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
@@ -141,7 +141,7 @@ def run(args) -> int:
 
 
 def _headless(args, scene, index: str, cam_path) -> int:
-    from ..headless import HeadlessViewer
+    from ..drivers.headless import HeadlessViewer
     from ..paths import generated_path
 
     if args.pose is not None:
@@ -176,27 +176,30 @@ def _headless(args, scene, index: str, cam_path) -> int:
 
 
 def summarise(rows) -> str:
-    """Median stage times and counts of ``rows`` (FrameStats), and the share of the frame spent in
-    index + cull + gather + upload."""
+    """Median stage times and counts of ``rows`` (FrameStats), and the share of the frame spent in the
+    culling stages (query + cull + gather + upload: ``FrameStats.cpu_ms``); every stage and shown count
+    of :mod:`viewer.frame.stages`."""
+    from ..frame.stages import HUD_COUNTS, STAGES
+
     if not rows:
         return "no frames"
     med = lambda k: statistics.median(getattr(r, k) for r in rows)  # noqa: E731
-    cpu = statistics.median((r.query_ms + r.cull_ms + r.gather_ms + r.upload_ms) / r.frame_ms for r in rows if r.frame_ms > 0)
+    cpu = statistics.median(r.cpu_ms / r.frame_ms for r in rows if r.frame_ms > 0)
+    culling = " + ".join(s.name for s in STAGES if s.culling)
     return (
         f"frames {len(rows)}  median frame {med('frame_ms'):.2f} ms ({1000.0 / med('frame_ms'):.1f} fps)\n"
-        f"median ms: query {med('query_ms'):.3f}  cull {med('cull_ms'):.3f}  gather {med('gather_ms'):.3f}  "
-        f"upload {med('upload_ms'):.3f}  draw {med('draw_ms'):.2f}\n"
-        f"index+cull+gather+upload share of the frame (median): {100.0 * cpu:.1f}%\n"
-        f"median counts: visible {med('visible'):g}  drawn {med('drawn'):g}  candidates {med('candidates'):g}  "
-        f"nodes {med('nodes_visited'):g}; max drawn {max(r.drawn for r in rows)}\n"
-        f"moved per frame {med('moved'):g} (update median {med('update_ms'):.3f} ms)  events: entered "
+        "median ms: " + "  ".join(f"{s.name} {med(s.column):.3f}" for s in STAGES) + "\n"
+        f"{culling} share of the frame (median): {100.0 * cpu:.1f}%\n"
+        "median counts: " + "  ".join(f"{label} {med(name):g}" for name, label in HUD_COUNTS) +
+        f"; max drawn {max(r.drawn for r in rows)}\n"
+        f"moved per frame {med('moved'):g}  events: entered "
         f"{sum(r.entered for r in rows)}  left {sum(r.left for r in rows)} over {len(rows)} frames"
     )
 
 
 def _window(args, scene, index: str, takes) -> int:
     try:
-        from ..app import WindowOptions, WindowUnavailable, run_window, summary
+        from ..drivers.window import WindowOptions, WindowUnavailable, run_window, summary
     except ImportError as exc:
         raise UserError(f"cannot open a window: {exc}") from None
     session = SessionOptions(index=index, draw=args.draw, colour=args.colour, fade=args.fade,

@@ -5,7 +5,7 @@ id pass of a batch check."""
 
 from __future__ import annotations
 
-from viewer._jit import njit_noref
+from viewer.host.jit import njit_noref
 
 __all__ = ["PAD_ABS", "PAD_REL", "box_pad", "emit", "first_bad_id", "holds"]
 

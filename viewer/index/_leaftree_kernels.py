@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer._jit import njit
+from viewer.host.jit import njit
 
 
 @njit

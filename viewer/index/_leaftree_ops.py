@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numba.extending import overload
 
-from viewer._jit import njit
+from viewer.host.jit import njit
 
 from . import _bvh_kernels as B
 from . import _kdtree_kernels as D

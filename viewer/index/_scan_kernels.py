@@ -39,8 +39,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import prange  # noqa: E402
 
-from viewer._jit import CACHE, njit, njit_noref  # noqa: E402
-from viewer._prefetch import prefetch  # noqa: E402
+from viewer.host.jit import CACHE, njit, njit_noref  # noqa: E402
+from viewer.host.prefetch import prefetch  # noqa: E402
 
 BLOCK = 64  # slots per prefilter block: one frame, one any-hit test, then a recheck of the block if set
 CHUNK = 1 << 14  # slots per parallel work item (16384 x 8 B = 128 KiB of prefilter: stays in L2)

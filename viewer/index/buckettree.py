@@ -193,6 +193,7 @@ class BucketTree(GrowingIndex):
 
     @property
     def cell_count(self) -> int:
+        """Grid cells in use now (the hash table's live cells)."""
         return self._ct.live
 
 

@@ -57,6 +57,7 @@ class CellTable:
 
     @property
     def live(self) -> int:
+        """Cells holding at least one entry now."""
         return int(self.cmeta[K.CELLS_LIVE])
 
     def grow_for(self, k: int) -> None:
@@ -75,6 +76,7 @@ class CellTable:
             K.rehash(self.tab, self.ck, self.cmeta)
 
     def nbytes(self) -> int:
+        """Bytes of the table's arrays (cell records, free list, hash map, counters)."""
         return self.ck.nbytes + self.cfree.nbytes + self.tab.nbytes + self.cmeta.nbytes
 
 

@@ -177,4 +177,5 @@ class HGrid(SphereIndex):
 
     @property
     def cell_count(self) -> int:
+        """Grid cells in use now (the hash table's live cells)."""
         return self._ct.live

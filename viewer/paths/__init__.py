@@ -8,14 +8,16 @@ pitch within +-89).
 One module per concern, no GL in any:
 
 - :mod:`.spline`: :class:`CameraPath` (the interpolation) and :class:`PoseSamples` (poses at a fixed step)
-- :mod:`.files`: :func:`load_path` / :func:`save_path` (TOML, or JSON by suffix, validated field by field)
+- :mod:`.files`: :func:`load_path` (TOML, or JSON by suffix, validated field by field)
+- :mod:`.document`: :func:`save_path` (the document a path file holds, written atomically)
 - :mod:`.capture`: :class:`PathRecorder` (keyframes from a flight) and :func:`simplify` (thinned to a tolerance)
 - :mod:`.generate`: :func:`generated_path` (a fly-through fitted to the scene, paced by what it draws) and
   :func:`drawn_share`
 """
 
 from .capture import ANGLE_TOLERANCE, POSITION_TOLERANCE, PathRecorder, simplify
-from .files import PATH_FORMAT, PATH_VERSION, load_path, path_from_dict, save_path
+from .document import PATH_FORMAT, PATH_VERSION, save_path
+from .files import load_path, path_from_dict
 from .generate import DRAWN_SHARE, GENERATED, drawn_share, generated_path
 from .spline import MAX_PITCH, CameraPath, PoseSamples
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from .files import save_path
+from .document import save_path
 from .spline import MAX_PITCH, CameraPath
 
 __all__ = ["ANGLE_TOLERANCE", "POSITION_TOLERANCE", "PathRecorder", "simplify"]
@@ -55,6 +55,7 @@ class PathRecorder:
         return self.add(t, pose)
 
     def clear(self) -> None:
+        """Forget every keyframe kept so far (the next one starts a new path at time 0)."""
         self._keys.clear()
 
     def path(self, *, thin: bool = False, position_tol: float = POSITION_TOLERANCE,
@@ -71,6 +72,8 @@ class PathRecorder:
         return simplify(p, position_tol=position_tol, angle_tol=angle_tol) if thin else p
 
     def save(self, dest: str | os.PathLike, *, thin: bool = False) -> Path:
+        """Write :meth:`path` (thinned when ``thin``) to ``dest`` as :func:`viewer.paths.save_path` does
+        (TOML, JSON by suffix); returns ``dest``. :class:`UserError` with fewer than 2 keyframes."""
         return save_path(self.path(thin=thin), dest)
 
 

@@ -12,8 +12,8 @@
 
 Reading parses with the standard library (``tomllib``, ``json``) and validates every field: any problem,
 including a document nested too deeply or a number too large for a float64, is one
-:class:`viewer.errors.UserError` naming the file and the field. Writing goes through a temporary file and a
-rename, and every float reads back bit for bit.
+:class:`viewer.errors.UserError` naming the file and the field. Writing is :mod:`viewer.paths.document`'s
+(re-exported here): through a temporary file and a rename, and every float reads back bit for bit.
 """
 
 from __future__ import annotations
@@ -29,14 +29,12 @@ from typing import Any
 
 from ..domain import COORD_LIMIT
 from ..errors import UserError
-from ..output import replace_atomically
+from .document import PATH_FORMAT, PATH_VERSION, path_to_dict, path_to_toml, save_path
 from .spline import MAX_PITCH, CameraPath
 
 __all__ = ["MAX_FILE_BYTES", "PATH_FORMAT", "PATH_VERSION", "load_path", "path_from_dict", "path_to_dict",
            "path_to_toml", "save_path"]
 
-PATH_FORMAT = "viewer-camera-path"
-PATH_VERSION = 1
 #: the largest path file read (a ten-minute take with a keyframe per frame is about 6 MB)
 MAX_FILE_BYTES = 256 * 2**20
 
@@ -50,71 +48,6 @@ _short.maxlevel, _short.maxstring, _short.maxother, _short.maxlong = 3, 40, 40, 
 def _show(v: Any) -> str:
     """A short repr for messages (bounded depth and length: the value may be a huge or deep document)."""
     return _short.repr(v)
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def path_to_dict(path: CameraPath) -> dict[str, Any]:
-    """The document of ``path`` (what the JSON file holds)."""
-    return {
-        "format": PATH_FORMAT,
-        "version": PATH_VERSION,
-        "name": path.name,
-        "keyframe": [
-            {"t": float(t), "position": [float(v) for v in p], "yaw": float(y), "pitch": float(pi)}
-            for t, p, y, pi in zip(path.times, path.positions, path.yaw, path.pitch)
-        ],
-    }
-
-
-def path_to_toml(path: CameraPath) -> str:
-    """The TOML file of ``path``: a comment explaining the fields, then one ``[[keyframe]]`` each."""
-    lines = [
-        "# A camera path (viewer record --path, viewer view --path). Edit freely:",
-        "#   t        seconds, strictly increasing",
-        "#   position [x, y, z], world units",
-        "#   yaw      degrees: 0 looks down -Z, 90 down +X (turns take the short way round)",
-        "#   pitch    degrees: + looks up, within +-89",
-        f'format = "{PATH_FORMAT}"',
-        f"version = {PATH_VERSION}",
-        f"name = {json.dumps(path.name)}",
-        "",
-    ]
-    for t, p, y, pi in zip(path.times, path.positions, path.yaw, path.pitch):
-        lines += [
-            "[[keyframe]]",
-            f"t = {_num(t)}",
-            f"position = [{_num(p[0])}, {_num(p[1])}, {_num(p[2])}]",
-            f"yaw = {_num(y)}",
-            f"pitch = {_num(pi)}",
-            "",
-        ]
-    return "\n".join(lines)
-
-
-def _num(v: float) -> str:
-    """A TOML float that reads back to the same float64."""
-    r = repr(float(v))
-    return r if ("." in r or "e" in r or "n" in r) else r + ".0"
-
-
-def save_path(path: CameraPath, dest: str | os.PathLike) -> Path:
-    """Write ``path`` to ``dest`` (TOML; JSON when the suffix is ``.json``) atomically."""
-    d = Path(dest)
-    text = json.dumps(path_to_dict(path), indent=2) + "\n" if d.suffix.lower() == ".json" else path_to_toml(path)
-    if not d.parent.is_dir():
-        raise UserError(f"{d}: directory {d.parent} does not exist")
-    if d.is_dir():
-        raise UserError(f"{d}: is a directory, cannot write a camera path there")
-    try:
-        replace_atomically(d, text.encode("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{d}: cannot write: {exc.strerror or exc}") from None
-    return d
-
-
-# ----------------------------------------------------------------------------- reading
 
 
 def load_path(path: str | os.PathLike) -> CameraPath:

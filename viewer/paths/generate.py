@@ -129,7 +129,7 @@ class _Probe:
     """What the viewer would draw from a pose: the frame pipeline without GL (no motion: dt 0)."""
 
     def __init__(self, scene, aspect: float, index: str = "octree") -> None:
-        from ..frame import FramePipeline, camera_for_scene
+        from ..frame.pipeline import FramePipeline, camera_for_scene
         from ..index import INDEXES
 
         if index not in INDEXES or INDEXES[index].unavailable():

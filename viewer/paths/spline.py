@@ -4,7 +4,8 @@
 Between keyframes the position follows a Catmull-Rom spline (cubic Hermite with tangents from the
 neighbouring keyframes, times taken into account), yaw turns the short way round (each step between
 keyframes is unwrapped into (-180, 180] before the same spline) and pitch follows the spline, clamped to
-+-89. No I/O here (:mod:`viewer.paths.files`), no GL.
++-89. No GL; reading path files is :mod:`viewer.paths.files`, and the writing methods hand the path to
+:mod:`viewer.paths.document`, which does not import this module.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .document import path_to_dict, path_to_toml, save_path
 
 __all__ = ["MAX_PITCH", "CameraPath", "PoseSamples"]
 
@@ -90,6 +93,7 @@ class CameraPath:
 
     @property
     def start(self) -> float:
+        """The first keyframe's time, seconds."""
         return float(self.times[0])
 
     @property
@@ -137,20 +141,14 @@ class CameraPath:
     # ----------------------------------------------------------------------------- files
     def to_dict(self) -> dict[str, Any]:
         """The path as the document :func:`viewer.paths.save_path` writes (JSON-ready)."""
-        from .files import path_to_dict
-
         return path_to_dict(self)
 
     def to_toml(self) -> str:
         """The path as an annotated TOML document that reads back to the same floats."""
-        from .files import path_to_toml
-
         return path_to_toml(self)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the path as TOML (``.json`` suffix: JSON) through a temporary file and a rename."""
-        from .files import save_path
-
         return save_path(self, path)
 
 

@@ -1,6 +1,6 @@
 """Per-frame recording: the CSV schema, the recorder, the metadata beside it, and reading runs back.
 
-No GL and no plotting here (plots live in :mod:`viewer.plot`, imported lazily by ``viewer plot``).
+No GL and no plotting here (plots live in :mod:`viewer.reports.plot`, imported lazily by ``viewer plot``).
 
 Public API::
 
@@ -12,7 +12,7 @@ Public API::
 
 from .meta import build_meta, gl_info, meta_path_for, read_meta, run_label, write_meta
 from .reader import Run, read_run, read_runs
-from .schema import COLUMN_INFO, COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SCHEMAS, STAGES, Column
+from .schema import COLUMN_INFO, COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SCHEMAS, TIMED_COLUMNS, Column
 from .writer import Recorder
 
 __all__ = [
@@ -24,7 +24,7 @@ __all__ = [
     "SCHEMAS",
     "SCHEMA_NAME",
     "SCHEMA_VERSION",
-    "STAGES",
+    "TIMED_COLUMNS",
     "build_meta",
     "gl_info",
     "meta_path_for",

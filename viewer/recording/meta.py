@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..machine import machine, system
-from ..output import replace_atomically
+from ..host.machine import machine, system
+from ..host.output import replace_atomically
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
 __all__ = [

@@ -83,8 +83,8 @@ class Take:
             self.t += float(stats.dt)
         self.recorder.append(stats, frame=self.frames, t=self.t)
         self.poses.add(self.t, (stats.cam_x, stats.cam_y, stats.cam_z, stats.yaw, stats.pitch))
-        if stats.index not in self.indexes:
-            self.indexes.append(stats.index)
+        if stats.culler not in self.indexes:
+            self.indexes.append(stats.culler)
         self.frames += 1
 
     def close(self, ended: str = "closed") -> str:
@@ -118,7 +118,7 @@ class TakeDir:
     the window opens."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
-        from .replay import prepare_out_dir
+        from ..host.output import prepare_out_dir
 
         self.directory = prepare_out_dir(directory, create=True)
 

@@ -1,13 +1,13 @@
 """Draws an imported scene with its own meshes: one vertex buffer per distinct mesh (flat-shaded triangles),
-one instance buffer per mesh written each frame with that mesh's batch (:class:`viewer.mesh_batches.MeshBatches`),
-and one instanced draw per mesh with drawn instances."""
+one instance buffer per mesh written each frame with that mesh's batch (the frame's
+:class:`viewer.frame.mesh_batches.MeshBatches`, grouped in its gather stage), and one instanced draw per mesh
+with drawn instances."""
 
 from __future__ import annotations
 
 import moderngl
-import numpy as np
 
-from ..mesh_batches import MESH_INSTANCE_DTYPE, MeshBatches, flat_triangles
+from ..frame.mesh_batches import MESH_INSTANCE_DTYPE, MeshBatches, flat_triangles
 from .renderer import attribute_format
 from .shaders import ShaderLibrary
 
@@ -20,13 +20,12 @@ _ATTRIBUTES = tuple(f"in_{name}" for name in MESH_INSTANCE_DTYPE.names)
 class FileMeshRenderer:
     """The meshes of one scene on one context.
 
-    meshes : :class:`viewer.scenes.meshes.MeshSet`; centres : (N, 3) float64 object centres, world units
+    meshes : :class:`viewer.scenes.meshes.MeshSet`
     """
 
-    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, meshes, centres: np.ndarray):
+    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, meshes):
         self.ctx = ctx
         self.prog = shaders.program("objects", {"FILE_MESH": 1})
-        self.batches = MeshBatches(meshes, centres)
         self.vertices = []
         self.counts = []
         for k in range(meshes.k):
@@ -39,15 +38,9 @@ class FileMeshRenderer:
         self.capacity = [0] * meshes.k
         self._todo: list[tuple[int, int, int]] = []
 
-    def group(self, drawn: np.ndarray, instances: np.ndarray) -> None:
-        """Group this frame's drawn objects ``drawn`` (m,) and their records ``instances`` (m,) by mesh
-        (part of the gather)."""
-        self.batches.group(drawn, instances)
-
-    def upload(self) -> None:
-        """Write each mesh's batch of the last :meth:`group` into its instance buffer (grown, doubling, only
-        when too small)."""
-        b = self.batches
+    def upload(self, b: MeshBatches) -> None:
+        """Write each mesh's batch of ``b`` (this frame's, grouped) into its instance buffer (grown, doubling,
+        only when too small)."""
         self._todo = []
         for k, start, count in b.batches():
             if self.vertices[k] is None:

@@ -7,13 +7,13 @@ float32 (16 bytes), its half-extent and colour (8 bytes). Each frame one compute
 - a float32 prefilter, conservative by a stated rounding bound (below), rejects almost every object
   from its 16-byte row; the few it keeps are tested with the index contract's exact float64 predicate
   (``(dx*dx + dy*dy) + dz*dz <= r*r``, as :func:`viewer.index.brute_query`), so the answer is exact;
-- the visible ones are tested against the frustum with :func:`viewer.frustum.cull_spheres`' test in float64;
-- each drawn object's instance record (:data:`viewer.instances.INSTANCE_DTYPE`, computed as
-  :func:`viewer._frame_kernels.gather_instances` does) is appended through an atomic counter, and that
+- the visible ones are tested against the frustum with :func:`viewer.frame.frustum.cull_spheres`' test in float64;
+- each drawn object's instance record (:data:`viewer.frame.instances.INSTANCE_DTYPE`, computed as
+  :func:`viewer.frame._frame_kernels.gather_instances` does) is appended through an atomic counter, and that
   counter *is* the indirect draw command's count, so the draw that follows (``render_indirect``) needs
   nothing from the CPU;
 - one "in" bit per object (the sign bit of the float32 radius, read with the row anyway) gives the
-  visibility events' counts (entered / left, with :class:`viewer.events.VisibilityTracker`'s hysteresis rule).
+  visibility events' counts (entered / left, with :class:`viewer.frame.events.VisibilityTracker`'s hysteresis rule).
 
 Nothing comes back to the CPU unless asked: :meth:`GpuCuller.counters` reads 28 bytes (visible, drawn,
 entered, left); :meth:`GpuCuller.drawn_ids` / :meth:`GpuCuller.visible_ids` / :meth:`GpuCuller.records`
@@ -42,9 +42,9 @@ from time import perf_counter
 import moderngl
 import numpy as np
 
-from ..culling import GPU
+from ..frame.culling import GPU, NO_INDEX, CullingMode
 from ..index import QueryStats
-from ..instances import INSTANCE_DTYPE, INSTANCE_WORDS
+from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from .shaders import ShaderLibrary
 
 __all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "gpu_cull_unavailable"]
@@ -160,7 +160,7 @@ class GpuCuller:
             self.looks.write(self._looks.tobytes())
 
     def set_hysteresis(self, margin: float, relative: bool = False) -> None:
-        """The events' margin, as :meth:`viewer.events.VisibilityTracker.set_margin`."""
+        """The events' margin, as :meth:`viewer.frame.events.VisibilityTracker.set_margin`."""
         self.margin = float(margin)
         self.relative = bool(relative)
 
@@ -213,7 +213,7 @@ class GpuCuller:
         """Write one frame's parameters (320 bytes) and reset the draw command and counters (44 bytes).
 
         point : (3,) the query point (the camera, or the frozen camera); eye : (3,) the render camera
-        planes : (6, 4) float64 from :func:`viewer.frustum.frustum_planes`; fade : the fade fraction
+        planes : (6, 4) float64 from :func:`viewer.frame.frustum.frustum_planes`; fade : the fade fraction
         mode : "sprites" (the count is the command's vertex count) or "mesh" (its instance count)
         """
         f = self._frame
@@ -295,23 +295,27 @@ class GpuCuller:
                 b.release()
 
 
-class GpuCulling:
-    """The ``gpu`` culling mode of a :class:`viewer.frame.FramePipeline`: a :class:`GpuCuller` over the
-    pipeline's world, standing where an index stands (``external``: the pipeline's update stage moves the
-    movers in it, and :meth:`select` runs instead of the pipeline's query, events, cull and gather).
+class GpuCulling(CullingMode):
+    """The ``gpu`` culling mode (:class:`viewer.frame.CullingMode`): a :class:`GpuCuller` over the frame's
+    world; its :meth:`select` is one dispatch (query, events, frustum cull and records on the GPU), its
+    :meth:`upload` hands the GPU's records and draw command to the draw as they are.
 
-    pipeline : the pipeline whose ``centres``, ``radii`` (the world now, kept current by its motion),
-        ``sizes`` and ``category_colours`` are uploaded once
+    frame : the :class:`viewer.frame.FramePipeline` whose ``centres``, ``radii`` (the world now, kept
+        current by its motion), ``sizes`` and ``category_colours`` are uploaded once
+    gl : the session's :class:`ShaderLibrary` (its ``ctx`` is the GL context)
     """
 
-    external = True
-    name = GPU
+    kind = GPU
+    index_name = NO_INDEX
 
-    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, pipeline):
-        self.ctx = ctx
-        self.pipeline = pipeline
-        self.culler = GpuCuller(ctx, shaders, pipeline.centres, pipeline.radii, pipeline.sizes,
-                                pipeline.category_colours)
+    @classmethod
+    def unavailable(cls, gl) -> str | None:
+        return "no GL context" if gl is None else gpu_cull_unavailable(gl.ctx)
+
+    def __init__(self, frame, gl: ShaderLibrary):
+        self.ctx = gl.ctx
+        self.frame = frame
+        self.culler = GpuCuller(gl.ctx, gl, frame.centres, frame.radii, frame.sizes, frame.category_colours)
         # every object is tested each frame; no nodes
         self.stats = QueryStats(candidates=self.culler.n)
         self.last: GpuCounters | None = None
@@ -322,28 +326,26 @@ class GpuCulling:
     def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
         """Objects ``ids`` are now at ``centres`` (radii None: unchanged): uploads only their rows."""
         ids = np.asarray(ids)
-        r = self.pipeline.radii[ids] if radii is None else radii
+        r = self.frame.radii[ids] if radii is None else radii
         self.culler.move(ids, centres, r)
 
-    def reset_events(self) -> None:
+    def restart(self) -> None:
         self.culler.reset_events()
 
-    def select(self, camera, mode: str):
-        """Cull one frame on the GPU, instead of the pipeline's ``select``: the query point and frustum of
-        the pipeline's ``view``, one dispatch, and the counts and times into its ``set_selection``.
+    def select(self, frame, camera):
+        """Cull one frame on the GPU: the frame's query point and frustum, one dispatch, the counts back.
 
-        camera : the render camera (records are relative to it); mode : the draw mode ("sprites" or "mesh")
-        Returns ``(matrices, upload_ms)``: the camera's matrices of this frame, and the time spent writing
-        the frame's parameters and resetting the draw command. The row's ``query_ms`` runs from the
-        dispatch until its results are ready (both passes, ``ctx.finish()`` and the counters' 32-byte
-        readback). Then draw with ``renderer.draw_indirect(culler.instances, culler.command, ...)``.
+        The frame's ``query_ms`` runs from the dispatch until its results are ready (both passes,
+        ``ctx.finish()`` and the counters' 32-byte readback); writing the frame's parameters and resetting
+        the draw command (what the CPU uploads) is its ``upload_ms``. Then :meth:`upload` hands the
+        records to the draw.
         """
-        p = self.pipeline
         g = self.culler
-        matrices = p.view(camera)
         t0 = perf_counter()
-        g.set_hysteresis(p.events.margin, p.events.relative)
-        g.write_frame(p.query_point, camera.position, p.planes, p.fade, mode)
+        qp = frame.query_point_of(camera)
+        matrices, planes = frame.frustum_of(camera)
+        g.set_hysteresis(frame.events.margin, frame.events.relative)
+        g.write_frame(qp, camera.position, planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
         t1 = perf_counter()
         g.dispatch()
         self.ctx.finish()
@@ -351,8 +353,23 @@ class GpuCulling:
         t2 = perf_counter()
         self.last = c
         self.stats.visible = c.visible
-        p.set_selection(c.visible, c.drawn, c.entered, c.left, query_ms=(t2 - t1) * 1e3)
-        return matrices, (t1 - t0) * 1e3
+        frame.n_visible, frame.n_drawn, frame.n_entered, frame.n_left = c.visible, c.drawn, c.entered, c.left
+        st = frame.stage_ms
+        st["query"], st["events"], st["cull"], st["gather"] = (t2 - t1) * 1e3, 0.0, 0.0, 0.0
+        st["upload"] = (t1 - t0) * 1e3
+        return matrices
+
+    def upload(self, frame, draw) -> None:
+        g = self.culler
+        draw.gpu_records(frame, g.instances, g.command, lambda: (g.drawn_ids(), g.records()))
+
+    def visible_ids(self, frame) -> np.ndarray:
+        """A readback from the GPU, in no order."""
+        return self.culler.visible_ids()
+
+    def drawn_ids(self, frame) -> np.ndarray:
+        """A readback from the GPU, in the order drawn."""
+        return self.culler.drawn_ids()
 
     def release(self) -> None:
         self.culler.release()

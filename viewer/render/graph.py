@@ -12,28 +12,17 @@ import math
 import moderngl
 import numpy as np
 
-from ..recording.schema import STAGES
+from ..frame.stages import STAGES, culler_of
 from .shaders import ShaderLibrary
 from .text import TextLayer
 
 __all__ = ["GRAPH_STAGES", "STAGE_COLOURS", "GraphLayer", "StageHistory", "nice_scale"]
 
-#: the stacked stages: the recording's timed stages without the whole frame
-GRAPH_STAGES: tuple[str, ...] = tuple(s for s in STAGES if s != "frame_ms")
+#: the stacked stages' columns, in pipeline order (every stage of :data:`viewer.frame.STAGES`)
+GRAPH_STAGES: tuple[str, ...] = tuple(s.column for s in STAGES)
 
-#: one RGB colour per stage of :data:`GRAPH_STAGES` (update, query, cull, gather, upload, draw)
-STAGE_COLOURS = np.array(
-    [
-        (0.60, 0.60, 0.60),  # update: grey
-        (0.95, 0.30, 0.25),  # query: red, the index's own work
-        (0.98, 0.75, 0.20),  # cull: amber
-        (0.30, 0.75, 0.35),  # gather: green
-        (0.25, 0.60, 0.95),  # upload: blue
-        (0.70, 0.45, 0.90),  # draw: violet
-    ],
-    dtype=np.float32,
-)
-assert len(STAGE_COLOURS) == len(GRAPH_STAGES)
+#: one RGB colour per stage of :data:`GRAPH_STAGES`, each stage's declared colour
+STAGE_COLOURS = np.array([s.colour for s in STAGES], dtype=np.float32)
 
 
 def nice_scale(ms: float) -> float:
@@ -49,7 +38,7 @@ def nice_scale(ms: float) -> float:
 class StageHistory:
     """The stage times of the last ``length`` frames, oldest first.
 
-    times : (length, 6) float32 milliseconds in :data:`GRAPH_STAGES` order (rows before the first frame are 0)
+    times : (length, stages) float32 milliseconds in :data:`GRAPH_STAGES` order (rows before the first frame are 0)
     indexes : the index name of each row ('' before the first frame)
     """
 
@@ -64,7 +53,7 @@ class StageHistory:
         self.times[:-1] = self.times[1:]
         self.times[-1] = [getattr(stats, s) for s in GRAPH_STAGES]
         self.indexes.pop(0)
-        self.indexes.append(str(stats.index))
+        self.indexes.append(culler_of(str(stats.index), str(getattr(stats, "culling", "cpu"))))
         self.count += 1
 
     @property

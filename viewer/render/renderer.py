@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import moderngl
 
-from ..instances import INSTANCE_DTYPE
-from ..options import DRAW_MODES
+from ..frame.instances import INSTANCE_DTYPE
+from ..frame.options import DRAW_MODES
 from .shaders import ShaderLibrary
 
 __all__ = ["DRAW_MODES", "INSTANCE_ATTRIBUTES", "SceneRenderer", "attribute_format", "cube_mesh", "cube_edges"]
@@ -38,7 +38,7 @@ def attribute_format(dtype: np.dtype) -> str:
     return fmt
 
 
-#: The object shaders' per-object inputs: ``in_`` + each field of :data:`viewer.instances.INSTANCE_DTYPE`.
+#: The object shaders' per-object inputs: ``in_`` + each field of :data:`viewer.frame.instances.INSTANCE_DTYPE`.
 INSTANCE_ATTRIBUTES: tuple[str, ...] = tuple(f"in_{name}" for name in INSTANCE_DTYPE.names)
 _INSTANCE_FORMAT = attribute_format(INSTANCE_DTYPE)
 
@@ -94,7 +94,7 @@ def _mat(m: np.ndarray) -> bytes:
 class SceneRenderer:
     """The objects and node boxes of one context.
 
-    capacity : instances the GPU buffer holds at first (:data:`viewer.instances.INSTANCE_DTYPE` records)
+    capacity : instances the GPU buffer holds at first (:data:`viewer.frame.instances.INSTANCE_DTYPE` records)
     mode : "sprites" (point impostors) or "mesh" (instanced cubes)
     style : "objects" (lit, fogged, dithered fade-in) or "stars" (unlit point sprites added onto the sky,
         brightness from each star's apparent magnitude; ``mode`` does not apply)
@@ -161,7 +161,8 @@ class SceneRenderer:
         if n:
             self.buffer.write(data)
 
-    def _common(self, prog, view_rot: np.ndarray, proj: np.ndarray) -> None:
+    def set_uniforms(self, prog, view_rot: np.ndarray, proj: np.ndarray) -> None:
+        """The view, projection, light and fog uniforms of ``prog`` (an objects program)."""
         prog["m_view"].write(_mat(view_rot))
         prog["m_proj"].write(_mat(proj))
         prog["light_dir"].value = tuple(self.light_dir)
@@ -207,13 +208,13 @@ class SceneRenderer:
         ctx.enable(moderngl.DEPTH_TEST)
         if self.mode == "mesh":
             ctx.enable(moderngl.CULL_FACE)
-            self._common(self.prog_mesh, view_rot, proj)
+            self.set_uniforms(self.prog_mesh, view_rot, proj)
             render(vao)
             ctx.disable(moderngl.CULL_FACE)
         else:
             ctx.enable(moderngl.PROGRAM_POINT_SIZE)
             p = self.prog_sprite
-            self._common(p, view_rot, proj)
+            self.set_uniforms(p, view_rot, proj)
             p["viewport_height"].value = float(viewport_height)
             p["max_point_size"].value = self.max_point_size
             render(vao)

@@ -10,8 +10,8 @@ or, culling on the GPU (index ``gpu``, :mod:`viewer.render.gpu_cull`)::
 
     camera -> movers' rows uploaded -> one dispatch (query, events, cull, records) -> indirect draw -> row
 
-The window (:mod:`viewer.app`), headless runs (:mod:`viewer.headless`) and replays
-(:mod:`viewer.recording.replay`) only drive it: they hand it a :class:`viewer.options.SessionOptions`,
+The window (:mod:`viewer.drivers.window`), headless runs (:mod:`viewer.drivers.headless`) and replays
+(:mod:`viewer.drivers.replay`) only drive it: they hand it a :class:`viewer.frame.options.SessionOptions`,
 change options with :meth:`ViewerSession.set` (or the toggles), call :meth:`ViewerSession.warm_up` before
 anything is recorded, then :meth:`ViewerSession.frame` once per frame.
 """
@@ -27,12 +27,14 @@ import numpy as np
 from viewer.scenes.look import DEFAULT_SKY, sky_colour
 
 from ..camera import FlyCamera, InputState
-from ..culling import GPU, culler_names
 from ..errors import UserError
-from ..frame import FramePipeline, FrameStats, camera_for_scene
-from ..options import SessionOptions
+from ..frame.culling import MODES, culler_names
+from ..frame.options import SessionOptions
+from ..frame.pipeline import FramePipeline, camera_for_scene
+from ..frame.stages import HUD_COUNTS, STAGES
+from ..frame.stats import FrameStats
 from .context import read_rgb, save_png
-from .gpu_cull import GpuCulling, gpu_cull_unavailable
+from .instance_draw import InstanceDraw
 from .renderer import SceneRenderer
 from .shaders import ShaderLibrary
 from .text import TextLayer
@@ -52,7 +54,7 @@ class ViewerSession:
     ----------
     ctx : the moderngl context; fbo : the target framebuffer (its viewport is the image size)
     scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
-    options : a :class:`viewer.options.SessionOptions` (default: its defaults); ``**changes`` override
+    options : a :class:`viewer.frame.options.SessionOptions` (default: its defaults); ``**changes`` override
         fields of it (``ViewerSession(ctx, fbo, scene, index="octree", draw="mesh")``)
     camera : the camera to fly (default: :func:`viewer.frame.camera_for_scene`)
 
@@ -70,9 +72,9 @@ class ViewerSession:
         self.camera = camera if camera is not None else camera_for_scene(scene, w / h)
         self.camera.aspect = w / h
         self.shaders = ShaderLibrary(ctx)
-        external, indexes = self._gpu_mode(ctx, o)
+        modes, indexes = self._modes(o)
         self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
-                                       index_options=o.index_options, hysteresis=o.hysteresis, external=external)
+                                       index_options=o.index_options, hysteresis=o.hysteresis, modes=modes)
         self._options = replace(o, indexes=list(self._pipeline.index_names))
         # the scene's look: its sky is the clear and fog colour; a star field is drawn as star sprites only
         style = getattr(scene, "style", "objects")
@@ -84,31 +86,37 @@ class ViewerSession:
                                       fog_colour=self.fog_colour, fog_density=o.fog / max(self.camera.far, 1e-9),
                                       style=style)
         # an imported scene is drawn with its own meshes: "mesh" mode draws them (V toggles sprites)
-        self._file_meshes = None
+        file_meshes = None
         if getattr(scene, "meshes", None) is not None:
             from .file_meshes import FileMeshRenderer
 
-            self._file_meshes = FileMeshRenderer(ctx, self.shaders, scene.meshes, self._pipeline.centres)
+            file_meshes = FileMeshRenderer(ctx, self.shaders, scene.meshes)
             self._options = replace(self._options, draw="mesh")
-            self.renderer.mode = "mesh"
+        self.draw = InstanceDraw(self.renderer, file_meshes)
         self.text = TextLayer(ctx, self.shaders)
         self.help_line = ""
         self.scene_name = self._pipeline.name
         self.last: FrameStats | None = None
         self._has_boxes = True  # whether the index had node boxes at the last frame that asked
-        self.set(colour=o.colour, frozen=o.frozen)
+        self.set(colour=o.colour, frozen=o.frozen, draw=self._options.draw)
 
-    def _gpu_mode(self, ctx: moderngl.Context, o: SessionOptions) -> tuple[dict, list[str] | None]:
-        """The GPU culling mode (index name :data:`viewer.culling.GPU`) as an external culler of the pipeline
-        when this context can run it, and the index cycle with it (by default every available index, then
-        ``gpu``). Asked for on a context that cannot: a :class:`viewer.errors.UserError` saying why."""
-        why = gpu_cull_unavailable(ctx)
-        if why is not None:
-            if o.index == GPU or GPU in (o.indexes or ()):
-                raise UserError(f"--index {GPU}: not available with this OpenGL context: {why}")
-            return {}, o.indexes
-        indexes = o.indexes if o.indexes is not None else culler_names(available=True)
-        return {GPU: lambda pipeline: GpuCulling(ctx, self.shaders, pipeline)}, indexes
+    def _modes(self, o: SessionOptions) -> tuple[dict, list[str] | None]:
+        """The culling modes of :data:`viewer.frame.MODES` this context can run, as factories for the
+        pipeline, and the cycle with them (by default every available index, then those modes). A mode asked
+        for on a context that cannot run it: a :class:`viewer.errors.UserError` saying why."""
+        asked = {o.index, *(o.indexes or ())}
+        modes, missing = {}, []
+        for name, spec in MODES.items():
+            cls = spec.load()
+            why = cls.unavailable(self.shaders)
+            if why is None:
+                modes[name] = lambda frame, cls=cls: cls(frame, self.shaders)
+            elif name in asked:
+                raise UserError(f"--index {name}: not available with this OpenGL context: {why}")
+            else:
+                missing.append(name)
+        indexes = o.indexes if o.indexes is not None else [n for n in culler_names(available=True) if n not in missing]
+        return modes, indexes
 
     # ----------------------------------------------------------------------------- options
     @property
@@ -117,7 +125,7 @@ class ViewerSession:
         return replace(self._options)
 
     def set(self, **changes) -> SessionOptions:
-        """Change options live (any field of :class:`viewer.options.SessionOptions` but ``indexes``,
+        """Change options live (any field of :class:`viewer.frame.options.SessionOptions` but ``indexes``,
         ``index_options`` and ``capacity``, which are fixed when the session is made); returns the new options.
 
         ``index`` builds the index on first use (then keeps it); ``frozen=True`` captures the camera's pose
@@ -135,12 +143,13 @@ class ViewerSession:
         new = replace(self._options, **changes)  # validates
         p = self._pipeline
         if "index" in changes:
-            p.use_index(new.index)
+            p.use_index(new.index).warm_up()  # compiled now (once per process), not in the next frame's query
             new.indexes = list(p.index_names)
         if "colour" in changes:
             p.set_colour_mode(new.colour)
         if "draw" in changes:
             self.renderer.mode = new.draw
+            p.set_draw_mode(new.draw)
         if "fade" in changes:
             p.fade = float(new.fade)
         if "fog" in changes:
@@ -216,27 +225,21 @@ class ViewerSession:
         return len(self._pipeline.events)
 
     def visible_ids(self) -> np.ndarray:
-        """Ids (visible,) int64 the index answered in the last frame, in its order (a view; with ``gpu``
-        a readback from the GPU, in no order)."""
-        ix = self._pipeline.index
-        if isinstance(ix, GpuCulling):
-            return ix.culler.visible_ids()
-        return self._pipeline.ids[: self._pipeline.n_visible]
+        """Ids (visible,) int64 the culling mode found in the last frame (for an index, in its order, a view;
+        with ``gpu`` a readback from the GPU, in no order)."""
+        return self._pipeline.mode.visible_ids(self._pipeline)
 
     def drawn_ids(self) -> np.ndarray:
-        """Ids (drawn,) int64 drawn in the last frame, nearest first (a view; with ``gpu`` a readback from
-        the GPU, in the order drawn)."""
-        ix = self._pipeline.index
-        if isinstance(ix, GpuCulling):
-            return ix.culler.drawn_ids()
-        return self._pipeline.drawn()
+        """Ids (drawn,) int64 drawn in the last frame, in the order drawn (the CPU mode: nearest first, a
+        view; with ``gpu`` a readback from the GPU)."""
+        return self._pipeline.mode.drawn_ids(self._pipeline)
 
     def run_info(self) -> dict:
         """What a recording's metadata says about this session's current index: ``index_options``,
-        ``build_s`` (seconds to build it), ``hysteresis`` (text), ``moving`` (objects)."""
+        ``build_s`` (seconds to build it), ``hysteresis`` (text), ``moving`` (objects), ``culling`` (the mode)."""
         p, name = self._pipeline, self._options.index
         return {"index_options": dict(self._options.index_options.get(name, {})), "build_s": p.build_s.get(name),
-                "hysteresis": p.hysteresis, "moving": self.moving}
+                "hysteresis": p.hysteresis, "moving": self.moving, "culling": p.mode.kind}
 
     # ----------------------------------------------------------------------------- warm-up and restart
     def warm_up(self, pose=None, frames: int = 2) -> None:
@@ -271,44 +274,19 @@ class ViewerSession:
         software renderers); ``frame_ms`` spans everything including node boxes and the HUD.
         """
         p = self._pipeline
-        p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the index)
-        # where query, events, cull and gather run: the pipeline (then the upload), or one dispatch on the GPU
-        # (index "gpu"), which writes the records and the draw command itself
-        gpu = p.index if isinstance(p.index, GpuCulling) else None
-        n = 0
-        own_meshes = False
-        if gpu is None:
-            cam = p.select(self.camera)
-            n = p.n_drawn
-            own_meshes = self._file_meshes is not None and self._options.draw == "mesh"
-            if own_meshes:  # the gather groups the drawn objects by mesh (timed as part of it)
-                tg = perf_counter()
-                self._file_meshes.group(p.drawn(), p.instances)
-                p.stage_ms["gather"] += (perf_counter() - tg) * 1e3
-            t1 = perf_counter()
-            if own_meshes:  # each mesh's batch into its buffer
-                self._file_meshes.upload()
-            else:
-                self.renderer.upload(p.instance_bytes(), n)
-            upload_ms = (perf_counter() - t1) * 1e3
-        else:  # an imported scene's own meshes are drawn as cubes here (the GPU writes plain records)
-            cam, upload_ms = gpu.select(self.camera, self._options.draw)
+        p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the culling mode)
+        cam = p.select(self.camera)  # query, events, cull, gather: on the CPU, or one dispatch on the GPU
+        t1 = perf_counter()
+        p.mode.upload(p, self.draw)
+        p.stage_ms["upload"] += (perf_counter() - t1) * 1e3
         t2 = perf_counter()
         fbo = self.fbo
         fbo.use()
         fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        if gpu is not None:
-            self.renderer.draw_indirect(gpu.culler.instances, gpu.culler.command, cam.rotation, cam.projection,
-                                        fbo.viewport[3])
-            draw_calls = int(p.n_drawn > 0)
-        elif own_meshes:  # one instanced draw per mesh with drawn instances
-            self.renderer._common(self._file_meshes.prog, cam.rotation, cam.projection)
-            draw_calls = self._file_meshes.draw()
-        else:
-            self.renderer.draw(n, cam.rotation, cam.projection, fbo.viewport[3])
-            draw_calls = int(n > 0)
+        draw_calls = self.draw.draw(cam, fbo.viewport[3], p.n_drawn)
         self.ctx.finish()
         t3 = perf_counter()
+        p.stage_ms["draw"] = (t3 - t2) * 1e3
         overlay = False
         if self._options.boxes:
             nb = p.node_boxes()  # once per frame; the HUD reads whether there were any
@@ -319,13 +297,12 @@ class ViewerSession:
                 self.renderer.draw_boxes(cam.rotation, cam.projection)
                 overlay = True
         if self._options.hud:  # the previous frame's figures (this one's are not known yet), else a preview
-            shown = self.last if self.last is not None else p.row(t=t, upload_ms=upload_ms, draw_ms=(t3 - t2) * 1e3,
-                                                                  draw_calls=draw_calls)
+            shown = self.last if self.last is not None else p.row(t=t, draw_calls=draw_calls)
             self.text.draw(self.hud_lines(shown), (fbo.viewport[2], fbo.viewport[3]))
             overlay = True
         if overlay:
             self.ctx.finish()
-        st = p.finish(t=t, upload_ms=upload_ms, draw_ms=(t3 - t2) * 1e3, draw_calls=draw_calls)
+        st = p.finish(t=t, draw_calls=draw_calls)
         self.last = st
         return st
 
@@ -340,12 +317,9 @@ class ViewerSession:
             flags.append("no node boxes for this index")
         colour = o.colour if (o.colour == "category" or self._pipeline.has_levels) else "category (no levels)"
         lines = [
-            f"{self.scene_name}  index: {st.index}  {fps:6.1f} fps  frame {st.frame_ms:7.2f} ms  {'  '.join(flags)}",
-            f"update {st.update_ms:6.2f}  query {st.query_ms:6.2f}  cull {st.cull_ms:6.2f}  gather {st.gather_ms:6.2f}"
-            f"  upload {st.upload_ms:6.2f}  draw {st.draw_ms:7.2f} ms",
-            f"objects {st.objects}  candidates {st.candidates}  visible {st.visible}  drawn {st.drawn}"
-            f"  draw calls {st.draw_calls}"
-            f"  nodes {st.nodes_visited} (max/level {st.max_nodes_per_level})",
+            f"{self.scene_name}  index: {st.culler}  {fps:6.1f} fps  frame {st.frame_ms:7.2f} ms  {'  '.join(flags)}",
+            "  ".join(f"{s.name} {getattr(st, s.column):6.2f}" for s in STAGES) + " ms",
+            "  ".join(f"{label} {getattr(st, name)}" for name, label in HUD_COUNTS),
             f"pos ({st.cam_x:.1f}, {st.cam_y:.1f}, {st.cam_z:.1f})  yaw {st.yaw:.0f}  pitch {st.pitch:.0f}"
             f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {o.draw}",
         ]

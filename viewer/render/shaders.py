@@ -14,7 +14,7 @@ import moderngl
 
 from viewer.shaders import shader_names, shader_path
 
-from ..instances import INSTANCE_WORDS, WORD
+from ..frame.instances import INSTANCE_WORDS, WORD
 
 __all__ = ["ShaderLibrary", "stage_sources"]
 
@@ -25,7 +25,7 @@ _STAGES = {
 }
 _COMPUTE = "COMPUTE_SHADER"
 
-#: Defined in every program: the instance record's layout (:data:`viewer.instances.INSTANCE_DTYPE`) in
+#: Defined in every program: the instance record's layout (:data:`viewer.frame.instances.INSTANCE_DTYPE`) in
 #: 32-bit words, ``INSTANCE_WORDS`` per record and ``WORD_<FIELD>`` the first word of each field, for the
 #: shaders that write records themselves (``cull.glsl``).
 LAYOUT_DEFINES: dict[str, int] = {"INSTANCE_WORDS": INSTANCE_WORDS, **{f"WORD_{k.upper()}": v for k, v in WORD.items()}}

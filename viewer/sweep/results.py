@@ -33,6 +33,8 @@ DONE = ("ok", "skipped")
 
 
 def columns() -> list[str]:
+    """The sweep CSV's header: the task's columns (:data:`TASK_COLUMNS`), then the bench's row columns that
+    are not among them, in the bench's order."""
     from viewer.bench.report import COLUMNS
 
     return [*TASK_COLUMNS, *(name for name, _, _ in COLUMNS if name not in TASK_COLUMNS)]
@@ -60,6 +62,8 @@ def task_rows(task: Task, result: dict) -> list[dict]:
 
 
 def failure_rows(task: Task, status: str, reason: str, head: dict | None = None) -> list[dict]:
+    """One row per index of ``task`` marked ``status`` (``"failed"``, ``"skipped"``) for ``reason``;
+    ``head`` the task's columns when known (else its key and axis values)."""
     head = head or {"task": task.key, **_params(task)}
     n = len(task.indexes)
     return [{**head, "status": status, "reason": reason, "rows_in_task": n, "index": ix} for ix in task.indexes]
@@ -80,6 +84,8 @@ class ResultsFile:
         self._fh = open(path, "a", newline="", encoding="utf-8")
 
     def write(self, rows: list[dict]) -> None:
+        """Append ``rows`` (missing columns empty, NaN as empty, extra keys dropped) and fsync, so a crash
+        loses at most the task being written; ``rows`` also join :attr:`rows`."""
         import io
 
         buf = io.StringIO()

@@ -29,6 +29,10 @@ MEMORY_SHARE = 0.85  # a task may plan to use this share of a worker's memory
 
 @dataclass
 class SweepOutcome:
+    """What :func:`run_sweep` did: ``total`` tasks, of which ``already`` were in the CSV before, and the
+    counts that ``ok``, ``failed`` or were ``skipped`` now; the CSV, the plots written, and ``(label,
+    reason)`` of each failure."""
+
     total: int
     already: int = 0
     ok: int = 0
@@ -90,7 +94,7 @@ def run_sweep(sweep: Sweep, out: Path, *, workers: int = 1, scheduler: str | Non
     Rows are appended as each task finishes. Ctrl-C cancels what is running and keeps what finished: run the
     same command again to resume.
     """
-    from viewer.recording.progress import Progress
+    from viewer.host.progress import Progress
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

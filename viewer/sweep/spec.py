@@ -69,11 +69,13 @@ class Task:
 
     @property
     def key(self) -> str:
+        """12 hex digits identifying the task by every field (what a resumed sweep matches rows on)."""
         blob = json.dumps(asdict(self), sort_keys=True).encode()
         return hashlib.sha1(blob).hexdigest()[:12]
 
     @property
     def label(self) -> str:
+        """A short name for logs: scene, N (``100k``, ``1M``) and the radius model unless the default."""
         parts = [self.scene, _short(self.n)]
         if self.radius != "default":
             parts.append(self.radius)
@@ -88,6 +90,9 @@ class Task:
 
 @dataclass(frozen=True)
 class Sweep:
+    """A checked sweep file: the indexes measured in every task, and the values of each axis (keys of
+    :data:`AXES`, each a list); its tasks are every combination."""
+
     name: str
     source: str
     indexes: tuple[str, ...]
@@ -95,6 +100,7 @@ class Sweep:
     description: str = ""
 
     def tasks(self) -> list[Task]:
+        """Every combination of the axes' values, one :class:`Task` each, the last axis varying fastest."""
         names = list(AXES)
         return [Task(**dict(zip(names, combo)), indexes=self.indexes)
                 for combo in itertools.product(*(self.axes[a] for a in names))]
@@ -114,6 +120,8 @@ def bundled_sweeps() -> dict[str, Path]:
 
 
 def resolve_sweep_path(text: str) -> Path:
+    """``text`` as a sweep file: an existing file, else a bundled sweep's name (:func:`bundled_sweeps`).
+    :class:`UserError` naming ``text`` otherwise."""
     p = Path(text)
     if p.is_file():
         return p
@@ -239,4 +247,5 @@ def _shares(v) -> list[float]:
 
 
 def dynamic_shares(task: Task) -> list[float]:
+    """The shares of objects moving per frame that ``task`` measures, each in (0, 1]; empty for none."""
     return _shares(task.dynamic)

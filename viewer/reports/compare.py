@@ -16,17 +16,18 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import UserError
-from .recording.reader import Run, read_runs
-from .recording.schema import STAGES
+from ..errors import UserError
+from ..recording.reader import Run, read_runs
+from ..frame.stages import HUD_COUNTS, TIMED_COLUMNS
 
 __all__ = ["STATS", "CompareRow", "compare_files", "compare_runs", "format_table", "reference_run"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = ("median", "p95", "max")
 
-#: count columns summarised under the stage times
-COUNTS: tuple[str, ...] = ("candidates", "visible", "drawn", "nodes_visited")
+#: count columns summarised under the stage times (the counts the HUD shows, but the object total and the
+#: per-level peak)
+COUNTS: tuple[str, ...] = tuple(c for c, _ in HUD_COUNTS if c not in ("objects", "max_nodes_per_level"))
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ def reference_run(runs: Sequence[Run]) -> int:
     return 0
 
 
-def compare_runs(runs: Sequence[Run], columns: Sequence[str] = STAGES + COUNTS,
+def compare_runs(runs: Sequence[Run], columns: Sequence[str] = TIMED_COLUMNS + COUNTS,
                  reference: int | None = None) -> list[CompareRow]:
     """Rows of the comparison, grouped by column then run; ratios against ``runs[reference]`` (default:
-    :func:`reference_run`)."""
+    :func:`reference_run`). A column some run lacks (a recording of an older schema version) is left out."""
     if not runs:
         raise UserError("no recordings to compare")
     for r in runs:
@@ -78,7 +79,7 @@ def compare_runs(runs: Sequence[Run], columns: Sequence[str] = STAGES + COUNTS,
             raise UserError(f"{r.path}: the recording has no rows")
     ref_run = runs[reference_run(runs) if reference is None else reference]
     rows: list[CompareRow] = []
-    for col in columns:
+    for col in (c for c in columns if all(c in r.columns for r in runs)):
         ref = _stats(ref_run[col])
         for j, r in enumerate(runs):
             v = _stats(r[col])

@@ -16,16 +16,14 @@ from dataclasses import dataclass, field
 
 import moderngl_window as mglw
 
-from .camera import DEFAULT_BINDINGS, InputState, KeyBindings
-from .display import WindowUnavailable, display_problem
-from .frame import FrameStats
-from .culling import is_gpu
-from .index import warm_up as warm_up_indexes
-from .options import SessionOptions
-from .recording.meta import build_meta, gl_info
-from .recording.takes import Take, TakeDir
-from .render import ViewerSession
-from .render.graph import GraphLayer, StageHistory
+from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings
+from ..host.display import WindowUnavailable, display_problem
+from ..frame.pipeline import FrameStats
+from ..frame.options import SessionOptions
+from ..recording.meta import build_meta, gl_info
+from ..recording.takes import Take, TakeDir
+from ..render import ViewerSession
+from ..render.graph import GraphLayer, StageHistory
 
 __all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowOptions", "WindowUnavailable", "run_window",
            "summary"]
@@ -76,7 +74,7 @@ _KEY_ATTRS = {
 class WindowOptions:
     """What ``viewer view`` passes to the window.
 
-    scene : the :class:`viewer.scenes.Scene`; session : the :class:`viewer.options.SessionOptions` the window's
+    scene : the :class:`viewer.scenes.Scene`; session : the :class:`viewer.frame.options.SessionOptions` the window's
     session starts with (index, draw, colour, fade, fog, hud, boxes); screenshot : the path the screenshot key writes
     (None: ``screenshot-<time>.png`` in the working directory); fixed_dt : seconds per frame instead of
     the wall clock (replayable flights); max_frames : close after this many frames (0: never);
@@ -222,6 +220,7 @@ class ViewerWindow(mglw.WindowConfig):
             camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
             hysteresis=info["hysteresis"],
             moving=info["moving"],
+            culling=info["culling"],
         )
         self.take = o.takes.start(meta)
         self._say(f"recording {self.take.name} into {o.takes.directory} (R stops)")
@@ -273,9 +272,7 @@ class ViewerWindow(mglw.WindowConfig):
         """Run a viewer command (a value of :data:`COMMAND_KEYS`)."""
         s = self.session
         if cmd == "next_index":
-            name = s.cycle_index()
-            if not is_gpu(name):  # the GPU mode has no kernels to compile
-                warm_up_indexes([name])  # its kernels compiled now, not in the next recorded frame's query
+            name = s.cycle_index()  # its kernels compiled now, not in the next recorded frame's query
             self._say(f"index: {name}")
         elif cmd == "freeze":
             self._say("culling frozen" if s.toggle_frozen() else "culling live")

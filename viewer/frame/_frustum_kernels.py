@@ -1,10 +1,10 @@
-"""Numba kernels of :mod:`viewer.frustum`: a sphere-against-six-planes test over candidate ids."""
+"""Numba kernels of :mod:`viewer.frame.frustum`: a sphere-against-six-planes test over candidate ids."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit
+from ..host.jit import njit
 
 
 @njit

@@ -13,10 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import UserError
-from .output import check_output_file
-from .recording.reader import Run, read_runs
-from .recording.schema import STAGES
+from ..errors import UserError
+from ..host.output import check_output_file
+from ..recording.reader import Run, read_runs
+from ..frame.stages import TIMED_COLUMNS
 
 __all__ = ["plot_files", "plot_runs"]
 
@@ -62,13 +62,15 @@ def plot_runs(
         raise UserError(f"{out}: cannot write .{fmt} images; use one of {', '.join(sorted(supported))}")
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
-    gs = fig.add_gridspec(4, 4, height_ratios=[1, 1, 1.2, 1.3], hspace=0.55, wspace=0.28,
+    stages = [c for c in TIMED_COLUMNS if all(c in r.columns for r in runs)]  # an older recording lacks new stages
+    srows = (len(stages) + 1 + 3) // 4  # the stage panels, then the legend, four to a row
+    gs = fig.add_gridspec(srows + 2, 4, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
     fig.suptitle(_plain(title or _default_title(runs)), fontsize=14)
 
     # ---- stage times over the path
     stage_axes = []
-    for k, stage in enumerate(STAGES):
+    for k, stage in enumerate(stages):
         ax = fig.add_subplot(gs[k // 4, k % 4], sharex=stage_axes[0] if stage_axes else None)
         for r, c in zip(runs, colours):
             ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85)
@@ -90,7 +92,7 @@ def plot_runs(
         stage_axes.append(ax)
 
     # ---- legend and context in the eighth cell
-    lax = fig.add_subplot(gs[1, 3])
+    lax = fig.add_subplot(gs[len(stages) // 4, len(stages) % 4])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
     lax.legend(handles, [_plain(_wrap(r.label, 38)) for r in runs], loc="upper left", fontsize=10,
@@ -99,7 +101,7 @@ def plot_runs(
              family="monospace", color="0.25")
 
     # ---- counts over the path
-    cax = fig.add_subplot(gs[2, :])
+    cax = fig.add_subplot(gs[srows, :])
     styles = (("candidates", "-"), ("visible", "--"), ("drawn", ":"))
     for r, c in zip(runs, colours):
         for col, ls in styles:
@@ -116,12 +118,12 @@ def plot_runs(
                loc="upper right", fontsize=9, ncols=3)
 
     # ---- per-stage distribution
-    dax = fig.add_subplot(gs[3, :])
+    dax = fig.add_subplot(gs[srows + 1, :])
     n = len(runs)
     width_box = 0.8 / n
     for j, (r, c) in enumerate(zip(runs, colours)):
-        data = [np.maximum(r[s], _FLOOR_MS) for s in STAGES]
-        pos = np.arange(len(STAGES)) + (j - (n - 1) / 2) * width_box
+        data = [np.maximum(r[s], _FLOOR_MS) for s in stages]
+        pos = np.arange(len(stages)) + (j - (n - 1) / 2) * width_box
         bp = dax.boxplot(data, positions=pos, widths=width_box * 0.85, whis=(5, 95), showfliers=False,
                          patch_artist=True, manage_ticks=False)
         for b in bp["boxes"]:
@@ -132,12 +134,12 @@ def plot_runs(
         for ln in bp["medians"]:
             ln.set(color="black", lw=1.5)
     dax.set_yscale("log")
-    dax.set_xticks(np.arange(len(STAGES)), [_stage_title(s) for s in STAGES])
+    dax.set_xticks(np.arange(len(stages)), [_stage_title(s) for s in stages])
     dax.set_ylabel("ms per frame (log)")
     dax.set_title("per-stage distribution (box: quartiles, black line: median, whiskers: 5th-95th percentile)",
                   fontsize=11)
     dax.grid(alpha=0.3, axis="y", which="both")
-    for i in range(1, len(STAGES)):
+    for i in range(1, len(stages)):
         dax.axvline(i - 0.5, color="0.85", lw=0.8)
 
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")

@@ -15,6 +15,10 @@ __all__ = ["prefetch"]
 
 @intrinsic
 def prefetch(typingctx, arr, i, j):
+    """In a numba kernel, ``prefetch(arr, i, j)``: hint that ``arr[i, j]`` (``arr[i]`` when ``arr`` is 1-D:
+    ``j`` is then ignored, pass 0) will be read soon. ``arr`` any numba array, ``i`` and ``j``
+    integers within its bounds (not checked, never wrapped: a negative index is not from the end). Returns
+    nothing; a read prefetch kept in every cache level (LLVM's ``llvm.prefetch`` rw=0, locality=3)."""
     sig = types.void(arr, i, j)
 
     def codegen(context, builder, signature, args):

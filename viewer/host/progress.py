@@ -35,6 +35,7 @@ class Progress:
         self.done = 0
 
     def update(self, done: int) -> None:
+        """``done`` units of ``total`` are finished (a count, not an increment); redraws when due."""
         self.done = done
         if not self.enabled:
             return
@@ -51,6 +52,8 @@ class Progress:
             self.stream.flush()
 
     def line(self, now: float | None = None) -> str:
+        """The bar as one line: percent, done/total, rate per second, elapsed and ETA (h:mm:ss). ``now``: a
+        :func:`time.perf_counter` reading (default: the current one)."""
         now = time.perf_counter() if now is None else now
         el = now - self.start
         frac = min(1.0, self.done / self.total)
@@ -64,6 +67,7 @@ class Progress:
                 f"{self.done}/{self.total} {self.unit}  {rate_s}  elapsed {_hms(el)}  ETA {eta_s}")
 
     def close(self) -> None:
+        """End the bar's line on a terminal (nothing to do otherwise)."""
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()

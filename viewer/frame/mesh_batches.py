@@ -1,7 +1,7 @@
 """Imported scenes drawn with their own meshes: each frame's drawn instances grouped by the mesh they
 instance, one batch (one instanced draw) per distinct mesh. GL-free: numpy only.
 
-A batch record is the frame's instance record (:data:`viewer.instances.INSTANCE_DTYPE`) followed by the
+A batch record is the frame's instance record (:data:`viewer.frame.instances.INSTANCE_DTYPE`) followed by the
 object's mesh transform: the three columns of its local-to-world linear map and its translation minus the
 object's centre (``affine``, 12 float32), so the vertex shader places a mesh vertex v at
 ``position + offset + A v`` relative to the camera (float32 stays exact near the camera however large the

@@ -11,7 +11,7 @@ __all__ = ["COLOUR_MODES", "CULL_MODES", "DRAW_MODES", "SessionOptions"]
 DRAW_MODES: tuple[str, ...] = ("sprites", "mesh")
 #: what colours them: the scene's colours, or the octree level holding each object
 COLOUR_MODES: tuple[str, ...] = ("category", "level")
-#: where the frustum cull runs; culling on the GPU is picked by its index name instead (viewer.culling.GPU,
+#: where the frustum cull runs; culling on the GPU is picked by its index name instead (viewer.frame.culling.GPU,
 #: "--index gpu"), so it cycles with the indexes
 CULL_MODES: tuple[str, ...] = ("cpu",)
 
@@ -28,7 +28,7 @@ class SessionOptions:
     hud, boxes : draw the HUD / the index's node boxes
     frozen : query and cull from the pose and frustum of the moment it was set (fly out and look)
     hysteresis : ``(margin, relative)`` of the visibility events (see
-        :class:`viewer.events.VisibilityTracker`); None: no margin
+        :class:`viewer.frame.events.VisibilityTracker`); None: no margin
     capacity : instances the buffers hold at first (they grow by doubling when a frame needs more)
     """
 

@@ -1,4 +1,4 @@
-"""Numba kernel of :mod:`viewer.events`: one frame of visibility events in O(visible + inside).
+"""Numba kernel of :mod:`viewer.frame.events`: one frame of visibility events in O(visible + inside).
 
 Every buffer comes from the caller (nothing is allocated), so it is compiled without reference counting.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import njit_noref
+from ..host.jit import njit_noref
 
 __all__ = ["update_events", "warm"]
 

@@ -10,9 +10,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 
-__all__ = ["check_output_file", "replace_atomically"]
+__all__ = ["check_output_file", "prepare_out_dir", "replace_atomically"]
 
 
 def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes: tuple[str, ...] = ()) -> Path:
@@ -64,3 +64,26 @@ def replace_atomically(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True) -> Path:
+    """Check that ``out_dir`` can be written (it, or its nearest existing ancestor, is a writable
+    directory) and, when ``create``, create it; returns it. :class:`UserError` otherwise."""
+    d = Path(out_dir)
+    if d.exists() and not d.is_dir():
+        raise UserError(f"{d}: exists and is not a directory")
+    anc = d
+    while not anc.exists():
+        if anc.parent == anc:
+            break
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise UserError(f"{d}: cannot create the output directory: {anc} is not a directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise UserError(f"{d}: cannot create the output directory: {anc} is not writable")
+    if create:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
+    return d

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._jit import njit
+from ..host.jit import njit
 from .instances import INSTANCE_WORDS, WORD
 
 # first 32-bit word of each field of an instance record (compile-time constants of the kernel)
@@ -27,7 +27,7 @@ def gather_instances(ids, n, centres, sizes, radii, colours, eye, qp, fade_frac,
     qp : (3,) float64, the query camera (the fade is its distance over the object's view distance)
     fade_frac : fraction of the view distance, at its far end, over which an object fades in
     inst_f, inst_u : (cap, INSTANCE_WORDS) float32 and uint32 views of the same records
-          (:data:`viewer.instances.INSTANCE_DTYPE`): position (relative), size, colour (uint32 bits), fade
+          (:data:`viewer.frame.instances.INSTANCE_DTYPE`): position (relative), size, colour (uint32 bits), fade
     """
     for i in range(n):
         j = ids[i]

@@ -2,7 +2,7 @@
 
 Typical use (one row per frame; replays are exact because poses and ``dt`` are given)::
 
-    from viewer.headless import HeadlessViewer
+    from viewer.drivers.headless import HeadlessViewer
     from viewer.paths import generated_path
     samples = generated_path(scene).sample(dt=1 / 60)          # PoseSamples: poses at a fixed dt
     with HeadlessViewer(scene, size=(1280, 720), index="octree") as hv:
@@ -24,9 +24,9 @@ from typing import Callable
 
 import numpy as np
 
-from .camera import FlyCamera
-from .frame import FrameStats
-from .options import SessionOptions
+from ..camera import FlyCamera
+from ..frame.pipeline import FrameStats
+from ..frame.options import SessionOptions
 
 __all__ = ["HeadlessViewer", "as_poses", "render_frames"]
 
@@ -59,7 +59,7 @@ class HeadlessViewer:
     ----------
     scene : a :class:`viewer.scenes.Scene` (or anything with its array fields)
     size : (width, height) pixels
-    options : a :class:`viewer.options.SessionOptions` (index, indexes, draw, colour, hud, boxes, fade, fog,
+    options : a :class:`viewer.frame.options.SessionOptions` (index, indexes, draw, colour, hud, boxes, fade, fog,
         hysteresis, ...); ``**changes`` override fields of it. Headless, the HUD is off unless asked for.
     camera : lens and speed to use (default: fitted to the scene); poses given to :meth:`run` move it
 
@@ -69,7 +69,7 @@ class HeadlessViewer:
 
     def __init__(self, scene, *, size: tuple[int, int] = (1280, 720), options: SessionOptions | None = None,
                  camera: FlyCamera | None = None, **changes):
-        from .render import ViewerSession, create_headless_context, offscreen_target
+        from ..render import ViewerSession, create_headless_context, offscreen_target
 
         if options is None:
             changes.setdefault("hud", False)
@@ -144,6 +144,6 @@ class HeadlessViewer:
 def render_frames(scene, poses, *, dt: float | None = None, screenshot=None,
                   on_frame: Callable[[FrameStats], object] | None = None, **options) -> list[FrameStats]:
     """Render ``poses`` of ``scene`` offscreen and return the per-frame stats; ``options`` go to
-    :class:`HeadlessViewer` (size, camera, options, or any field of :class:`viewer.options.SessionOptions`)."""
+    :class:`HeadlessViewer` (size, camera, options, or any field of :class:`viewer.frame.options.SessionOptions`)."""
     with HeadlessViewer(scene, **options) as hv:
         return hv.run(poses, dt, on_frame=on_frame, screenshot=screenshot)

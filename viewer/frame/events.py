@@ -21,7 +21,7 @@ The rule, per object with view radius r at distance d from the point:
 Cost per frame: O(visible + in), no pass over all N objects: a per-object "in" flag (1 byte each) and a
 compact list of the in-objects; only in-objects the query no longer returns have their distance
 measured (against the caller's ``centres`` / ``radii``: keep them current when objects move, e.g.
-:attr:`viewer.motion.MotionState.centres`).
+:attr:`viewer.frame.motion.MotionState.centres`).
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 Every frame is rendered (offscreen, EGL) at a pose sampled from the path with a fixed ``dt``, so two
 runs of the same path see exactly the same poses and visible sets. Several indexes run interleaved
 on one GL context: frame k is rendered by every index before frame k + 1 by any (in an order that
-changes each frame, so that each index follows every other equally often: :mod:`viewer.interleave`),
+changes each frame, so that each index follows every other equally often: :mod:`viewer.host.interleave`),
 each index with its own pipeline, buffers and camera, so a noisy machine slows them all alike. One CSV and one metadata file per index. Each index has its own
 :class:`viewer.render.ViewerSession`, which this module only drives: options, warm-up, frames.
 
-GL is imported lazily (through :mod:`viewer.headless` / :mod:`viewer.render`), only when a replay runs.
+GL is imported lazily (through :mod:`viewer.drivers.headless` / :mod:`viewer.render`), only when a replay runs.
 """
 
 from __future__ import annotations
@@ -17,43 +17,21 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..culling import check_cullers
+from ..frame.culling import check_cullers
 from ..errors import UserError
-from ..interleave import balanced_orders
-from .meta import build_meta, gl_info
-from .progress import Progress
-from .writer import Recorder
+from ..host.output import prepare_out_dir
+from ..host.interleave import balanced_orders
+from ..recording.meta import build_meta, gl_info
+from ..host.progress import Progress
+from ..recording.writer import Recorder
 
-__all__ = ["check_indexes", "prepare_out_dir", "replay"]
+__all__ = ["check_indexes", "replay"]
 
 
 def check_indexes(names: Sequence[str]) -> list[str]:
-    """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.culling`); a
+    """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.frame.culling`); a
     :class:`UserError` otherwise."""
     return check_cullers(names, "--index")
-
-
-def prepare_out_dir(out_dir: str | os.PathLike, names: Sequence[str] = (), *, create: bool = True) -> Path:
-    """Check that ``out_dir`` can be written (it, or its nearest existing ancestor, is a writable
-    directory) and, when ``create``, create it; returns it. :class:`UserError` otherwise."""
-    d = Path(out_dir)
-    if d.exists() and not d.is_dir():
-        raise UserError(f"{d}: exists and is not a directory")
-    anc = d
-    while not anc.exists():
-        if anc.parent == anc:
-            break
-        anc = anc.parent
-    if anc.exists() and not anc.is_dir():
-        raise UserError(f"{d}: cannot create the output directory: {anc} is not a directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise UserError(f"{d}: cannot create the output directory: {anc} is not writable")
-    if create:
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
-    return d
 
 
 def replay(
@@ -82,12 +60,12 @@ def replay(
     from the same seed: every index sees the same objects at the same places.
     """
     names = check_indexes(indexes)
-    d = prepare_out_dir(out_dir, names, create=False)
+    d = prepare_out_dir(out_dir, create=False)
     if len(samples) == 0:
         raise UserError("the camera path gives no frames")
 
-    from ..headless import HeadlessViewer
-    from ..options import SessionOptions
+    from .headless import HeadlessViewer
+    from ..frame.options import SessionOptions
     from ..render import ViewerSession
 
     def options(name: str) -> SessionOptions:
@@ -99,7 +77,7 @@ def replay(
         raise UserError(str(exc)) from None
     recorders: dict[str, Recorder] = {}
     try:
-        prepare_out_dir(d, names)
+        prepare_out_dir(d)
         sessions = {names[0]: hv.session}
         for name in names[1:]:
             sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, options(name))
@@ -125,6 +103,7 @@ def replay(
                 build_s=info["build_s"],
                 camera={"fov": s.camera.fov, "near": s.camera.near, "far": s.camera.far},
                 hysteresis=info["hysteresis"],
+                culling=info["culling"],
                 moving=info["moving"],
             )
             recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)

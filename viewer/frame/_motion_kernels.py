@@ -1,4 +1,4 @@
-"""Numba kernels of :mod:`viewer.motion`: advance every mover by one time step, in place.
+"""Numba kernels of :mod:`viewer.frame.motion`: advance every mover by one time step, in place.
 
 All arrays come from the caller (nothing is allocated), so the kernel is compiled without reference
 counting. The random walk draws from a counter-based stream (splitmix64 of the key, the step number,
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._jit import njit_noref
+from ..host.jit import njit_noref
 
 __all__ = ["advance_kernel", "counter_uniform", "warm"]
 
