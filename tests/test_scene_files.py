@@ -162,7 +162,7 @@ def test_a_bundled_recipe_can_be_named_by_its_stem(tmp_path, monkeypatch):
 
 
 def test_the_recipe_fields_are_documented_in_the_readme():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "scenes" / "README.md").read_text()
     section = readme[readme.index("## Scene files") :]
     for field in RECIPE_FIELDS:
         assert f"`{field}`" in section, field

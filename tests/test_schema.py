@@ -1,4 +1,4 @@
-"""The CSV schema is the one definition of the columns: the README's table says what it says."""
+"""The CSV schema is the one definition of the columns: the recording README's table says what it says."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 from viewer.recording.schema import COLUMN_INFO, SCHEMA_VERSION
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "viewer" / "recording" / "README.md"
 
 
 def readme_csv_table() -> tuple[int, list[tuple[str, str, str, str]]]:
-    """The schema version the README names and its CSV table's rows (name, type, unit, meaning)."""
+    """The schema version viewer/recording/README.md names and its CSV table's rows (name, type, unit, meaning)."""
     text = README.read_text(encoding="utf-8")
     head = re.search(r"\*\*The CSV\*\* \(schema version (\d+)", text)
-    assert head, "README.md: no '**The CSV** (schema version N' paragraph"
+    assert head, f"{README}: no '**The CSV** (schema version N' paragraph"
     rows = []
     lines = text[head.end():].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| column |"))
@@ -22,7 +22,7 @@ def readme_csv_table() -> tuple[int, list[tuple[str, str, str, str]]]:
         if not line.startswith("|"):
             break
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        assert len(cells) == 4, f"README.md CSV table: a row without 4 cells: {line}"
+        assert len(cells) == 4, f"{README} CSV table: a row without 4 cells: {line}"
         rows.append((cells[0].strip("`"), cells[1], cells[2], cells[3]))
     return int(head.group(1)), rows
 
