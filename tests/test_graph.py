@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from viewer.frame.stages import STAGES
 from viewer.render.graph import GRAPH_STAGES, STAGE_COLOURS, StageHistory, nice_scale
 
 
@@ -48,21 +49,21 @@ def test_the_graph_draws_each_stage_in_its_colour_stacked_in_order():
         fbo.clear(0.0, 0.0, 0.0, 1.0)
         h = StageHistory(100)
         for k in range(100):  # every stage 1 ms, a switch halfway
-            h.push(frame("octree" if k < 50 else "bvh", update=1, query=1, cull=1, gather=1, upload=1, draw=1))
+            h.push(frame("octree" if k < 50 else "bvh", **{st.name: 1 for st in STAGES}))
         layer = GraphLayer(ctx, ShaderLibrary(ctx), size=(400, 120))
         layer.draw(h, (480, 240))
         ctx.finish()
         img = render.read_rgb(fbo).astype(float) / 255
     finally:
         ctx.release()
-    assert layer.scale_ms == 10.0  # 6 ms stacked -> a 0..10 ms axis
+    assert len(STAGES) < 10 and layer.scale_ms == 10.0  # 1 ms a stage stacked -> a 0..10 ms axis
     x0, y0, w, hgt = layer.box((480, 240))
     px = hgt / 10.0  # pixels per millisecond
     col = img[:, int(x0 + w / 4)]  # a column away from the switch mark
-    # from the bottom up: update, query, cull, gather, upload, draw, 1 ms each, over the black panel
+    # from the bottom up: every stage in pipeline order, 1 ms each, over the black panel
     for s, colour in enumerate(STAGE_COLOURS):
         seen = col[int(y0 + hgt - px * (s + 0.5))]
         assert np.abs(seen - 0.95 * colour).max() < 0.03, (GRAPH_STAGES[s], seen, colour)
-    assert col[int(y0 + hgt - px * 7)].max() < 0.05  # nothing stacked above the draw stage
+    assert col[int(y0 + hgt - px * (len(STAGES) + 1))].max() < 0.05  # nothing stacked above the last stage
     mark = img[int(y0 + hgt / 2), int(x0 + 50 * w / 100)]
     assert mark.min() > 0.8  # the index switch: a white line
