@@ -1,18 +1,6 @@
-"""Recipes -> scenes: the checked recipe dict and the chunked, deterministic generation.
-
-A recipe (from TOML or a Python dict) has these fields::
-
-    name         str, optional (default: the file's stem, or "GENERATOR-N")
-    description  str, optional
-    generator    str, required: a key of GENERATORS
-    n            int, required: 1 .. 500_000_000
-    seed         int >= 0, default 0
-    world        float 1e-6 .. 1e15, default 10000: edge of the world box, world units
-    origin       [x, y, z], default [0, 0, 0]: centre of the world box
-    [params]     the generator's parameters (see GENERATORS[...].params)
-    [radius]     a radius model: {model = "...", ...} (see RADIUS_MODELS); default heavy-tailed
-    [look]       sizes and colours (see scenes.look.LOOK_PARAMS)
-    [motion]     optional: a share of the objects moves (see MOTION_FIELDS); absent: a static scene
+"""Recipes -> scenes: the chunked, deterministic generation of the scene a checked recipe
+(:mod:`.recipe`) describes; the arrays become a scene through the one checked constructor
+(:func:`viewer.scenes.construct.scene_from_arrays`), as a file's or an import's do.
 
 Random streams: the seed is split (``SeedSequence(seed).spawn``) into independent streams for the
 layout, positions, radii, looks and motion, so e.g. changing the radius model leaves positions unchanged,
@@ -25,63 +13,23 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
-
-from ._schema import REQUIRED, Param, validate_table
+from .construct import scene_from_arrays
 from .errors import SceneError
-from .format import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box
 from .generators import GENERATORS
-from .look import check_look, make_colours, make_sizes
-from .radii import DEFAULT_RADIUS, check_radius_spec, sample_radii
+from .limits import MAX_N
+from .look import make_colours, make_sizes
+from .radii import sample_radii
+from .recipe import MOTION_FIELDS, RECIPE_FIELDS, RESERVED_FIELDS, check_motion, check_recipe
 from .scene import MOTION_KINDS, Motion, Scene
 
 __all__ = [
-    "MAX_N", "CHUNK", "MOTION_FIELDS", "RECIPE_FIELDS", "RESERVED_FIELDS", "check_motion", "check_recipe",
-    "generate_recipe", "generate_scene", "make_motion",
+    "CHUNK", "generate_recipe", "generate_scene", "make_motion",
+    # the recipe's rules (.recipe) and limits (.limits), kept importable from here
+    "MAX_N", "MOTION_FIELDS", "RECIPE_FIELDS", "RESERVED_FIELDS", "check_motion", "check_recipe",
 ]
 
-MAX_N = 500_000_000
 CHUNK = 1 << 18  # objects placed per step; a fixed constant, so the random streams never depend on the machine
-
-RECIPE_FIELDS: dict[str, Param] = {
-    "name": Param("str", None, doc="the scene's name (default: the file's stem)"),
-    "description": Param("str", "", doc="free text"),
-    "generator": Param("str", REQUIRED, choices=tuple(GENERATORS), doc="which generator places the objects"),
-    "n": Param("int", REQUIRED, lo=1, hi=MAX_N, doc="number of objects"),
-    "seed": Param("int", 0, lo=0, hi=2**63 - 1, doc="random seed"),
-    "world": Param("float", 10_000.0, lo=MIN_WORLD, hi=MAX_WORLD, doc="edge of the world box, world units"),
-    "origin": Param("vec3", [0.0, 0.0, 0.0], doc="centre of the world box, world units"),
-    "params": Param("table", {}, doc="the generator's parameters"),
-    "radius": Param("table", None, doc="the view-radius model"),
-    "look": Param("table", {}, doc="sizes and colours"),
-    "motion": Param("table", None, doc="moving objects (absent: a static scene)"),
-}
-
-# Sections a later version will read. A recipe using one gets a clear "not supported yet" error;
-# supporting one = moving it into RECIPE_FIELDS with a checker below.
-RESERVED_FIELDS: dict[str, str] = {}
-
-MOTION_FIELDS: dict[str, Param] = {
-    "share": Param("float", 0.1, lo=0.0, hi=1.0, doc="share of the objects that move"),
-    "model": Param("str", "mixed", choices=(*MOTION_KINDS, "mixed"),
-                   doc="how they move: drift, orbit, random-walk, or mixed (a third each)"),
-    "speed": Param("float", 20.0, lo=0.0, lo_open=True, hi=MAX_SPEED / 1.5,  # each mover: 0.5x .. 1.5x
-                  
-                   doc="typical speed, world units per second (each mover's is uniform in 0.5x .. 1.5x)"),
-    "orbit_min": Param("float", 5.0, lo=MIN_ORBIT, hi=1e15, doc="smallest orbit radius, world units"),
-    "orbit_max": Param("float", 50.0, lo=MIN_ORBIT, hi=1e15, doc="largest orbit radius, world units"),
-    "radius_pulse": Param("float", 0.0, lo=0.0, hi=0.95,
-                          doc="movers' view radii swing by this fraction: r0 (1 + pulse sin(2 pi t / period + phase))"),
-    "radius_period": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e9, doc="period of the radius swing, seconds"),
-}
-
-
-def check_motion(table, prefix: str = "motion") -> dict:
-    """Validate a ``[motion]`` table; return it with defaults filled (:class:`SceneError` naming the field)."""
-    m = validate_table(table, MOTION_FIELDS, prefix, what="the [motion] table")
-    if m["orbit_min"] > m["orbit_max"]:
-        raise SceneError(f"must be <= orbit_max ({m['orbit_max']:g}), got {m['orbit_min']:g}", f"{prefix}.orbit_min")
-    return m
+_RECIPE_FIELD = {"radii": "radius", "centres": "origin"}  # the recipe field that decides an array
 
 
 def _unit_vectors(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -135,53 +83,6 @@ def make_motion(rng: np.random.Generator, n: int, spec: Mapping) -> Motion:
                   radius_pulse=float(spec["radius_pulse"]), radius_period=float(spec["radius_period"]), seed=seed)
 
 
-def check_recipe(recipe: Mapping) -> dict:
-    """Validate a recipe; return a new dict with every field present and checked (defaults filled).
-
-    Raises :class:`SceneError` naming the field (dotted path) on the first problem.
-    """
-    if not isinstance(recipe, Mapping):
-        raise SceneError(f"a recipe must be a table, got {type(recipe).__name__}")
-    for key, why in RESERVED_FIELDS.items():
-        if key in recipe:
-            raise SceneError(why, key)
-    r = validate_table(recipe, RECIPE_FIELDS, "", what="the recipe")
-    check_box(np.asarray(r["origin"], dtype=np.float64), r["world"], "origin")
-    gen = GENERATORS[r["generator"]]
-    r["params"] = validate_table(r["params"], gen.params, "params", what=f"params of generator {gen.name!r}")
-    gen.check(r["params"], r["world"], "params")
-    radius = r["radius"]
-    if gen.radii is not None:  # the generator derives its own view distances
-        if radius is not None:
-            raise SceneError(f"generator {gen.name!r} derives view distances itself (see its params); "
-                             "remove the [radius] table", "radius")
-    else:
-        if radius is None:
-            radius = gen.default_radius(r["world"]) if gen.default_radius else dict(DEFAULT_RADIUS)
-        r["radius"] = check_radius_spec(radius, "radius")
-    r["look"] = check_look({**(gen.default_look or {}), **r["look"]}, "look")
-    if r["motion"] is None:
-        del r["motion"]  # a static recipe stays exactly what it was before [motion] existed
-    else:
-        r["motion"] = check_motion(r["motion"], "motion")
-    if r["name"] is None:
-        r["name"] = f"{r['generator']}-{r['n']}"
-    return r
-
-
-def _check_generated(centres: np.ndarray, radii: np.ndarray) -> None:
-    """What a recipe generated is in the numeric domain (:mod:`viewer.domain`): the recipe's bounds make
-    this so; a model drawing past them by rounding is still refused here, not by an index mid-run."""
-    i = first_outside(radii, RADIUS_LIMIT, nonnegative=True)
-    if i >= 0:
-        raise SceneError(f"the model drew a view radius of {radii[i]!r}, outside the numeric domain "
-                         "(0 .. 2**100, viewer.domain)", "radius")
-    i = first_outside(centres, COORD_LIMIT)
-    if i >= 0:
-        raise SceneError(f"the generator placed an object at {centres[i].tolist()}, outside the numeric domain "
-                         "(|coordinate| <= 2**100, viewer.domain)", "origin")
-
-
 def _rng(seed_seq: np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(seed_seq))
 
@@ -213,7 +114,6 @@ def generate_recipe(
         centres[a:b], category[a:b] = gen.sample(r_pos, layout, b - a, radii[a:b], lo, hi, r["params"])
         if progress is not None:
             progress(b, n)
-    _check_generated(centres, radii)
     look_rng = _rng(s_look)
     sizes = make_sizes(look_rng, radii, r["look"])
     if gen.colours is not None and r["look"]["colour_by"] == "auto":
@@ -221,24 +121,17 @@ def generate_recipe(
     else:
         colours = make_colours(look_rng, centres, radii, category, r["look"])
     motion = make_motion(_rng(s_motion), n, r["motion"]) if r.get("motion") else None
-    return Scene(
-        name=r["name"],
-        centres=centres,
-        radii=radii,
-        sizes=sizes,
-        colours=colours,
-        category=category,
-        world=world,
-        seed=r["seed"],
-        recipe=r,
-        cluster_centres=np.ascontiguousarray(layout.cluster_centres, dtype=np.float64).reshape(-1, 3),
-        cluster_spread=np.ascontiguousarray(layout.cluster_spread, dtype=np.float64).reshape(-1),
-        extras=layout.extras,
-        origin=origin,
-        motion=motion,
-        style=r["look"]["style"],
-        sky=r["look"]["sky"],
-    )
+    try:
+        return scene_from_arrays(
+            centres, radii, sizes=sizes, colours=colours, category=category, world=world, origin=origin,
+            seed=r["seed"], name=r["name"], cluster_centres=layout.cluster_centres,
+            cluster_spread=layout.cluster_spread, recipe=r, extras=layout.extras, motion=motion,
+        )
+    except SceneError as exc:
+        # the recipe's bounds keep what it generates in the numeric domain; a model drawing past them by
+        # rounding is refused here, naming what the recipe says about it, not by an index mid-run
+        field = _RECIPE_FIELD.get(exc.field, exc.field)
+        raise SceneError(f"the recipe generated {exc.problem}", field) from None
 
 
 def generate_scene(

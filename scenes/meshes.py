@@ -12,10 +12,11 @@ import numpy as np
 
 from .errors import SceneError
 
-__all__ = ["MESH_ENTRIES", "MeshSet", "mesh_entries", "read_mesh_entries"]
+__all__ = ["MESH_ENTRIES", "MeshSet", "check_meshes", "mesh_entries", "read_mesh_entries"]
 
 MESH_ENTRIES = ("mesh_vertices", "mesh_faces", "mesh_vertex_start", "mesh_face_start", "mesh_ids",
                 "mesh_transforms")
+_FIELDS = ("vertices", "faces", "vertex_start", "face_start", "ids", "transforms")  # MeshSet's, as MESH_ENTRIES
 
 
 @dataclass(eq=False)
@@ -68,16 +69,24 @@ def mesh_entries(meshes: MeshSet) -> dict[str, np.ndarray]:
     }
 
 
-def read_mesh_entries(get, keys, n: int) -> MeshSet | None:
-    """The :class:`MeshSet` of a scene file's ``mesh_*`` entries (``get(key)`` reads one), None when
-    there are none; :class:`SceneError` naming the entry on any inconsistency."""
+def read_mesh_entries(get, keys) -> MeshSet | None:
+    """The :class:`MeshSet` of a scene file's ``mesh_*`` entries as stored (``get(key)`` reads one; the
+    scene constructor checks it, :func:`check_meshes`), None when there are none; :class:`SceneError`
+    naming the entry when only some are there."""
     present = [k for k in MESH_ENTRIES if k in keys]
     if not present:
         return None
     missing = [k for k in MESH_ENTRIES if k not in keys]
     if missing:
         raise SceneError(f"missing (the mesh_* entries come together; found {', '.join(present)})", missing[0])
-    a = {k: get(k) for k in MESH_ENTRIES}
+    return MeshSet(**{field: get(key) for field, key in zip(_FIELDS, MESH_ENTRIES)})
+
+
+def check_meshes(meshes: MeshSet, n: int) -> MeshSet:
+    """``meshes`` for a scene of ``n`` objects, checked (dtypes, shapes, finite values, mesh ranges that
+    run from 0 to the row counts, ids and faces in range) and cast to the dtypes :class:`MeshSet` names;
+    :class:`SceneError` naming the ``.npz`` entry (``mesh_*``) otherwise."""
+    a = {key: np.asarray(getattr(meshes, field)) for field, key in zip(_FIELDS, MESH_ENTRIES)}
     for k, kind, shape in (("mesh_vertices", "f", (None, 3)), ("mesh_faces", "iu", (None, 3)),
                            ("mesh_vertex_start", "iu", (None,)), ("mesh_face_start", "iu", (None,)),
                            ("mesh_ids", "iu", (n,)), ("mesh_transforms", "f", (n, 3, 4))):

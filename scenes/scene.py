@@ -1,5 +1,5 @@
 """The :class:`Scene`: flat arrays describing N objects, and where they came from; :class:`Motion`: which
-of them move and how (the parameters; :mod:`viewer.motion` runs the models frame by frame)."""
+of them move and how (the parameters; :mod:`viewer.frame.motion` runs the models frame by frame)."""
 
 from __future__ import annotations
 

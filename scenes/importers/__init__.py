@@ -18,7 +18,8 @@ from viewer.domain import RADIUS_LIMIT
 
 from ..errors import SceneError
 from ..scene import Scene
-from ._build import check_values, make_scene
+from ..construct import check_domain
+from ._build import make_scene
 from .columns import ROLES, parse_columns
 from .rules import DEFAULT_POINTS, DEFAULT_SIZED, parse_rule
 
@@ -65,9 +66,9 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
         if not p.is_file():
             raise SceneError("no such file" if not p.exists() else "is not a file")
         arrays = _read(p, fmt, mapping)
-        check_values(arrays["centres"], "centres", what="object")
+        check_domain(arrays["centres"], "centres", rows="object")
         if arrays.get("extents") is not None:
-            check_values(arrays["extents"], "sizes", limit=RADIUS_LIMIT, nonnegative=True, what="object")
+            check_domain(arrays["extents"], "sizes", limit=RADIUS_LIMIT, nonnegative=True, rows="object")
         facts = {"file": p.name}
         if mapping:
             facts["columns"] = mapping

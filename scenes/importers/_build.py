@@ -1,5 +1,6 @@
-"""Imported arrays -> a checked :class:`~viewer.scenes.Scene`: the numeric domain, the world box, view
-distances (a column or a rule), sizes and colours (the file's, else the default look)."""
+"""Imported arrays -> a checked :class:`~viewer.scenes.Scene`: what an import adds to the arrays of a file
+(view distances from a rule, sizes from extents, colours by view distance, a record of the import), handed
+to the one scene constructor (:func:`viewer.scenes.construct.scene_from_arrays`) with the box it fits."""
 
 from __future__ import annotations
 
@@ -7,51 +8,24 @@ import math
 
 import numpy as np
 
-from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
+from viewer.domain import RADIUS_LIMIT
 
+from .._schema import check_colour
+from ..construct import check_centres, check_domain, scene_from_arrays
 from ..errors import SceneError
-from ..look import default_look, make_sizes
+from ..limits import fit_box
+from ..look import PALETTES, _ramp
+from ..meshes import MeshSet
 from ..scene import Scene
 from .rules import DEFAULT_POINTS, DEFAULT_SIZED, ViewDistanceRule, parse_rule
 
-__all__ = ["check_values", "make_scene", "world_box"]
-
-
-def check_values(values: np.ndarray, field: str, *, limit: float = COORD_LIMIT, nonnegative: bool = False,
-                 row_offset: int = 0, what: str = "row") -> None:
-    """:class:`SceneError` naming ``field`` and the first row whose value is NaN, infinite or outside the
-    numeric domain (:mod:`viewer.domain`). values : (N,) or (N, k) float64."""
-    i = first_outside(values, limit, nonnegative)
-    if i >= 0:
-        v = values[i]
-        shown = v.tolist() if np.ndim(v) else float(v)
-        if not np.all(np.isfinite(v)):
-            why = "is not a finite number"
-        elif nonnegative and np.any(np.asarray(v) < 0):
-            why = "is negative"
-        else:
-            why = f"is outside the numeric domain (|value| <= 2**100 = {limit:.4g})"
-        raise SceneError(f"{what} {i + row_offset}: {shown} {why}", field)
-
-
-def world_box(centres: np.ndarray) -> tuple[np.ndarray, float]:
-    """(origin (3,), world edge): the smallest cube around ``centres`` (N, 3) (edge 1 for a single point),
-    nudged up until rounding can leave no centre outside it."""
-    lo, hi = centres.min(axis=0), centres.max(axis=0)
-    origin = (lo + hi) / 2
-    world = float((hi - lo).max()) or 1.0
-    while ((lo < origin - world / 2) | (hi > origin + world / 2)).any():
-        world = world * (1 + 2**-40) + 1e-300
-    return origin, world
+__all__ = ["make_scene", "radius_colours"]
 
 
 def radius_colours(radii: np.ndarray) -> np.ndarray:
     """(N, 4) uint8: the default look's colour by view distance (viridis over log r, min..max), through a
     256-entry table (a million objects in milliseconds; the generators' portable ramp is not needed for
-    data that came from a file)."""
-    from ..look import PALETTES, _ramp
-    from .._schema import check_colour
-
+    data that came from a file). radii : (N,) float64, world units, checked (finite, >= 0)."""
     stops = np.array([check_colour(c, "palette") for c in PALETTES["viridis"]], dtype=np.float64)
     lut = np.empty((256, 4), dtype=np.uint8)
     lut[:, :3] = np.rint(_ramp(stops, np.linspace(0.0, 1.0, 256))).astype(np.uint8)
@@ -67,21 +41,19 @@ def radius_colours(radii: np.ndarray) -> np.ndarray:
 
 def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | None = None,
                extents: np.ndarray | None = None, colours: np.ndarray | None = None,
-               rule: str | None = None, meshes=None, facts: dict | None = None) -> Scene:
+               rule: str | None = None, meshes: MeshSet | None = None, facts: dict | None = None) -> Scene:
     """A scene from imported arrays.
 
     centres : (N, 3) float64, world units (already checked finite and in the domain)
     radii : (N,) float64 view distances from the file, or None: the ``rule`` decides
     extents : (N,) float64 object sizes (largest edge of each world-space bounding box), or None
-    colours : (N, 4) uint8 RGBA from the file, or None (the default look)
+    colours : (N, 4) uint8 RGBA from the file, or None (by view distance, :func:`radius_colours`)
     rule : a view-distance rule (:mod:`.rules`); None: :data:`DEFAULT_SIZED` with sizes, else
         :data:`DEFAULT_POINTS`. Ignored when ``radii`` is given.
     facts : what to record about the import (format, columns, ...); the recipe keeps them with the rule
     """
-    n = centres.shape[0]
-    if n == 0:
-        raise SceneError("holds no objects")
-    origin, world = world_box(centres)
+    centres = check_centres(centres)
+    origin, world = fit_box(centres, radii)  # a rule's distances depend on the box: fitted first
     diagonal = world * math.sqrt(3.0)
     record = {"format": fmt, **(facts or {})}
     if radii is None:
@@ -90,19 +62,18 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
         if r.needs_sizes and extents is None:
             raise SceneError(f"the rule {text!r} needs object sizes, and this file gives none (add a size "
                              "column, or use --view-distance constant:value=DISTANCE)", "--view-distance")
-        radii = _apply(r, extents, n, diagonal)
+        radii = _apply(r, extents, centres.shape[0], diagonal)
+        # checked here, naming what decided them, before colours are drawn from them
+        check_domain(radii, "view distance", limit=RADIUS_LIMIT, nonnegative=True, rows="object")
         record["view_distance"] = text
         record["inf_means"] = diagonal
     else:
         record["view_distance"] = "from the file"
-    check_values(radii, "view distance", limit=RADIUS_LIMIT, nonnegative=True, what="object")
-    sizes = (extents / 2).astype(np.float32) if extents is not None else \
-        make_sizes(np.random.default_rng(0), radii, default_look())
+    sizes = None if extents is None else (extents / 2).astype(np.float32)
     if colours is None:
         colours = radius_colours(radii)
-    return Scene(name=name, centres=centres, radii=np.ascontiguousarray(radii, dtype=np.float64), sizes=sizes,
-                 colours=colours, category=np.full(n, -1, dtype=np.int32), world=world, origin=origin,
-                 recipe={"import": record}, meshes=meshes)
+    return scene_from_arrays(centres, radii, sizes=sizes, colours=colours, world=world, origin=origin, name=name,
+                             recipe={"import": record}, meshes=meshes)
 
 
 def _apply(rule: ViewDistanceRule, extents: np.ndarray | None, n: int, diagonal: float) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 from viewer.domain import RADIUS_LIMIT
 
 from ..errors import SceneError
-from ._build import check_values
+from ..construct import check_domain
 
 __all__ = ["ROLES", "parse_columns", "resolve_columns", "read_roles"]
 
@@ -69,19 +69,19 @@ def read_roles(get: Callable[[str], np.ndarray], roles: Mapping[str, str]) -> di
     centres = np.empty((len(get(roles["x"])), 3))
     for k, role in enumerate(REQUIRED):
         centres[:, k] = col(role)
-        check_values(centres[:, k], roles[role], row_offset=1)
+        check_domain(centres[:, k], roles[role], rows="row", first_row=1)
     radii = extents = colours = None
     if "r" in roles:
         radii = col("r")
-        check_values(radii, roles["r"], limit=RADIUS_LIMIT, nonnegative=True, row_offset=1)
+        check_domain(radii, roles["r"], limit=RADIUS_LIMIT, nonnegative=True, rows="row", first_row=1)
     if "size" in roles:
         extents = col("size")
-        check_values(extents, roles["size"], limit=RADIUS_LIMIT, nonnegative=True, row_offset=1)
+        check_domain(extents, roles["size"], limit=RADIUS_LIMIT, nonnegative=True, rows="row", first_row=1)
     if "red" in roles:
         chans = [col(c) for c in ("red", "green", "blue")] + ([col("alpha")] if "alpha" in roles else [])
         colours = np.full((centres.shape[0], 4), 255, dtype=np.uint8)
         for k, (c, role) in enumerate(zip(chans, ("red", "green", "blue", "alpha"))):
-            check_values(c, roles[role], nonnegative=True, row_offset=1)
+            check_domain(c, roles[role], nonnegative=True, rows="row", first_row=1)
             unit = get(roles[role]).dtype.kind == "f" and c.max(initial=0.0) <= 1.0
             c = c * 255.0 if unit else c
             if c.max(initial=0.0) > 255.0:
