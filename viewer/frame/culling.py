@@ -146,6 +146,11 @@ class CullingMode(ABC):
         """(N,) int the index level holding each object, or None when the mode has no levels."""
         return None
 
+    @property
+    def has_levels(self) -> bool:
+        """Whether :meth:`levels` has an answer (cheap: asked every HUD frame)."""
+        return False
+
     def release(self) -> None:
         """Free what the mode holds outside Python (GPU buffers)."""
 
@@ -174,6 +179,10 @@ class CpuCulling(CullingMode):
 
     def warm_up(self) -> None:
         type(self.index).warm_up()
+
+    @property
+    def has_levels(self) -> bool:
+        return getattr(self.index, "levels", None) is not None
 
     def levels(self):
         fn = getattr(self.index, "levels", None)

@@ -294,7 +294,7 @@ class FramePipeline:
     # ----------------------------------------------------------------------------- colour
     @property
     def has_levels(self) -> bool:
-        return self.mode.levels() is not None
+        return self.mode.has_levels
 
     def set_colour_mode(self, mode: str) -> None:
         """``"category"`` (the scene's colours) or ``"level"`` (the octree level holding each object;
