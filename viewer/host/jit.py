@@ -1,14 +1,90 @@
-"""One switch for numba's on-disk cache: ``VIEWER_NUMBA_CACHE=0`` turns it off (for debugging a
-kernel, or a read-only install). Every kernel module imports ``njit`` from here."""
+"""One switch for numba's on-disk cache, and a cache that cannot go stale across files.
+
+``VIEWER_NUMBA_CACHE=0`` turns the cache off (for debugging a kernel, or a read-only install). Every
+kernel module imports ``njit`` (or :data:`CACHE`) from here.
+
+numba keys a cached kernel on its own source file only: a caller whose callee, in another file, changed
+(the project's kernels call kernels from ``_contract_kernels.py``, ``_morton.py``, :mod:`.prefetch` and
+others, some inlined) would load its old machine code, with the old callee compiled in: a wrong answer
+with no error after a ``git pull`` into an editable install. Here every kernel of this package is keyed
+on its own file *and* on :data:`KERNEL_DIGEST`, a hash of every module of the package that mentions
+numba or imports ``njit`` from here: a change in any of them recompiles every kernel once (on its next first call), and nothing else
+does. The key goes in through numba's cache locators (:class:`_PackageInTree`, :class:`_PackageUserWide`,
+the same places numba caches in, first in line for this package's files only); a numba whose cache
+internals differ gets no cache at all rather than an unsound one.
+"""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+from pathlib import Path
 
 import numba
 
-CACHE = os.environ.get("VIEWER_NUMBA_CACHE", "1") not in ("0", "false", "no", "")
+__all__ = ["CACHE", "KERNEL_DIGEST", "kernel_digest", "njit", "njit_noref"]
+
+#: the package's folder (``viewer/``); kernels of files under it get the digest in their cache key
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def kernel_digest(root: Path = _PACKAGE) -> str:
+    """SHA-256 (hex) over the path and bytes of every ``.py`` file under ``root`` that mentions numba or
+    imports from this module, in path order: what every cached kernel of the package depends on (its own
+    file, its callees, the compile switches)."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        data = path.read_bytes()
+        if b"numba" in data or b"jit import" in data:
+            h.update(str(path.relative_to(root)).encode())
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+    return h.hexdigest()
+
+
+def _install_locators() -> bool:
+    """Put the package's locators first in numba's list; False when numba's internals are not as expected."""
+    try:
+        from numba.core import caching
+
+        classes = caching.CacheImpl._locator_classes
+        in_tree, user_wide = caching.InTreeCacheLocator, caching.UserWideCacheLocator
+    except AttributeError:
+        return False
+
+    class _PackageKeyed:
+        """A locator for this package's files only, whose source stamp also carries :data:`KERNEL_DIGEST`
+        (numba drops a cache index whose stamp differs)."""
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                inside = Path(py_file).resolve().is_relative_to(_PACKAGE)
+            except (OSError, ValueError):
+                inside = False
+            return super().from_function(py_func, py_file) if inside else None
+
+        def get_source_stamp(self):
+            return (super().get_source_stamp(), KERNEL_DIGEST)
+
+    global _PackageInTree, _PackageUserWide
+    _PackageInTree = type("_PackageInTree", (_PackageKeyed, in_tree), {})
+    _PackageUserWide = type("_PackageUserWide", (_PackageKeyed, user_wide), {})
+    if not any(getattr(c, "__name__", "") == "_PackageInTree" for c in classes):
+        classes[0:0] = [_PackageInTree, _PackageUserWide]
+    return True
+
+
+_PackageInTree = _PackageUserWide = None
+
+_WANTED = os.environ.get("VIEWER_NUMBA_CACHE", "1") not in ("0", "false", "no", "")
+
+#: the kernel digest (empty when the cache is off)
+KERNEL_DIGEST: str = kernel_digest() if _WANTED else ""
+
+#: whether kernels are cached on disk
+CACHE: bool = _WANTED and _install_locators()
 
 njit = functools.partial(numba.njit, cache=CACHE, nogil=True)
 
@@ -17,5 +93,3 @@ njit = functools.partial(numba.njit, cache=CACHE, nogil=True)
 # an atomic incref/decref pair (measured here: ~100 ns per array per call, 4x the cost of a small
 # helper), which dominates hot loops that call helpers taking arrays.
 njit_noref = functools.partial(numba.njit, cache=CACHE, nogil=True, _nrt=False)
-
-__all__ = ["CACHE", "njit", "njit_noref"]

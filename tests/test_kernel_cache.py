@@ -1,0 +1,59 @@
+"""numba's on-disk cache keys a kernel on its own file; the package keys every kernel on all of its kernel
+modules (viewer.host.jit), so a kernel whose callee in another file changed is compiled again, never loaded
+stale, and an unchanged one still loads from the cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CALLEE = """
+from viewer.host.jit import njit
+
+@njit
+def answer():
+    return {value}
+"""
+
+CALLER = """
+from viewer.host.jit import njit
+from ._probe_callee import answer
+
+@njit
+def ask(x):
+    return answer() + x
+"""
+
+RUN = """
+from viewer.index._probe_caller import ask
+print(ask(0), sum(ask.stats.cache_hits.values()), sum(ask.stats.cache_misses.values()))
+"""
+
+
+def _run(tree: Path) -> tuple[int, int, int]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "VIEWER_NUMBA_CACHE")}
+    env["PYTHONPATH"] = str(tree)
+    r = subprocess.run([sys.executable, "-c", RUN], cwd=tree, env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    value, hits, misses = r.stdout.split()
+    return int(value), int(hits), int(misses)
+
+
+def test_a_callee_edited_in_another_file_recompiles_its_caller(tmp_path):
+    tree = tmp_path / "pkg"
+    ignore = shutil.ignore_patterns("__pycache__", "results", "*.png", "*.npz")
+    shutil.copytree(ROOT / "viewer", tree / "viewer", ignore=ignore)
+    index = tree / "viewer" / "index"
+    (index / "_probe_callee.py").write_text(CALLEE.format(value=1))
+    (index / "_probe_caller.py").write_text(CALLER)
+
+    assert _run(tree) == (1, 0, 1)  # compiled, then saved
+    assert _run(tree) == (1, 1, 0)  # unchanged: loaded from the cache
+    (index / "_probe_callee.py").write_text(CALLEE.format(value=2))  # only the callee's file changes
+    assert _run(tree) == (2, 0, 1)  # the caller compiled again with the new callee
+    assert _run(tree) == (2, 1, 0)
