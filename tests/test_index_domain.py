@@ -282,3 +282,24 @@ def test_fuzz_contract_over_magnitudes_and_dtypes(name):
         guarded(body)
 
     run()
+
+
+def test_complex_values_are_refused_at_every_entry_point(name):
+    """A complex array is not silently cut to its real part: build, move_many (centres and radii), move,
+    insert and query all refuse it, and the index is unchanged."""
+    c = np.array([[0.0, 0.0, 0.0], [5.0, 0.0, 0.0], [0.0, 5.0, 0.0]])
+    r = np.array([1.0, 2.0, 3.0])
+    for args in ((c.astype(np.complex128), r), (c, r.astype(np.complex128)), (c + 1e-3j, r)):
+        with pytest.raises(ValueError, match="real numbers"):
+            make_index(name, *args)
+    ix = make_index(name, c, r)
+    ids = np.array([0, 1])
+    with pytest.raises(ValueError, match="real numbers"):
+        ix.move_many(ids, c[:2] + 1j)
+    with pytest.raises(ValueError, match="real numbers"):
+        ix.move_many(ids, c[:2], r[:2] + 0j)
+    for call in (lambda: ix.move(0, (1j, 0.0, 0.0)), lambda: ix.insert((0.0, 1j, 0.0), 1.0),
+                 lambda: ix.query((0.0, 0.0, 1j))):
+        with pytest.raises((ValueError, TypeError)):
+            call()
+    assert np.array_equal(np.sort(ix.query((0.0, 0.0, 0.0))), brute_query(c, r, (0.0, 0.0, 0.0)))

@@ -7,8 +7,8 @@ numba keys a cached kernel on its own source file only: a caller whose callee, i
 (the project's kernels call kernels from ``_contract_kernels.py``, ``_morton.py``, :mod:`.prefetch` and
 others, some inlined) would load its old machine code, with the old callee compiled in: a wrong answer
 with no error after a ``git pull`` into an editable install. Here every kernel of this package is keyed
-on its own file *and* on :data:`KERNEL_DIGEST`, a hash of every module of the package that mentions
-numba or imports ``njit`` from here: a change in any of them recompiles every kernel once (on its next first call), and nothing else
+on its own file *and* on :data:`KERNEL_DIGEST`, a hash of every module of the package that imports
+numba or ``njit`` from here: a change in any of them recompiles every kernel once (on its next first call), and nothing else
 does. The key goes in through numba's cache locators (:class:`_PackageInTree`, :class:`_PackageUserWide`,
 the same places numba caches in, first in line for this package's files only); a numba whose cache
 internals differ gets no cache at all rather than an unsound one.
@@ -19,24 +19,28 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import numba
 
 __all__ = ["CACHE", "KERNEL_DIGEST", "kernel_digest", "njit", "njit_noref"]
 
+_IMPORTS_NUMBA = re.compile(rb"^[ \t]*(import numba|from numba\b|from \S*jit import)", re.MULTILINE)
+
 #: the package's folder (``viewer/``); kernels of files under it get the digest in their cache key
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def kernel_digest(root: Path = _PACKAGE) -> str:
-    """SHA-256 (hex) over the path and bytes of every ``.py`` file under ``root`` that mentions numba or
-    imports from this module, in path order: what every cached kernel of the package depends on (its own
-    file, its callees, the compile switches)."""
+    """SHA-256 (hex) over the path and bytes of every ``.py`` file under ``root`` that imports numba or
+    imports from this module (a line ``import numba``, ``from numba ...`` or ``from ...jit import ...``),
+    in path order: what every cached kernel of the package depends on (its own file, its callees, the
+    compile switches)."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()
-        if b"numba" in data or b"jit import" in data:
+        if _IMPORTS_NUMBA.search(data):
             h.update(str(path.relative_to(root)).encode())
             h.update(len(data).to_bytes(8, "little"))
             h.update(data)

@@ -116,12 +116,21 @@ class QueryStats:
 # --------------------------------------------------------------------------- input checks
 
 
+def _reals(values, name: str, shape: str) -> np.ndarray:
+    """``values`` as float64; ``ValueError`` naming ``name`` for anything that is not real numbers (a
+    complex array would otherwise lose its imaginary part without a word)."""
+    try:
+        a = np.asarray(values)
+        if a.dtype.kind == "c":
+            raise ValueError(f"complex values ({a.dtype})")
+        return np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an {shape} array of real numbers: {exc}") from None
+
+
 def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarray:
     """Validate ``centres`` as a C-contiguous (N, 3) float64 array inside the domain."""
-    try:
-        a = np.asarray(centres, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an (N, 3) array of numbers: {exc}") from None
+    a = _reals(centres, name, "(N, 3)")
     if a.ndim == 1 and a.size == 0:
         a = a.reshape(0, 3)
     if a.ndim != 2 or a.shape[1] != 3:
@@ -137,10 +146,7 @@ def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarr
 
 def as_radii(radii, n: int | None = None, name: str = "radii") -> np.ndarray:
     """Validate ``radii`` as a contiguous (N,) float64 array inside the domain."""
-    try:
-        a = np.asarray(radii, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an (N,) array of numbers: {exc}") from None
+    a = _reals(radii, name, "(N,)")
     if a.ndim != 1:
         raise ValueError(f"{name} must have shape (N,), got {a.shape}")
     if n is not None and a.size != n:
