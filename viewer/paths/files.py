@@ -143,7 +143,10 @@ def path_from_dict(data: Any, where: str = "<path>") -> CameraPath:
         ps.append(pos)
         ys.append(yaw)
         pis.append(pitch)
-    return CameraPath(ts, ps, ys, pis, name=name)
+    try:
+        return CameraPath(ts, ps, ys, pis, name=name)
+    except ValueError as exc:  # what the keyframes make of the curve (its speed, its time span)
+        raise UserError(f"{where}: {exc}") from None
 
 
 def _number(v: Any, where: str, limit: float = math.inf) -> float:

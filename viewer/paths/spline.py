@@ -18,9 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from ..domain import COORD_LIMIT
+from ..errors import UserError
 from .document import path_to_dict, path_to_toml, save_path
 
-__all__ = ["MAX_PITCH", "CameraPath", "PoseSamples"]
+__all__ = ["MAX_PITCH", "CameraPath", "PathDomainError", "PoseSamples"]
 
 #: the steepest pitch a path (and the camera) takes, degrees
 MAX_PITCH = 89.0
@@ -51,6 +53,11 @@ class PoseSamples:
         return float(p[0]), float(p[1]), float(p[2]), float(self.yaw[k]), float(self.pitch[k])
 
 
+class PathDomainError(UserError, ValueError):
+    """A camera path whose keyframes, or the curve between them, leave the numeric domain
+    (:mod:`viewer.domain`): a :class:`ValueError` for code, one message and exit 2 on the command line."""
+
+
 class CameraPath:
     """Keyframes and their interpolation.
 
@@ -76,10 +83,23 @@ class CameraPath:
         for nm, a in (("times", self.times), ("positions", self.positions), ("yaw", self.yaw), ("pitch", self.pitch)):
             if not np.isfinite(a).all():
                 raise ValueError(f"{nm} holds a non-finite value")
-        if not (np.diff(self.times) > 0).all():
+        with np.errstate(over="ignore", invalid="ignore"):  # times 1e308 apart: checked below, by name
+            increasing = (np.diff(self.times) > 0).all()
+        if not increasing:
             raise ValueError("keyframe times must be strictly increasing")
         if (np.abs(self.pitch) > MAX_PITCH).any():
             raise ValueError(f"pitch must be within +-{MAX_PITCH:g} degrees")
+        if not math.isfinite(self.duration):
+            raise PathDomainError(f"the keyframe times span {self.times[0]:g}..{self.times[-1]:g} s: more than a "
+                                  "float64 can hold")
+        values = np.column_stack([self.positions, self.yaw, self.pitch])
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            slope = np.diff(values, axis=0) / np.diff(self.times)[:, None]
+        bad = np.flatnonzero(~np.isfinite(slope).all(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise PathDomainError(f"keyframes {i} and {i + 1} (t = {self.times[i]:g} and {self.times[i + 1]:g} s) are too "
+                                  "close in time for the distance between them: the curve's speed overflows")
         # yaw unwrapped: each keyframe-to-keyframe turn is the short way round
         step = np.diff(self.yaw)
         step = (step + 180.0) % 360.0 - 180.0
@@ -99,7 +119,7 @@ class CameraPath:
     @property
     def duration(self) -> float:
         """Seconds from the first keyframe to the last."""
-        return float(self.times[-1] - self.times[0])
+        return float(self.times[-1]) - float(self.times[0])  # Python floats: inf, not a numpy overflow
 
     # ----------------------------------------------------------------------------- evaluation
     def evaluate(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,7 +127,14 @@ class CameraPath:
         wrapped into [-180, 180), pitch (F,), all float64."""
         t = np.clip(np.asarray(t, dtype=np.float64).reshape(-1), self.times[0], self.times[-1])
         values = np.column_stack([self.positions, self._yaw_u, self.pitch])  # (K, 5)
-        out = _hermite(self.times, values, t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _hermite(self.times, values, t)
+        # checked where sampled, not only at the keyframes: the cubic overshoots them between
+        ok = np.isfinite(out).all(axis=1) & (np.abs(out[:, :3]) <= COORD_LIMIT).all(axis=1)
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            raise PathDomainError(f"path {self.name!r} leaves the numeric domain (|coordinate| <= 2**100, finite) at "
+                                  f"t = {t[j] - self.times[0]:g} s: position {out[j, :3].tolist()}")
         yaw = (out[:, 3] + 180.0) % 360.0 - 180.0
         pitch = np.clip(out[:, 4], -MAX_PITCH, MAX_PITCH)
         return np.ascontiguousarray(out[:, :3]), yaw, pitch
