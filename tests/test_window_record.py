@@ -54,6 +54,13 @@ def _wait_frames(env, wid, frames: int = 20, timeout: float = 60.0) -> str:
     pytest.fail(f"the take never reached {frames} frames: {_title(env, wid)!r}")
 
 
+def _frames(title: str) -> int:
+    """The take's frame count in a window title (:func:`_wait_frames`)."""
+    import re
+
+    return int(re.search(r"REC take-\d+ +[\d.]+ s +(\d+) frames", title).group(1))
+
+
 def _wait_for(path: Path, timeout=20.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end and not path.exists():
@@ -81,6 +88,9 @@ def test_record_a_take_in_the_window_switch_index_and_replay_it(display, scene_f
         time.sleep(1.0)
         xdo(env, "key", "i")  # switch index mid-take
         time.sleep(1.0)
+        # frames flown after the switch (its kernels compile first: on a loaded machine every key sent
+        # meanwhile would otherwise be handled before the next frame)
+        _wait_frames(env, wid, _frames(_wait_frames(env, wid, 1)) + 5)
         xdo(env, "keyup", "w")
         xdo(env, "keydown", "d")
         time.sleep(0.5)

@@ -25,8 +25,11 @@ from typing import Iterable, NamedTuple
 import numpy as np
 from pyrr import matrix44
 
+from .domain import COORD_LIMIT
+
 __all__ = [
     "ACTIONS",
+    "CAMERA_LIMIT",
     "DEFAULT_BINDINGS",
     "CameraMatrices",
     "FlyCamera",
@@ -38,6 +41,15 @@ __all__ = [
     "perspective",
     "view_rotation",
 ]
+
+#: how far the fly camera's moves take it on each axis: half the numeric domain (:mod:`viewer.domain`), so
+#: every pose it flies is one every index answers, and so is every point of a take's path: the Catmull-Rom
+#: curve through poses within +-L strays at most L / 2 beyond them (its tangent terms weigh at most 1/4 of
+#: a chord of at most 2 L), inside +-1.5 L = +-0.75 COORD_LIMIT
+CAMERA_LIMIT = COORD_LIMIT / 2.0
+
+#: the longest move of one update: across the whole domain (finite, so no inf * 0 = NaN)
+_MAX_STEP = 4.0 * COORD_LIMIT
 
 #: Continuous actions the camera understands (held keys).
 ACTIONS: tuple[str, ...] = ("forward", "back", "left", "right", "up", "down", "fast")
@@ -270,7 +282,13 @@ class FlyCamera:
         norm = float(np.linalg.norm(move))
         if norm > 0.0 and dt > 0.0:
             v = self.speed * (self.fast_factor if "fast" in a else 1.0)
-            self.position = self.position + move * (v * dt / norm)
+            step = v * dt
+            if not step <= _MAX_STEP:  # an overflowing (inf) or huge step: crossing the whole domain is enough
+                step = _MAX_STEP
+            # the camera never leaves the numeric domain every index answers in (viewer.domain), whatever the
+            # speed and time step: it stops at +-CAMERA_LIMIT (or where it was put, if further out: no jump back)
+            lim = np.maximum(np.abs(self.position), CAMERA_LIMIT)
+            self.position = np.clip(self.position + move * (step / norm), -lim, lim)
         return self.pose != before
 
     # ----------------------------------------------------------------------------- matrices

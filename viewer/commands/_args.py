@@ -78,6 +78,19 @@ def positive_float(text: str) -> float:
     return v
 
 
+#: the longest time step a flag accepts (``--dt``, ``--fixed-dt``): a minute of flight per frame
+MAX_DT = 60.0
+
+
+def time_step(text: str) -> float:
+    """Seconds per frame: a finite number > 0 and at most :data:`MAX_DT` (a step of 1e300 s would fly the
+    camera out of the numeric domain in one frame)."""
+    v = positive_float(text)
+    if v > MAX_DT:
+        raise argparse.ArgumentTypeError(f"at most {MAX_DT:g} seconds per frame, got {text!r}")
+    return v
+
+
 def fraction(text: str) -> float:
     """A number in [0, 1]."""
     try:
@@ -90,13 +103,21 @@ def fraction(text: str) -> float:
 
 
 def pose(text: str) -> tuple[float, float, float, float, float]:
-    """``X,Y,Z,YAW,PITCH``: world units and degrees."""
+    """``X,Y,Z,YAW,PITCH``: world units and degrees; the position inside the numeric domain
+    (``|coordinate| <= viewer.domain.COORD_LIMIT``, every index's promise), the angles at most 1e6 degrees."""
+    from ..domain import COORD_LIMIT
+
     try:
         vals = tuple(float(v) for v in text.split(","))
     except ValueError:
         vals = ()
     if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
         raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
+    if not all(abs(v) <= COORD_LIMIT for v in vals[:3]):
+        raise argparse.ArgumentTypeError(
+            f"the position must be within +-{COORD_LIMIT:.4g} (2**100) world units on each axis, got {text!r}")
+    if not all(abs(v) <= 1e6 for v in vals[3:]):
+        raise argparse.ArgumentTypeError(f"yaw and pitch must be within +-1e6 degrees, got {text!r}")
     return vals
 
 

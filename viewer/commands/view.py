@@ -34,6 +34,14 @@ A scene with a [motion] table moves while you fly; the HUD counts the objects th
 distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN (or r * (1 + P%) for
 "P%"); Y toggles it (default margin when none is given: 10%).
 
+P/F12 saves the frame as screenshot-<time>.png in the working directory (or --screenshot PNG), never
+over an existing file (a name taken: PNG-2.png, PNG-3.png, ... beside it); a file that cannot be written is a
+message on the HUD and in the terminal. The window renders at most 8192 pixels a side and 33.5
+megapixels (2**25; less if the GL allows less): a larger window is resized back to that, and says so.
+A window destroyed by another X client closes the take being recorded (complete) and exits with status 1.
+--headless, --path, --frames and --dt are headless flags; --fixed-dt, --vsync, --max-frames and --record
+window flags: given to the other mode they are refused, not ignored.
+
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
 the last frame (a generated fly-through ends at its busiest view: the pose along it that drew the most
@@ -74,14 +82,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
-                   help="headless: save the last frame here; window: where the screenshot key saves")
+                   help="headless: save the last frame here; window: where the screenshot key saves (a name "
+                        "taken: PNG-2.png, PNG-3.png, ... beside it)")
     g = p.add_argument_group("headless")
     g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
     g.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="frames to render headless: the whole path in N frames (default 120; with --dt: the "
                         "first N frames at that step)")
     g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
-    g.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
+    g.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
                    help="seconds of path per frame (alone: the whole path at this step, e.g. 0.016667 to fly it in real time)")
     p.add_argument("--record", metavar="DIR",
                    help="window: record a take from the first frame into DIR (created if missing); R stops it and "
@@ -89,8 +98,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--vsync", action="store_true",
                    help="window: wait for the display's refresh at each frame (default off; recorded in each take)")
     w = p.add_argument_group("window (for scripted runs)")
-    w.add_argument("--fixed-dt", type=_args.positive_float, metavar="SECONDS",
-                   help="advance the camera by this fixed step per frame instead of the wall clock")
+    w.add_argument("--fixed-dt", type=_args.time_step, metavar="SECONDS",
+                   help=f"advance the camera by this fixed step per frame instead of the wall clock "
+                        f"(at most {_args.MAX_DT:g} s)")
     w.add_argument("--max-frames", type=_args.positive_int, metavar="N", help="close the window after N frames")
     p.set_defaults(func=run)
     return p
@@ -103,10 +113,34 @@ def _no_window_message(args, why: str) -> str:
             f"  xvfb-run -s '-screen 0 {args.size[0]}x{args.size[1]}x24' viewer view {args.scene}")
 
 
+#: flags only one of the two modes reads: (flag, its attribute, what it is for)
+WINDOW_ONLY = (("--fixed-dt", "fixed_dt", "steps the window's camera"),
+               ("--vsync", "vsync", "waits for the display's refresh"),
+               ("--max-frames", "max_frames", "closes the window"),
+               ("--record", "record", "records takes from the window; headless, use 'viewer record SCENE -o DIR'"))
+HEADLESS_ONLY = (("--path", "path", "flies a camera path offscreen; in the window you fly yourself; to record a "
+                                    "path's frames use 'viewer record SCENE --path FILE'"),
+                 ("--frames", "frames", "counts headless frames; in the window use --max-frames"),
+                 ("--dt", "dt", "steps a headless path; in the window use --fixed-dt"))
+
+
+def check_mode_flags(args) -> None:
+    """Refuse a flag the chosen mode would ignore (a UserError naming it and what it is for)."""
+    if args.headless:
+        for flag, attr, what in WINDOW_ONLY:
+            if getattr(args, attr, None):
+                raise UserError(f"{flag} is for the window (it {what}); --headless would ignore it")
+    else:
+        for flag, attr, what in HEADLESS_ONLY:
+            if getattr(args, attr, None) is not None:
+                raise UserError(f"{flag} is for --headless (it {what}); the window would ignore it")
+
+
 def run(args) -> int:
     from ..frame.culling import check_cullers
     from ..index import INDEXES
 
+    check_mode_flags(args)
     index = check_cullers([args.index or ("octree" if "octree" in INDEXES else "brute")], "--index")[0]
     takes = None
     if not args.headless:
@@ -119,8 +153,6 @@ def run(args) -> int:
             from ..recording.takes import TakeDir
 
             takes = TakeDir(args.record)
-    elif args.record:
-        raise UserError("--record records takes from the window; headless, use 'viewer record SCENE -o DIR'")
     cam_path = None
     if args.path:
         from ..paths import load_path
@@ -199,7 +231,7 @@ def summarise(rows) -> str:
 
 def _window(args, scene, index: str, takes) -> int:
     try:
-        from ..drivers.window import WindowOptions, WindowUnavailable, run_window, summary
+        from ..drivers.window import WindowLost, WindowOptions, WindowUnavailable, run_window, summary
     except ImportError as exc:
         raise UserError(f"cannot open a window: {exc}") from None
     session = SessionOptions(index=index, draw=args.draw, colour=args.colour, fade=args.fade,
@@ -211,5 +243,8 @@ def _window(args, scene, index: str, takes) -> int:
         win = run_window(opts, size=args.size)
     except WindowUnavailable as exc:
         raise UserError(_no_window_message(args, str(exc))) from None
+    except WindowLost as exc:
+        print(f"viewer view: error: {exc}; every take closed with its rows, exiting", file=sys.stderr)
+        return 1
     print(summary(win), file=sys.stderr)
     return 0

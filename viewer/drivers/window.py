@@ -23,10 +23,16 @@ from ..frame.options import SessionOptions
 from ..recording.meta import build_meta, gl_info
 from ..recording.takes import Take, TakeDir
 from ..render import ViewerSession
+from ..render.context import MAX_FRAMEBUFFER_PIXELS, MAX_FRAMEBUFFER_SIDE, capped_size, gl_max_side, save_png_new
 from ..render.graph import GraphLayer, StageHistory
 
-__all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowOptions", "WindowUnavailable", "run_window",
-           "summary"]
+__all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowLost", "WindowOptions", "WindowUnavailable",
+           "run_window", "summary"]
+
+
+class WindowLost(RuntimeError):
+    """The X window was destroyed under the viewer (by another X client: a crashed compositor, a window
+    manager, ``xdotool windowclose``); the take being recorded was closed with every row."""
 
 #: key name -> viewer command (the camera's movement keys are in :data:`viewer.camera.DEFAULT_BINDINGS`)
 COMMAND_KEYS: dict[str, str] = {
@@ -52,6 +58,12 @@ HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look 
 
 #: frames the HUD's stage graph shows
 GRAPH_FRAMES = 300
+
+#: seconds between two checks that the X window still exists
+ALIVE_CHECK_S = 0.25
+
+#: seconds a notice (a screenshot that could not be written, a capped window) stays on the HUD
+NOTICE_S = 6.0
 
 #: the margin Y switches to when ``viewer view`` got no --hysteresis: 10% of each view radius
 DEFAULT_HYSTERESIS: tuple[float, bool] = (0.10, True)
@@ -105,12 +117,15 @@ class EventsSession(ViewerSession):
     first of all the take being recorded (:attr:`status`)."""
 
     status = ""
+    notice = ""  # a passing message (a screenshot that could not be written), under the status
 
     def hud_lines(self, st: FrameStats) -> list[str]:
         lines = super().hud_lines(st)
         moving = f"moving {self.moving}  moved {st.moved}  " if self.moving else ""
         lines.insert(3, f"{moving}entered {st.entered:5d}  left {st.left:5d}  in {self.in_view}"
                         f"  hysteresis {self.hysteresis} (Y)")
+        if self.notice:
+            lines.insert(0, self.notice)
         if self.status:
             lines.insert(0, self.status)
         return lines
@@ -165,13 +180,27 @@ class ViewerWindow(mglw.WindowConfig):
         self.take: Take | None = None
         self.takes_done: list[str] = []
         self._title_at = 0.0
-        self._shot: str | None = None
+        self._shots: list[str | None] = []  # screenshots asked for (None: an automatic name), saved after a frame
+        self._notice_until = 0.0
+        self.lost: str | None = None  # why the window is gone, when it was destroyed under us
+        self._alive_at = time.monotonic()
+        self.max_side = gl_max_side(self.ctx)
+        self._cap_window(*self.wnd.buffer_size)
         if o.record:
             self.start_take()  # before any key is handled, so the first R always stops it
 
     # ----------------------------------------------------------------------------- frame
     def on_render(self, time_: float, frametime: float) -> None:
         o = self.options
+        now = time.monotonic()
+        if now - self._alive_at >= ALIVE_CHECK_S:
+            self._alive_at = now
+            if not self._window_exists():
+                self.window_lost("the window was destroyed by another X client (a window manager, a crashed "
+                                 "compositor, xdotool windowclose)")
+                return
+        if self._notice_until and now >= self._notice_until:
+            self.session.notice, self._notice_until = "", 0.0
         dt = o.fixed_dt if o.fixed_dt is not None else min(max(frametime, 0.0), 0.25)
         state = InputState(actions=o.bindings.actions(self.held | self.tapped), mouse_dx=self.mouse_dx, mouse_dy=self.mouse_dy,
                            scroll=self.scroll)
@@ -185,14 +214,76 @@ class ViewerWindow(mglw.WindowConfig):
         self.history.push(st)
         if s.options.hud and self.show_graph:
             self.graph.draw(self.history, (s.fbo.viewport[2], s.fbo.viewport[3]))
-        if self._shot is not None:
-            path, self._shot = self._shot, None
-            self.screenshots.append(s.screenshot(path))
-            self._say(f"screenshot: {path}")
+        while self._shots:
+            self._save_screenshot(self._shots.pop(0))
         self._show_status()
         self.frames += 1
         if o.max_frames and self.frames >= o.max_frames:
             self.wnd.close()
+
+    def _save_screenshot(self, path: str | None) -> str | None:
+        """Save the frame just rendered at --screenshot PATH or ``screenshot-<time>.png``, never over an
+        existing file: when the name is taken, beside it as PATH-2.png, PATH-3.png, ... (two shots in one
+        second, a second shot to --screenshot). A file that cannot be written is a message on the HUD and
+        in the terminal; the window goes on. Returns the path written (None: not saved)."""
+        if path is None:
+            path = f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}.png"
+        try:
+            written = save_png_new(path, self.session.image())
+        except (OSError, ValueError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            self._notify(f"screenshot not saved: cannot write {path}: {why}")
+            return None
+        self.screenshots.append(written)
+        self._say(f"screenshot: {written}")
+        return written
+
+    def _notify(self, msg: str) -> None:
+        """``msg`` in the terminal and, for :data:`NOTICE_S` seconds, on the HUD."""
+        self._say(msg)
+        self.session.notice = msg
+        self._notice_until = time.monotonic() + NOTICE_S
+
+    # ----------------------------------------------------------------------------- the window itself
+    def _window_exists(self) -> bool:
+        """Whether the X window is still there (another client may destroy it: then no key, no close
+        button and no frame ever reaches us again). True when this is not an Xlib window."""
+        win = getattr(self.wnd, "_window", None)
+        display, xid = getattr(win, "_x_display", None), getattr(win, "_window", None)
+        if not display or not xid or self.wnd.is_closing:
+            return True
+        try:
+            from ctypes import byref
+
+            from pyglet.libs.x11 import xlib
+        except ImportError:
+            return True
+        attrs = xlib.XWindowAttributes()
+        # a destroyed window is a BadWindow error (pyglet's error handler ignores it) and status 0
+        return bool(xlib.XGetWindowAttributes(display, xid, byref(attrs)))
+
+    def window_lost(self, why: str) -> None:
+        """The window is gone: stop flying (the take is closed on the way out, complete)."""
+        if self.lost is None:
+            self.lost = why
+            try:
+                self.wnd.close()
+            except Exception:  # noqa: BLE001 - the X resources are gone already; the loop ends on is_closing
+                self.wnd.is_closing = True
+
+    def _cap_window(self, width: int, height: int) -> bool:
+        """Resize a window larger than the framebuffer this viewer renders (:func:`capped_size`: at most
+        :attr:`max_side` pixels a side, the GL's limits, and :data:`MAX_FRAMEBUFFER_PIXELS` pixels) back
+        to that size, and say so; True when it did."""
+        w, h = int(width), int(height)
+        cw, ch = capped_size((w, h), self.max_side)
+        if (cw, ch) == (w, h) or self.wnd.is_closing:
+            return False
+        self._notify(f"the window is {w}x{h} pixels, more than this viewer renders (at most {self.max_side} "
+                     f"a side and {MAX_FRAMEBUFFER_PIXELS / 1e6:.1f} megapixels): resized to {cw}x{ch}")
+        ratio = getattr(self.wnd, "pixel_ratio", 1.0) or 1.0
+        self.wnd.size = (max(1, int(cw / ratio)), max(1, int(ch / ratio)))
+        return True
 
     # ----------------------------------------------------------------------------- takes
     def start_take(self) -> Take:
@@ -299,8 +390,8 @@ class ViewerWindow(mglw.WindowConfig):
             self.wnd.cursor = not self.look_toggled
         elif cmd == "screenshot":
             # saved at the end of the next frame, before its buffers swap: a read between frames may see a
-            # stale back buffer
-            self._shot = self.options.screenshot or f"screenshot-{time.strftime('%Y%m%d-%H%M%S')}.png"
+            # stale back buffer; every press is a file of its own
+            self._shots.append(self.options.screenshot)
         elif cmd == "quit":
             self.wnd.close()
 
@@ -321,6 +412,8 @@ class ViewerWindow(mglw.WindowConfig):
         self.scroll += y_offset
 
     def on_resize(self, width: int, height: int) -> None:
+        if self._cap_window(width, height):
+            return  # resized back: its own resize event follows
         self.session.resize(self.wnd.fbo)
 
 
@@ -330,11 +423,19 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
 
     A take still recording when the window closes, or when Ctrl-C or SIGTERM ends the process (the
     recorder turns them into exceptions), is stopped on the way out, its files complete.
-    :class:`WindowUnavailable` when the display cannot be reached.
+    :class:`WindowUnavailable` when the display cannot be reached; :class:`WindowLost` (the take closed,
+    complete) when another X client destroyed the window. A ``size`` larger than the framebuffer this
+    viewer renders (:func:`viewer.render.context.capped_size`) opens at the capped size, said on stderr.
     """
     why = display_problem()
     if why:
         raise WindowUnavailable(why)
+    capped = capped_size(size)
+    if capped != tuple(size):
+        print(f"viewer: {size[0]}x{size[1]} is more than this viewer renders (at most {MAX_FRAMEBUFFER_SIDE} a side "
+              f"and {MAX_FRAMEBUFFER_PIXELS / 1e6:.1f} megapixels): the window opens at {capped[0]}x{capped[1]}",
+              file=sys.stderr, flush=True)
+        size = capped
     cls = type("ViewerWindow", (ViewerWindow,), {"options": options, "window_size": tuple(size),
                                                   "title": f"viewer - {getattr(options.scene, 'name', 'scene')}",
                                                   "vsync": bool(options.vsync)})
@@ -358,6 +459,8 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
         raise
     finally:
         config.stop_take(ended=ended)
+    if config.lost:
+        raise WindowLost(config.lost)
     return config
 
 
