@@ -172,3 +172,14 @@ def test_pure_modules_load_no_gl():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_index_cycle_starts_with_the_baseline_and_the_core():
+    """I cycles scan -> octree -> the other indexes -> the GPU mode, not the registry's alphabet."""
+    from viewer.frame.culling import culler_names
+
+    names = culler_names()
+    assert names[:2] == ["scan", "octree"] and names[-1] == "gpu" and sorted(names[2:-1]) == names[2:-1]
+    rng = np.random.default_rng(3)
+    p = FramePipeline(make_scene(rng, n=200), "octree")
+    assert p.index_names[:2] == ["scan", "octree"] and p.cycle_index() != "rtree"

@@ -47,6 +47,7 @@ __all__ = [
     "ModeSpec",
     "check_cullers",
     "culler_names",
+    "index_names",
     "unavailable",
 ]
 
@@ -239,13 +240,24 @@ class CpuCulling(CullingMode):
         return frame.drawn()
 
 
-def culler_names(available: bool = False) -> list[str]:
-    """Every name: the indexes (CPU culling) then the modes of :data:`MODES`; ``available``: only the
-    indexes whose libraries are installed (a mode's needs are known only once a GL context exists)."""
+#: The indexes the ``I`` cycle and every list of cullers start with: the baseline, then the core.
+FIRST: tuple[str, ...] = ("scan", "octree")
+
+
+def index_names(available: bool = False) -> list[str]:
+    """The index names in the order users meet them: :data:`FIRST`, then the rest of the registry;
+    ``available``: only those whose libraries are installed."""
     from ..index import INDEXES
 
-    names = [k for k, cls in INDEXES.items() if not available or cls.unavailable() is None]
-    return [*names, *MODES]
+    ordered = [*(k for k in FIRST if k in INDEXES), *(k for k in INDEXES if k not in FIRST)]
+    return [k for k in ordered if not available or INDEXES[k].unavailable() is None]
+
+
+def culler_names(available: bool = False) -> list[str]:
+    """Every name: the indexes (CPU culling, :func:`index_names`) then the modes of :data:`MODES`;
+    ``available``: only the indexes whose libraries are installed (a mode's needs are known only once a
+    GL context exists)."""
+    return [*index_names(available), *MODES]
 
 
 def unavailable(name: str) -> str | None:

@@ -40,7 +40,7 @@ import numpy as np
 from ..camera import CameraMatrices, FlyCamera, InputState, Pose
 from ..index import INDEXES, QueryOverflow, SphereIndex, make_index
 from . import _frame_kernels, events, frustum, motion
-from .culling import CpuCulling, CullingMode
+from .culling import CpuCulling, CullingMode, index_names
 from .events import VisibilityTracker
 from .instances import INSTANCE_DTYPE, instance_words
 from .mesh_batches import MeshBatches
@@ -97,7 +97,8 @@ class FramePipeline:
         ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`viewer.scenes.Scene`)
     index : the culler to start with: an index name (a key of :data:`viewer.index.INDEXES`, culled by
         :class:`viewer.frame.CpuCulling` over it) or a mode of ``modes``
-    indexes : the names :meth:`cycle_index` goes through (default: every available index)
+    indexes : the names :meth:`cycle_index` goes through (default: every available index, the baseline and
+        the core first: :func:`viewer.frame.culling.index_names`)
     fade : fraction of each view distance, at its far end, over which objects fade in; a scene of style
         "stars" (``scene.style``) ignores it: there :attr:`fade` is 1, so a record's fade is ``1 - d / r``
         (d: the query camera's distance), the star's brightness (``shaders/stars.glsl``)
@@ -148,7 +149,7 @@ class FramePipeline:
         self.index_options = dict(index_options or {})
         self._factories = dict(modes or {})
         if indexes is None:
-            indexes = [k for k, cls in INDEXES.items() if cls.unavailable() is None]
+            indexes = index_names(available=True)
         if index not in indexes:
             indexes = [index, *indexes]
         self.index_names: list[str] = list(indexes)
