@@ -23,9 +23,11 @@ noisier); --scheduler tcp://HOST:8786 sends them to an existing Dask cluster.
 
 Results: OUT/sweep.csv (a row per task x index, with the task's host, CPU model and thread count), the
 bench's plots per task (OUT/tasks/KEY/) and OUT/summary.png (speed-up over the baseline across the axes).
-An interrupted sweep run again skips the tasks already in the CSV. A task that fails (out of memory, a
-missing peer library, a lost worker) is recorded with its reason and the sweep goes on; a task whose
-memory estimate does not fit a worker is skipped with a message.
+An interrupted sweep run again skips the tasks already in the CSV; a row that does not parse (torn, cut
+short, hand-edited) is named in a warning, kept in OUT/sweep-rejected.csv, and its task measured again. One
+sweep at a time writes OUT (it holds OUT/sweep.lock): a second one is refused, naming the first one's pid.
+A task that fails (out of memory, a missing peer library, a lost worker) is recorded with its reason and
+the sweep goes on; a task whose memory estimate does not fit a worker is skipped with a message.
 
 Exit status: 0 when every task finished or was skipped, 100 + K when K tasks failed (K at most 99), 2 for
 a bad sweep file or flag, 130 when interrupted. Bundled sweeps: {bundled}.
@@ -43,7 +45,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_args.positive_int, default=1, metavar="N",
                    help="worker processes of the local cluster (default 1: one task at a time, honest timings)")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="an existing Dask scheduler, e.g. tcp://host:8786 (instead of a local cluster)")
+                   help="an existing Dask scheduler, e.g. tcp://host:8786 (instead of a local cluster; tcp:// only)")
+    p.add_argument("--connect-timeout", type=_args.positive_float, default=None, metavar="SECONDS",
+                   help="give up on --scheduler when it has not accepted and answered within this time "
+                        "(default 15)")
     p.add_argument("--dry-run", action="store_true",
                    help="list the tasks and their memory estimates, run nothing")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")
@@ -56,17 +61,24 @@ def run(args) -> int:
     from viewer.errors import UserError
     from viewer.sweep import load_sweep, run_sweep
 
+    from viewer.sweep.run import CONNECT_TIMEOUT, check_scheduler_address
+
     sweep = load_sweep(args.sweep)
-    if args.scheduler and args.workers != 1:
+    if args.scheduler is not None and args.workers != 1:
         raise UserError("--workers starts a local cluster; with --scheduler the cluster's own workers run the tasks")
+    if args.connect_timeout is not None and args.scheduler is None:
+        raise UserError("--connect-timeout is the time to reach a --scheduler; give --scheduler too")
+    if args.scheduler is not None:
+        check_scheduler_address(args.scheduler)
     out = args.out or Path("runs") / f"sweep-{sweep.name}"
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
     if args.dry_run:
         return _dry_run(sweep, out)
-    _args.writable_dir(out)
+    # the output directory is made, checked writable and locked by run_sweep (sweep.lock), after the scheduler
+    # answered: a second sweep into it is refused at once
     res = run_sweep(sweep, out, workers=args.workers, scheduler=args.scheduler, plots=not args.no_plots,
-                    progress=not args.quiet)
+                    progress=not args.quiet, connect_timeout=args.connect_timeout or CONNECT_TIMEOUT)
     print(f"sweep {sweep.name}: {res.total} tasks: {res.ok} measured now, {res.already} already done, "
           f"{res.skipped} skipped, {res.failed} failed")
     for label, reason in res.failures:
@@ -81,7 +93,7 @@ def _dry_run(sweep, out: Path) -> int:
     from viewer.bench.run import available_bytes
     from viewer.sweep import plan
 
-    rows = plan(sweep, out / "sweep.csv")
+    rows = plan(sweep, out / "sweep.csv", log=lambda s: print(f"warning: {s}", file=sys.stderr))
     have = available_bytes()
     print(f"sweep {sweep.name} ({sweep.source}): {len(rows)} tasks, each measuring "
           f"{', '.join(sweep.indexes)}")

@@ -18,13 +18,16 @@ from typing import Callable
 
 from viewer.errors import UserError
 
-from .results import failure_rows, open_results, task_rows
+from .lock import locked
+from .results import failure_rows, open_results, read_results, task_rows
 from .spec import Sweep, Task
 from .task import bench_config, run_task
 
-__all__ = ["SweepOutcome", "estimate", "plan", "run_sweep"]
+__all__ = ["CONNECT_TIMEOUT", "SweepOutcome", "check_scheduler_address", "estimate", "plan", "run_sweep"]
 
 MEMORY_SHARE = 0.85  # a task may plan to use this share of a worker's memory
+#: seconds a sweep waits for a Dask scheduler to accept and answer (``--connect-timeout``)
+CONNECT_TIMEOUT = 15.0
 
 
 @dataclass
@@ -50,27 +53,122 @@ def estimate(task: Task) -> int:
     return estimate_bytes(bench_config(task), task.n)
 
 
-def plan(sweep: Sweep, csv_path: Path | None) -> list[tuple[Task, int, bool]]:
-    """(task, estimated bytes, already in the CSV) for every task of the sweep, in order."""
+def plan(sweep: Sweep, csv_path: Path | None, log: Callable[[str], None] | None = None
+         ) -> list[tuple[Task, int, bool]]:
+    """(task, estimated bytes, already in the CSV) for every task of the sweep, in order. Reads the CSV and
+    changes nothing (a sweep may be running into it); ``log`` gets the warnings about rows that do not parse."""
     done: set[str] = set()
-    if csv_path is not None and Path(csv_path).exists():
-        res = open_results(csv_path)
-        res.close()
-        done = res.done
+    if csv_path is not None:
+        done, warnings = read_results(Path(csv_path))
+        for w in warnings:
+            (log or (lambda s: None))(w)
     return [(t, estimate(t), t.key in done) for t in sweep.tasks()]
 
 
-def _client(workers: int, scheduler: str | None):
+def check_scheduler_address(text: str) -> str:
+    """``tcp://HOST:PORT`` or ``HOST:PORT`` -> ``tcp://HOST:PORT``. :class:`UserError` naming ``--scheduler``
+    for any other scheme (``tls://`` needs certificates a sweep does not take, ``ucx://`` a library it does not
+    use), a missing host or a port outside 1..65535."""
+    from urllib.parse import urlsplit
+
+    t = text.strip()
+    if not t:
+        raise UserError("--scheduler: an empty address; give the Dask scheduler as tcp://HOST:PORT")
+    scheme, sep, loc = t.partition("://")
+    if not sep:
+        scheme, loc = "tcp", t
+    if scheme.lower() != "tcp":
+        raise UserError(f"--scheduler {text}: {scheme}:// addresses are not supported; a sweep connects to its "
+                        "Dask scheduler over plain tcp:// (tcp://HOST:8786)")
+    try:
+        u = urlsplit("tcp://" + loc)
+        host, port = u.hostname, u.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None or not 1 <= port <= 65535 or u.path or u.query or u.fragment or u.username:
+        raise UserError(f"--scheduler {text}: not an address of the form tcp://HOST:PORT (port in 1..65535)")
+    return f"tcp://{loc}"
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Connect to the Dask scheduler at ``address`` (``tcp://``) and exchange Dask's handshake, all within
+    ``timeout`` seconds (Dask's own connect waits for the peer's handshake without a limit: a port that accepts
+    and never answers would hold the sweep until the peer closes). :class:`UserError` naming ``--scheduler``
+    and what went wrong: nothing listening, no answer, an HTTP server (the dashboard's port?), another protocol."""
+    import asyncio
+
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    scheme, loc = parse_address(address)
+
+    async def exchange():
+        connector = get_backend(scheme).get_connector()
+        try:
+            comm = await asyncio.wait_for(connector.connect(loc), timeout)
+        except asyncio.TimeoutError:
+            return f"no connection within {timeout:g} s"
+        except OSError as exc:
+            why = str(exc).split(": ", 1)[-1] if str(exc).startswith("in <") else str(exc)  # Dask's "in <obj>: "
+            return f"cannot reach the Dask scheduler ({why})"
+        try:
+            await asyncio.wait_for(comm.write(comm.handshake_info()), timeout)
+            await asyncio.wait_for(comm.read(), timeout)
+        except asyncio.TimeoutError:
+            return (f"the port accepts connections but no Dask scheduler answered within {timeout:g} s "
+                    "(--connect-timeout)")
+        except OSError:
+            return "the peer closed the connection without a Dask scheduler's answer"
+        except Exception:  # noqa: BLE001: what Dask makes of another protocol's bytes (MemoryError, ...)
+            return "protocol"
+        finally:
+            comm.abort()
+        return None
+
+    problem = asyncio.run(exchange())
+    if problem == "protocol":
+        host, _, port = loc.rpartition(":")
+        if _speaks_http(host.strip("[]"), int(port), timeout):
+            problem = ("an HTTP server answered, not a Dask scheduler (the dashboard's port? the scheduler's is "
+                       "usually 8786)")
+        else:
+            problem = "the peer answered, but not in Dask's protocol: not a Dask scheduler"
+    if problem:
+        raise UserError(f"--scheduler {address}: {problem}")
+
+
+def _speaks_http(host: str, port: int, timeout: float) -> bool:
+    """Whether the peer at ``host:port`` answers a ``HEAD /`` in HTTP."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+            got = b""
+            while len(got) < 5:
+                chunk = s.recv(5 - len(got))
+                if not chunk:
+                    break
+                got += chunk
+            return got == b"HTTP/"
+    except OSError:
+        return False
+
+
+def _client(workers: int, scheduler: str | None, connect_timeout: float = CONNECT_TIMEOUT):
     import dask
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
+        # every later connection (a reconnect, a worker's address) gives up after the same time
+        dask.config.set({"distributed.comm.timeouts.connect": f"{connect_timeout}s"})
         try:
-            return Client(scheduler, timeout="15s"), None
+            return Client(scheduler, timeout=f"{connect_timeout}s"), None
         except (OSError, TimeoutError) as exc:
             raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
-        except ValueError as exc:
-            raise UserError(f"--scheduler {scheduler}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001: what Dask makes of a peer that is not a scheduler
+            raise UserError(f"--scheduler {scheduler}: not a Dask scheduler ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})") from None
     # a worker that dies (out of memory, killed) fails its task at once instead of being retried three times
     dask.config.set({"distributed.scheduler.allowed-failures": 0})
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
@@ -88,17 +186,29 @@ def _worker_memory(client) -> int:
 
 def run_sweep(sweep: Sweep, out: Path, *, workers: int = 1, scheduler: str | None = None, plots: bool = True,
               log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
-              progress: bool = True) -> SweepOutcome:
+              progress: bool = True, connect_timeout: float = CONNECT_TIMEOUT) -> SweepOutcome:
     """Run every task of ``sweep`` not already in ``out/sweep.csv``; returns the counts.
 
     Rows are appended as each task finishes. Ctrl-C cancels what is running and keeps what finished: run the
-    same command again to resume.
+    same command again to resume. ``out`` is locked for the whole run (:func:`viewer.sweep.lock.locked`): a
+    second sweep into it is refused at once. A ``scheduler`` is checked (its address, then a connection and
+    Dask's handshake within ``connect_timeout`` seconds) before anything is written.
     """
+    out = Path(out)
+    if scheduler is not None:
+        scheduler = check_scheduler_address(scheduler)
+        _probe(scheduler, connect_timeout)
+    with locked(out):
+        return _run_locked(sweep, out, workers, scheduler, plots, log, progress, connect_timeout)
+
+
+def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, plots: bool,
+                log: Callable[[str], None], progress: bool, connect_timeout: float) -> SweepOutcome:
     from viewer.host.progress import Progress
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     results = open_results(out / "sweep.csv")
+    for w in results.warnings:
+        log(w)
     tasks = sweep.tasks()
     todo = [t for t in tasks if t.key not in results.done]
     outcome = SweepOutcome(total=len(tasks), already=len(tasks) - len(todo), csv=results.path)
@@ -110,7 +220,11 @@ def run_sweep(sweep: Sweep, out: Path, *, workers: int = 1, scheduler: str | Non
         return outcome
     where = scheduler or (f"a local Dask cluster of {workers} worker process{'es' if workers > 1 else ''}")
     log(f"starting {where} ...")
-    client, cluster = _client(workers, scheduler)
+    try:
+        client, cluster = _client(workers, scheduler, connect_timeout)
+    except BaseException:
+        results.close()
+        raise
     fresh: list[dict] = []
     futures = {}
     try:

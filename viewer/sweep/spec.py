@@ -136,23 +136,72 @@ def load_sweep(text: str) -> Sweep:
     """Read and check a sweep file (a path or a bundled sweep's name); every mistake names the file and field."""
     path = resolve_sweep_path(text)
     src = str(path)
-
-    def bad(field: str, problem: str) -> UserError:
-        return UserError(f"{src}: {field}: {problem}")
-
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{src}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{src}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UserError(f"{src}: not a sweep file: arrays or tables nested too deeply to read as TOML") from None
+    except ValueError as exc:  # an integer literal of more than 4300 digits
+        raise UserError(f"{src}: not valid TOML ({str(exc)[:200]})") from None
+    try:
+        return _check_doc(doc, path, src)
+    except RecursionError:  # nested just shallowly enough to parse
+        raise UserError(f"{src}: not a sweep file: values nested too deeply") from None
+
+
+def _show(v) -> str:
+    """``repr(v)``, cut to 60 characters (a value in a message, however large or deep)."""
+    try:
+        text = repr(v)
+    except (RecursionError, ValueError):
+        text = f"<a {type(v).__name__} nested too deeply>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name(key: str) -> str:
+    """A field's name as written, cut to 60 characters."""
+    return key if len(key) <= 60 else key[:57] + "..."
+
+
+def _check_index(spec) -> None:
+    """Check an index spec's options before any task runs: build the index over a handful of objects (a task
+    would otherwise fail on every workload, one after another). An index whose library is not installed is
+    only checked for its option names (the bench skips it anyway)."""
+    if not spec.options:
+        return
+    import inspect
+
+    import numpy as np
+
+    from viewer.index import INDEXES
+
+    cls = INDEXES[spec.name]
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(0.0, 100.0, (16, 3))
+    radii = rng.uniform(1.0, 20.0, 16)
+    try:
+        if cls.unavailable():
+            inspect.signature(cls).bind(centres, radii, **spec.options)
+        else:
+            cls(centres, radii, **spec.options)
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+        raise UserError(f"{spec.label}: {str(exc)[:300]}") from None
+
+
+def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
+    def bad(field: str, problem: str) -> UserError:
+        return UserError(f"{src}: {field}: {problem}")
+
     for key in doc:
         if key not in _TOP:
-            raise bad(key, f"unknown field (fields: {', '.join(sorted(_TOP))})")
+            raise bad(_name(key), f"unknown field (fields: {', '.join(sorted(_TOP))})")
     if doc.get("format", FORMAT) != FORMAT:
-        raise bad("format", f"expected {FORMAT!r}, got {doc['format']!r}")
+        raise bad("format", f"expected {FORMAT!r}, got {_show(doc['format'])}")
     if doc.get("version", VERSION) != VERSION:
-        raise bad("version", f"this viewer reads version {VERSION}, got {doc['version']!r}")
+        raise bad("version", f"this viewer reads version {VERSION}, got {_show(doc['version'])}")
     name = doc.get("name", path.stem)
     if not isinstance(name, str) or not name:
         raise bad("name", "must be a non-empty string")
@@ -163,7 +212,7 @@ def load_sweep(text: str) -> Sweep:
 
     for spec in indexes:
         try:
-            parse_index_spec(spec)
+            _check_index(parse_index_spec(spec))
         except UserError as exc:
             raise bad("indexes", str(exc)) from None
     if len(set(indexes)) != len(indexes):
@@ -174,7 +223,7 @@ def load_sweep(text: str) -> Sweep:
     axes: dict[str, list] = {}
     for key in raw:
         if key not in AXES:
-            raise bad(f"axes.{key}", f"unknown axis (axes: {', '.join(AXES)})")
+            raise bad(f"axes.{_name(key)}", f"unknown axis (axes: {', '.join(AXES)})")
     for key, default in AXES.items():
         values = raw.get(key, None if default is None else [default])
         if values is None:
@@ -200,11 +249,11 @@ def _check_value(axis: str, v, bad):
         from viewer.scenes import GENERATORS
 
         if not isinstance(v, str) or v not in GENERATORS:
-            raise bad(where, f"unknown scene generator {v!r}; choose from {', '.join(GENERATORS)}")
+            raise bad(where, f"unknown scene generator {_show(v)}; choose from {', '.join(GENERATORS)}")
         return v
     if axis == "radius":
         if not isinstance(v, str):
-            raise bad(where, f"a radius model is a string such as 'constant:value=20', got {v!r}")
+            raise bad(where, f"a radius model is a string such as 'constant:value=20', got {_show(v)}")
         try:
             parse_radius_spec(v)
         except UserError as exc:
@@ -220,9 +269,9 @@ def _check_value(axis: str, v, bad):
     lo, hi = {"n": (1, 10**9), "queries": (1, 10**6), "frames": (0, 10**6), "updates": (0, 10**8),
               "seed": (0, 2**63 - 1)}[axis]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-        raise bad(where, f"must be a whole number in {lo}..{hi:g}, got {v!r}")
+        raise bad(where, f"must be a whole number in {lo}..{hi:g}, got {_show(v)}")
     if int(v) != v or not lo <= v <= hi:
-        raise bad(where, f"must be a whole number in {lo}..{hi:g}, got {v!r}")
+        raise bad(where, f"must be a whole number in {lo}..{hi:g}, got {_show(v)}")
     return int(v)
 
 
@@ -234,15 +283,15 @@ def _shares(v) -> list[float]:
         try:
             vals = [float(p) for p in v.split(",")]
         except ValueError:
-            raise ValueError(f"shares are fractions such as \"0.01,0.1\" or \"none\", got {v!r}") from None
+            raise ValueError(f"shares are fractions such as \"0.01,0.1\" or \"none\", got {_show(v)}") from None
     elif isinstance(v, list):
         vals = v
     elif isinstance(v, (int, float)) and not isinstance(v, bool):
         vals = [v]
     else:
-        raise ValueError(f"shares are fractions such as \"0.01,0.1\" or \"none\", got {v!r}")
+        raise ValueError(f"shares are fractions such as \"0.01,0.1\" or \"none\", got {_show(v)}")
     if not all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s <= 1 for s in vals):
-        raise ValueError(f"shares must be in (0, 1], got {v!r}")
+        raise ValueError(f"shares must be in (0, 1], got {_show(v)}")
     return [float(s) for s in vals]
 
 
