@@ -19,6 +19,7 @@ import numpy as np
 from viewer.index import QueryOverflow, SphereIndex
 from viewer.host.interleave import balanced_orders
 
+from .updates import measure_updates
 from .workloads import Workload
 
 __all__ = ["IndexResult", "measure_dynamic", "measure_first_build", "measure_static",
@@ -42,12 +43,38 @@ class IndexResult:
     nodes: int = 0
     max_per_level: int = 0
     bytes_per_object: float = float("nan")
-    insert_per_s: float = float("nan")
-    remove_per_s: float = float("nan")
-    move_per_s: float = float("nan")  # one move() call per object
-    move_many_per_s: float = float("nan")  # the batch API
+    # the update phases (viewer.bench.updates): calls the index actually received (objects, for move_many)
+    # and the seconds they took; each rate below is the one over the other
+    removes: int = 0
+    remove_s: float = float("nan")
+    inserts: int = 0
+    insert_s: float = float("nan")
+    moves: int = 0  # one move() call each
+    move_s: float = float("nan")
+    batch_moves: int = 0  # objects moved by move_many() calls (the batch API)
+    move_many_s: float = float("nan")
     dynamic_ms: dict = field(default_factory=dict)  # share moving -> median frame ms (update + query)
     note: str = ""
+
+    @property
+    def remove_per_s(self) -> float:
+        """Objects removed per second, one call each (NaN when none was)."""
+        return _rate(self.removes, self.remove_s)
+
+    @property
+    def insert_per_s(self) -> float:
+        """Objects inserted per second, one call each (NaN when none was)."""
+        return _rate(self.inserts, self.insert_s)
+
+    @property
+    def move_per_s(self) -> float:
+        """Objects moved per second, one move() call each (NaN when none was)."""
+        return _rate(self.moves, self.move_s)
+
+    @property
+    def move_many_per_s(self) -> float:
+        """Objects moved per second by move_many() calls (NaN when none was)."""
+        return _rate(self.batch_moves, self.move_many_s)
 
     @property
     def median_us(self) -> float:
@@ -88,6 +115,11 @@ class IndexResult:
     def mean_nodes(self) -> float:
         """Index nodes a query visited, on average over the timed queries (0 without queries)."""
         return self.nodes / max(1, self.query_us.size)
+
+
+def _rate(count: int, seconds: float) -> float:
+    """``count`` per second over ``seconds``; NaN for no work (never a rate of nothing)."""
+    return count / max(seconds, 1e-9) if count > 0 else float("nan")
 
 
 def warm_up(names: list[str]) -> None:
@@ -223,56 +255,6 @@ def _query(ix, p, out, name):
     except QueryOverflow as exc:
         out[name] = np.empty(2 * exc.needed, dtype=np.int64)
         return ix.query_into(p, out[name])
-
-
-def _throughput(step, count: int, budget_s: float) -> float:
-    """Objects per second of ``step(k)`` for k in 0..count-1, stopping early once ``budget_s``
-    seconds have gone (a slow index, e.g. an R-tree deleting, is then measured on fewer objects)."""
-    t0 = time.perf_counter()
-    done = 0
-    for k in range(count):
-        step(k)
-        done += 1
-        if (done & 63) == 0 and time.perf_counter() - t0 > budget_s:
-            break
-    return done / max(time.perf_counter() - t0, 1e-9)
-
-
-def measure_updates(
-    ix: SphereIndex, wl: Workload, res: IndexResult, count: int, seed: int, budget_s: float = 10.0,
-    centres: np.ndarray | None = None,
-) -> None:
-    """Throughput of remove, insert, move (per call) and move_many (batches of small moves),
-    objects/s. Small moves: each centre displaced by N(0, 0.5) world units from where it is now
-    (``centres`` (N, 3), default the workload's), radius kept. Each phase stops after ``budget_s``
-    seconds."""
-    centres = wl.centres if centres is None else centres
-    rng = np.random.default_rng(seed)
-    n = len(ix)
-    if n == 0:
-        return
-    count = min(count, n)
-    victims = rng.choice(n, count, replace=False)
-    removed: list[int] = []
-
-    def remove(k):
-        ix.remove(int(victims[k]))
-        removed.append(int(victims[k]))
-
-    res.remove_per_s = _throughput(remove, count, budget_s)
-    c, r = centres[removed], wl.radii[removed]
-    res.insert_per_s = _throughput(lambda k: ix.insert(c[k], r[k]), len(removed), budget_s)
-    alive = np.setdiff1d(np.arange(n), victims)
-    movers = rng.choice(alive, min(count, alive.size), replace=False)
-    targets = centres[movers] + rng.normal(0.0, 0.5, (movers.size, 3))
-    res.move_per_s = _throughput(lambda k: ix.move(int(movers[k]), targets[k]), movers.size, budget_s)
-    batch = rng.choice(alive, min(10 * count, alive.size), replace=False)
-    targets = centres[batch] + rng.normal(0.0, 0.5, (batch.size, 3))
-    chunk = max(1, min(batch.size, 10_000))
-    res.move_many_per_s = chunk * _throughput(
-        lambda k: ix.move_many(batch[k * chunk : (k + 1) * chunk], targets[k * chunk : (k + 1) * chunk]),
-        max(1, batch.size // chunk), budget_s,
-    )
 
 
 def measure_dynamic(

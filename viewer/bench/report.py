@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +14,18 @@ import numpy as np
 from .measure import IndexResult
 from .workloads import point_kinds
 
-__all__ = ["BASELINE", "COLUMNS", "baseline_line", "format_table", "machine_line", "rows", "write_csv"]
+__all__ = ["BASELINE", "COLUMNS", "DEFAULT_SHARES", "baseline_line", "columns", "dynamic_columns", "format_table",
+           "json_rows", "machine_line", "rows", "share_label", "write_csv"]
 
 #: the index every ratio is measured against
 BASELINE = "scan"
 
-# name, header, format; the CSV has every column, the printed table the ones with a header
-COLUMNS: tuple[tuple[str, str, str], ...] = (
+#: the shares of objects moving per frame that ``viewer bench`` measures by default (``--dynamic``)
+DEFAULT_SHARES: tuple[float, ...] = (0.01, 0.1)
+
+# name, header, format; the CSV has every column, the printed table the ones with a header. The dynamic
+# workload's columns (two per share measured) go between _STATIC and _TAIL: see columns().
+_STATIC: tuple[tuple[str, str, str], ...] = (
     ("workload", "workload", "{}"),
     ("index", "index", "{}"),
     ("n", "", "{}"),
@@ -44,16 +50,48 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("remove_per_s", "remove/s", "{:.3g}"),
     ("move_per_s", "move/s", "{:.3g}"),
     ("move_many_per_s", "move_many/s", "{:.3g}"),
-    ("dynamic_1pct_ms", "dyn1% ms", "{:.2f}"),
-    ("dynamic_10pct_ms", "dyn10% ms", "{:.2f}"),
-    ("dynamic_10pct_x_scan", "dyn10% x", "{:.2f}"),
-    ("updates", "", "{}"),
+    # what each rate above is made of: the calls the index actually received (objects, for move_many) and
+    # the seconds they took; the rate is the one over the other
+    ("removes", "", "{:d}"),
+    ("remove_s", "", "{:.6g}"),
+    ("inserts", "", "{:d}"),
+    ("insert_s", "", "{:.6g}"),
+    ("moves", "", "{:d}"),
+    ("move_s", "", "{:.6g}"),
+    ("batch_moves", "", "{:d}"),
+    ("move_many_s", "", "{:.6g}"),
 )
+_TAIL: tuple[tuple[str, str, str], ...] = (("updates", "", "{}"),)
 
 
-def rows(results: list[IndexResult], read_us: dict[str, float] | None = None) -> list[dict]:
-    """One dict per (workload, index) with every column of :data:`COLUMNS`. ``read_us``: per workload,
-    the median read floor of the baseline scan (us)."""
+def share_label(share: float) -> str:
+    """A share of objects moving as the percentage in its column names: 0.01 -> ``"1"``, 0.005 -> ``"0.5"``,
+    1.0 -> ``"100"`` (6 significant digits)."""
+    return f"{share * 100:.6g}"
+
+
+def dynamic_columns(share: float) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+    """The two columns of one share moving: the median frame cost (ms) and the scan's over it."""
+    p = share_label(share)
+    return ((f"dynamic_{p}pct_ms", f"dyn{p}% ms", "{:.2f}"), (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"))
+
+
+def columns(shares=DEFAULT_SHARES) -> tuple[tuple[str, str, str], ...]:
+    """Every column of a run that measured the dynamic workload at ``shares`` (fractions in (0, 1], in
+    the order given; none: no dynamic column): (name, printed header or "" for the CSV only, format)."""
+    dyn = tuple(c for s in shares for c in dynamic_columns(s))
+    return (*_STATIC, *dyn, *_TAIL)
+
+
+#: the columns of a run at the default shares (:data:`DEFAULT_SHARES`)
+COLUMNS: tuple[tuple[str, str, str], ...] = columns()
+
+
+def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
+         shares=DEFAULT_SHARES) -> list[dict]:
+    """One dict per (workload, index) with every column of :func:`columns` of ``shares`` (the shares of
+    the dynamic workload measured, keys of :attr:`IndexResult.dynamic_ms`), in that order. ``read_us``: per
+    workload, the median read floor of the baseline scan (us)."""
     read_us = read_us or {}
     base = {r.workload: r for r in results if r.index == BASELINE}
     nan = float("nan")
@@ -62,42 +100,62 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None) ->
         b = base.get(r.workload)
         floor = float(np.median(r.floor_us)) if r.floor_us.size else nan
         read = read_us.get(r.workload, nan)
-        d1 = r.dynamic_ms.get(0.01, nan)
-        d10 = r.dynamic_ms.get(0.1, nan)
         at_objects, on_path = point_kinds(r.query_us.shape[-1])
-        out.append(
-            {
-                "workload": r.workload,
-                "index": r.index,
-                "n": r.n,
-                "threads": r.threads,
-                "build_s": r.build_s,
-                "build_first_s": r.build_first_s,
-                "query_median_us": r.median_us,
-                "query_p95_us": r.p95_us,
-                "query_median_objects_us": r.median_of_us(at_objects),
-                "query_median_path_us": r.median_of_us(on_path),
-                "speedup_vs_scan": (b.median_us / r.median_us) if b else nan,
-                "read_floor_us": read,
-                "x_read": r.median_us / read if read > 0 else nan,
-                "floor_median_us": floor,
-                "x_floor": r.x_floor,
-                "mean_visible": r.mean_visible,
-                "candidates_per_visible": r.cand_per_visible,
-                "mean_nodes_visited": r.mean_nodes,
-                "max_nodes_per_level": r.max_per_level,
-                "bytes_per_object": r.bytes_per_object,
-                "insert_per_s": r.insert_per_s,
-                "remove_per_s": r.remove_per_s,
-                "move_per_s": r.move_per_s,
-                "move_many_per_s": r.move_many_per_s,
-                "dynamic_1pct_ms": d1,
-                "dynamic_10pct_ms": d10,
-                "dynamic_10pct_x_scan": (b.dynamic_ms.get(0.1, nan) / d10) if b and d10 == d10 else nan,
-                "updates": r.note,
-            }
-        )
+        row = {
+            "workload": r.workload,
+            "index": r.index,
+            "n": r.n,
+            "threads": r.threads,
+            "build_s": r.build_s,
+            "build_first_s": r.build_first_s,
+            "query_median_us": r.median_us,
+            "query_p95_us": r.p95_us,
+            "query_median_objects_us": r.median_of_us(at_objects),
+            "query_median_path_us": r.median_of_us(on_path),
+            "speedup_vs_scan": (b.median_us / r.median_us) if b else nan,
+            "read_floor_us": read,
+            "x_read": r.median_us / read if read > 0 else nan,
+            "floor_median_us": floor,
+            "x_floor": r.x_floor,
+            "mean_visible": r.mean_visible,
+            "candidates_per_visible": r.cand_per_visible,
+            "mean_nodes_visited": r.mean_nodes,
+            "max_nodes_per_level": int(r.max_per_level),
+            "bytes_per_object": r.bytes_per_object,
+            "insert_per_s": r.insert_per_s,
+            "remove_per_s": r.remove_per_s,
+            "move_per_s": r.move_per_s,
+            "move_many_per_s": r.move_many_per_s,
+            "removes": r.removes,
+            "remove_s": r.remove_s,
+            "inserts": r.inserts,
+            "insert_s": r.insert_s,
+            "moves": r.moves,
+            "move_s": r.move_s,
+            "batch_moves": r.batch_moves,
+            "move_many_s": r.move_many_s,
+        }
+        for share in shares:
+            (ms, _, _), (x, _, _) = dynamic_columns(share)
+            d = r.dynamic_ms.get(share, nan)
+            row[ms] = d
+            row[x] = (b.dynamic_ms.get(share, nan) / d) if b and d > 0 else nan
+        row["updates"] = r.note
+        out.append(row)
     return out
+
+
+def json_rows(table: list[dict]) -> list[dict]:
+    """The rows as JSON can hold them: numpy numbers as Python ones, NaN and infinities as None."""
+    def cell(v):
+        if isinstance(v, (np.integer, np.bool_)):
+            return v.item()
+        if isinstance(v, (float, np.floating)):
+            f = float(v)
+            return f if math.isfinite(f) else None
+        return v
+
+    return [{k: cell(v) for k, v in row.items()} for row in table]
 
 
 def _fmt(fmt: str, v) -> str:
@@ -127,9 +185,21 @@ def baseline_line(table: list[dict]) -> str:
             f"its 16-bit prefilter arrays once: its floor")
 
 
+def _spec(name: str) -> tuple[str, str, str]:
+    """The (name, header, format) of a row's key: one of :data:`_STATIC`, :data:`_TAIL` or a dynamic column."""
+    for c in (*_STATIC, *_TAIL):
+        if c[0] == name:
+            return c
+    m = re.fullmatch(r"dynamic_(.+)pct_(ms|x_scan)", name)
+    if m:
+        return (name, f"dyn{m.group(1)}% {'ms' if m.group(2) == 'ms' else 'x'}", "{:.2f}")
+    return (name, "", "{}")
+
+
 def format_table(table: list[dict]) -> str:
-    """The printed table: one block per workload, aligned columns."""
-    cols = [(k, h, f) for k, h, f in COLUMNS if h]
+    """The printed table: one block per workload, aligned columns (those of the rows' keys that have a
+    header, in the rows' order)."""
+    cols = [c for c in (_spec(k) for k in (table[0] if table else dict.fromkeys(n for n, _, _ in COLUMNS))) if c[1]]
     lines = []
     body = [[_fmt(f, row[k]) for k, _, f in cols] for row in table]
     widths = [max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, (_, h, _) in enumerate(cols)]
@@ -147,11 +217,13 @@ def format_table(table: list[dict]) -> str:
 
 
 def write_csv(table: list[dict], path: Path) -> None:
-    """Write the table atomically (a temporary file renamed into place)."""
+    """Write the table atomically (a temporary file renamed into place); its header is the rows' keys (the
+    columns of :func:`columns` of the shares measured), :data:`COLUMNS` for an empty table."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
+    names = list(table[0]) if table else [k for k, _, _ in COLUMNS]
     with open(tmp, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[k for k, _, _ in COLUMNS])
+        w = csv.DictWriter(fh, fieldnames=names)
         w.writeheader()
         for row in table:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, (float, np.floating)) else v) for k, v in row.items()})

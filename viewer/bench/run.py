@@ -16,10 +16,12 @@ from viewer.errors import UserError
 from viewer.index import INDEXES
 
 from . import measure
-from .report import BASELINE, rows
+from .report import BASELINE, rows, share_label
+from .updates import plan
 from .workloads import Workload, make_workload, scene_workload
 
-__all__ = ["BenchConfig", "IndexSpec", "parse_index_spec", "parse_radius_spec", "run_bench", "estimate_bytes"]
+__all__ = ["BenchConfig", "IndexSpec", "estimate_bytes", "measured_shares", "parse_index_spec", "parse_radius_spec",
+           "run_bench"]
 
 # rough bytes per object of each index at 1e6 (measured), for the memory estimate before a sweep
 _BYTES_PER_OBJECT = {"brute": 56, "scan": 80, "octree": 190, "ckdtree": 60, "rtree": 120}
@@ -37,19 +39,39 @@ class IndexSpec:
 
 def parse_index_spec(text: str) -> IndexSpec:
     """``"octree"`` or ``"hashgrid:cell_size=20,max_span=4"`` -> an :class:`IndexSpec` (each option value an
-    int, else a float, ``true``/``false`` a bool, else the text). :class:`UserError` for an unknown index or
-    an option not written ``key=value``."""
+    int, else a float, else the text). :class:`UserError` naming the spec for an unknown index, an option not
+    written ``key=value``, one the index does not take, one given twice, or a ``true``/``false`` value (no
+    index option is a switch: ``cell_size=true`` would be taken as the number 1)."""
     name, _, opts = text.partition(":")
     name = name.strip()
     if name not in INDEXES:
         raise UserError(f"unknown index {name!r} in --index; choose from {', '.join(sorted(INDEXES))}")
+    takes = index_options(name)
     options = {}
     for part in filter(None, (p.strip() for p in opts.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key:
-            raise UserError(f"--index {text!r}: options are written name:key=value,key=value")
-        options[key.strip()] = _number(value.strip())
+        key, eq, value = (t.strip() for t in part.partition("="))
+        if not eq or not key or not value:
+            raise UserError(f"--index {text.strip()!r}: options are written name:key=value,key=value")
+        if key not in takes:
+            raise UserError(f"--index {text.strip()!r}: {name} takes no option {key!r} "
+                            f"({'its options: ' + ', '.join(takes) if takes else 'it takes no options'})")
+        if key in options:
+            raise UserError(f"--index {text.strip()!r}: option {key!r} is given twice")
+        if value.lower() in ("true", "false"):
+            raise UserError(f"--index {text.strip()!r}: {key} must be a number or a name, got {value!r} "
+                            "(no index option is true/false)")
+        options[key] = _number(value)
     return IndexSpec(text.strip(), name, options)
+
+
+def index_options(name: str) -> tuple[str, ...]:
+    """The options index ``name`` (a key of ``INDEXES``) takes: its constructor's parameters after the
+    centres and the radii."""
+    import inspect
+
+    params = list(inspect.signature(INDEXES[name].__init__).parameters.values())[1:]  # self
+    return tuple(p.name for p in params if p.name not in ("centres", "radii")
+                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def parse_radius_spec(text: str) -> dict | None:
@@ -75,12 +97,13 @@ def parse_radius_spec(text: str) -> dict | None:
 
 
 def _number(v: str):
+    """``v`` as an int, else a float, else the text."""
     for conv in (int, float):
         try:
             return conv(v)
         except ValueError:
             pass
-    return {"true": True, "false": False}.get(v.lower(), v)
+    return v
 
 
 @dataclass
@@ -174,7 +197,13 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     if not results:
         raise UserError(f"nothing measured: every workload was skipped ({'; '.join(skipped)}): it would not fit "
                         "in memory; try a smaller --n or fewer --index")
-    return rows(results, reads)
+    return rows(results, reads, measured_shares(cfg))
+
+
+def measured_shares(cfg: BenchConfig) -> list[float]:
+    """The shares of the dynamic workload a run measures, each once, in the order asked: ``cfg.dynamic``
+    (none when ``cfg.frames`` is 0). Each has its columns in the rows (:func:`viewer.bench.report.columns`)."""
+    return list(dict.fromkeys(float(s) for s in cfg.dynamic)) if cfg.frames else []
 
 
 def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], results: list, reads: dict,
@@ -205,15 +234,17 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
     log(f"  querying {len(wl.points)} camera points, interleaved, {cfg.rounds} pass(es) ...")
     res, _, read = measure.measure_static(built, wl, baseline=BASELINE, rounds=cfg.rounds)
     reads[wl.name] = float(np.median(read))
-    if cfg.dynamic and cfg.frames:
-        log(f"  dynamic: {', '.join(f'{d:.0%}' for d in cfg.dynamic)} of objects moving, {cfg.frames} frames ...")
-        dyn, where = measure.measure_dynamic(built, wl, cfg.dynamic, cfg.frames, cfg.seed)
+    shares = measured_shares(cfg)
+    if shares:
+        log(f"  dynamic: {', '.join(f'{share_label(d)}%' for d in shares)} of objects moving, {cfg.frames} frames ...")
+        dyn, where = measure.measure_dynamic(built, wl, shares, cfg.frames, cfg.seed)
         for label in built:
             res[label].dynamic_ms = dyn[label]
     else:
         where = {label: wl.centres for label in built}
     if cfg.updates:
-        log(f"  updates: {cfg.updates:,} removes, inserts, moves; {10 * cfg.updates:,} batch moves ...")
+        n_remove, n_move, n_batch = plan(cfg.updates, wl.n)
+        log(f"  updates: {n_remove:,} removes and as many inserts, {n_move:,} moves, {n_batch:,} batch moves ...")
         for label, ix in built.items():
             measure.measure_updates(ix, wl, res[label], cfg.updates, cfg.seed, centres=where[label])
     for label, ix in built.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import math
 import sys
 from pathlib import Path
 
@@ -27,15 +28,66 @@ def _sizes(text: str) -> list[int]:
 
 
 def _shares(text: str) -> list[float]:
-    if text.strip().lower() in ("", "none", "0"):
+    """``0.01,0.1`` -> the shares of objects moving per frame, each in (0, 1], each once, in the order given;
+    ``none`` -> [] (no dynamic workload)."""
+    if text.strip().lower() == "none":
         return []
     try:
         vals = [float(p) for p in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"shares are fractions, e.g. 0.01,0.1; got {text!r}") from None
-    if not all(0 < v <= 1 for v in vals):
-        raise argparse.ArgumentTypeError("shares must be in (0, 1]")
-    return vals
+        raise argparse.ArgumentTypeError(
+            f"shares are fractions in (0, 1], e.g. 0.01,0.1, or 'none' to skip the dynamic workload; got {text!r}"
+        ) from None
+    bad = [p.strip() for p, v in zip(text.split(","), vals) if not 0 < v <= 1]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"shares must be in (0, 1] ('none' skips the dynamic workload), got {', '.join(bad)}")
+    from viewer.bench.report import share_label
+
+    out: dict[str, float] = {}
+    for v in vals:
+        if out.setdefault(share_label(v), v) != v:
+            raise argparse.ArgumentTypeError(
+                f"shares {out[share_label(v)]!r} and {v!r} are the same {share_label(v)}% to 6 digits")
+    return list(dict.fromkeys(vals))
+
+
+def _whole(lo: int, hi: int, hi_text: str, note: str = ""):
+    """An argparse type: a whole number ``lo..hi`` (``hi_text``: hi as the message writes it), also written
+    like ``1e4``; ``note`` ends the message of a number out of range."""
+    def whole(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            try:
+                f = float(text)
+            except ValueError:
+                f = math.nan
+            if not (math.isfinite(f) and f == int(f)):
+                raise argparse.ArgumentTypeError(
+                    f"expected a whole number {lo}..{hi_text} (1e4 notation accepted), got {text!r}") from None
+            v = int(f)
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a whole number {lo}..{hi_text}{note}, got {text!r}")
+        return v
+
+    return whole
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene generate --seed``
+    and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`)."""
+    from viewer.scenes.limits import SEED_LIMIT
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number 0..2**63-1 (= {SEED_LIMIT - 1}), as a scene recipe's seed and "
+            f"'viewer scene generate --seed' take; got {text!r}")
+    return v
 
 
 def add_parser(sub) -> None:
@@ -53,10 +105,11 @@ def add_parser(sub) -> None:
             "per index: threads, build time in this process and the first build in a fresh process, query "
             "median and p95 (us), the speed-up over scan, the scan's read floor (the time to read its "
             "16-bit prefilter arrays once, same threads) and the ratio to it, the median of each query's ratio to "
-            "its output floor (copying its visible objects' 32-byte records), mean visible, candidates per visible, nodes visited, "
-            "memory per object, insert/remove/move throughput, and the per-frame cost with a share of the "
+            "its output floor (copying its visible objects' 32-byte records), mean visible, candidates per visible, "
+            "nodes visited, memory per object, insert/remove/move throughput, and the per-frame cost with a share of the "
             "objects moving, after a line naming the machine (CPU, the target numba compiles for, caches). Writes "
-            "bench.csv, bench.json (the machine, package versions, command) and plots to --out."
+            "bench.csv, bench.json (the machine, package versions, command, the run's settings and every row) and "
+            "plots to --out."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -73,15 +126,25 @@ def add_parser(sub) -> None:
     p.add_argument("--index", default=",".join(k for k in sorted(INDEXES)), metavar="SPECS",
                    help="indexes to compare, ';'-separated when options are given: "
                         "'octree;hashgrid:cell_size=64;hashgrid:cell_size=16'")
-    p.add_argument("--queries", type=int, default=300, help="camera points per workload")
-    p.add_argument("--rounds", type=int, default=3,
+    p.add_argument("--queries", type=_whole(1, 10**6, "1e6"), default=300,
+                   help="camera points per workload (1..1e6; 1e3 notation accepted)")
+    p.add_argument("--rounds", type=_whole(1, 1000, "1000"), default=3,
                    help="passes over the camera points, each index's median taken over all of them")
-    p.add_argument("--updates", type=int, default=10_000,
-                   help="objects removed, inserted and moved one call at a time (10x as many in the batch move)")
+    p.add_argument("--updates", type=_whole(0, 10**8, "1e8"), default=10_000, metavar="U",
+                   help="update calls per index and workload of N objects (0..1e8; 1e4 notation accepted; 0 skips "
+                        "them): min(U, N/2) objects (1 when N = 1) removed one call at a time, then inserted back: "
+                        "never more than half the index, and the moves then run on all N objects; U move() calls, "
+                        "cycling over min(U, N, 1e6) objects; 10*U objects moved by move_many() calls of up to "
+                        "10,000 distinct objects. Every move changes where its object is, and each rate is the "
+                        "calls actually made over their seconds (CSV: removes, inserts, moves, batch_moves and "
+                        "their seconds)")
     p.add_argument("--dynamic", type=_shares, default=[0.01, 0.1], metavar="SHARES",
-                   help="shares of objects moving every frame in the dynamic workload ('none' to skip)")
-    p.add_argument("--frames", type=int, default=10, help="frames of the dynamic workload")
-    p.add_argument("--seed", type=int, default=0)
+                   help="shares of objects moving every frame in the dynamic workload, each in (0, 1] ('none' "
+                        "to skip); each share gets its columns (dynamic_<P>pct_ms, dynamic_<P>pct_x_scan) in "
+                        "the table, bench.csv and bench.json")
+    p.add_argument("--frames", type=_whole(1, 10**6, "1e6", " (--dynamic none skips the dynamic workload)"), default=10,
+                   help="frames of the dynamic workload (--dynamic none skips it)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
     p.add_argument("--out", type=Path, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")
@@ -94,11 +157,11 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from viewer.scenes import GENERATORS
 
-    from viewer.bench.report import baseline_line, format_table, machine_line, write_csv
+    from viewer.bench.report import BASELINE, baseline_line, format_table, json_rows, machine_line, write_csv
+    from viewer.bench.run import BenchConfig, measured_shares, parse_index_spec, parse_radius_spec, run_bench
     from viewer.host.machine import machine, system
+    from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
-    from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec, run_bench
-
     from viewer.scenes import SceneError, resolve_scene_path
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
@@ -113,11 +176,17 @@ def run(args) -> int:
                                 f"file: {exc}") from None
     sep = ";" if (";" in args.index or ":" in args.index) else ","
     specs = [parse_index_spec(t) for t in args.index.split(sep) if t.strip()]
-    if args.queries < 1 or args.rounds < 1 or args.updates < 0 or args.frames < 0:
-        raise UserError("--queries and --rounds must be >= 1, --updates and --frames >= 0")
+    if not specs:
+        raise UserError(f"--index {args.index!r} names no index; choose from {', '.join(sorted(INDEXES))} "
+                        f"('{BASELINE}' and 'brute' are always measured beside them)")
+    twice = sorted({s.label for s in specs if sum(t.label == s.label for t in specs) > 1})
+    if twice:
+        raise UserError(f"--index lists {', '.join(twice)} twice")
+    radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
+    if not radii:
+        raise UserError(f"--radius {args.radius!r} names no radius model (write 'default' for the default)")
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
-    radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,
                       first_build=not args.no_first_build, rounds=args.rounds)
     table = run_bench(cfg)
@@ -126,9 +195,17 @@ def run(args) -> int:
     print(baseline_line(table))
     print(format_table(table))
     write_csv(table, out / "bench.csv")
-    write_json_atomic(out / "bench.json", {"machine": {"platform": system(), **where},
-                                           "packages": package_versions(), "command": list(sys.argv),
-                                           "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    shares = measured_shares(cfg)
+    write_json_atomic(out / "bench.json", {
+        "machine": {"platform": system(), **where},
+        "packages": package_versions(), "command": list(sys.argv),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "config": {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
+                   "rounds": args.rounds, "updates": args.updates, "dynamic": shares, "frames": args.frames,
+                   "seed": args.seed},
+        "columns": list(table[0]) if table else [],
+        "rows": json_rows(table),
+    })
     print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
     if not args.no_plots and table:
         from viewer.bench.plots import plot_bench
