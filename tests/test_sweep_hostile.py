@@ -312,3 +312,19 @@ def test_resume_keeps_good_rows_and_measures_again_torn_and_hand_edited_tasks(tm
     # the rows set aside are kept, as they were
     kept = (out / REJECTED_NAME).read_text()
     assert lines[5] in kept and lines[8] in kept
+
+
+def test_every_share_a_sweep_measures_has_its_columns_and_zero_is_refused(tmp_path):
+    """A sweep's dynamic axis asks for shares the bench's defaults do not have (5%): the sweep CSV carries
+    their columns, filled; "0" is refused as the bench refuses it ("none" skips the workload)."""
+    import csv as _csv
+
+    f = _sweep_file(tmp_path)
+    f.write_text(f.read_text().replace('dynamic = ["none"]', 'dynamic = ["0.05"]\nframes = [2]'))
+    out = tmp_path / "out"
+    r = _sweep(f, "-o", out, "--workers", 1, "--no-plots", timeout=240)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = list(_csv.DictReader((out / "sweep.csv").open()))
+    assert rows and all(float(row["dynamic_5pct_ms"]) > 0 for row in rows if row["status"] == "ok")
+    f.write_text(f.read_text().replace('dynamic = ["0.05"]', 'dynamic = ["0"]'))
+    _one_error(_sweep(f, "-o", tmp_path / "out0"), "dynamic", "(0, 1]")

@@ -24,6 +24,7 @@ import os
 import re
 import stat
 import tempfile
+from typing import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,12 +49,15 @@ _WHOLE = re.compile(r"[0-9]+")
 _INTS = {AXIS_COLUMNS[a] for a in ("n", "queries", "frames", "updates", "seed")}
 
 
-def columns() -> list[str]:
+def columns(shares: Sequence[float] | None = None) -> list[str]:
     """The sweep CSV's header: the task's columns (:data:`TASK_COLUMNS`), then the bench's row columns that
-    are not among them, in the bench's order."""
-    from viewer.bench.report import COLUMNS
+    are not among them, in the bench's order, with a pair of dynamic columns per share of the bench's defaults
+    and of ``shares`` (every share the sweep measures, :func:`viewer.sweep.spec.sweep_shares`), so a sweep of
+    the default shares keeps the header it always had."""
+    from viewer.bench.report import columns as bench_columns
 
-    return [*TASK_COLUMNS, *(name for name, _, _ in COLUMNS if name not in TASK_COLUMNS)]
+    cols = bench_columns(_with_defaults(shares))
+    return [*TASK_COLUMNS, *(name for name, _, _ in cols if name not in TASK_COLUMNS)]
 
 
 def _cell(v) -> str:
@@ -94,12 +98,13 @@ class ResultsFile:
     """Append-only writer of the sweep CSV; ``done`` holds the keys of tasks already measured, ``warnings`` what
     reading it back found (rows that do not parse, each named by its line)."""
 
-    def __init__(self, path: Path, done: set[str], rows: list[dict], warnings: list[str] | None = None):
+    def __init__(self, path: Path, done: set[str], rows: list[dict], warnings: list[str] | None = None,
+                 cols: list[str] | None = None):
         self.path = path
         self.done = done
         self.rows = rows
         self.warnings = list(warnings or [])
-        self.cols = columns()
+        self.cols = columns() if cols is None else cols
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
@@ -157,7 +162,7 @@ def _check_regular(path: Path) -> bool:
     return True
 
 
-def _row_problem(row: dict) -> str | None:
+def _row_problem(row: dict, numeric: set[str]) -> str | None:
     """Why ``row`` (column -> text) is not a row this viewer wrote, or None."""
     if not _KEY.fullmatch(row["task"]):
         return f"task {row['task'][:40]!r} is not a task key"
@@ -171,7 +176,7 @@ def _row_problem(row: dict) -> str | None:
     for col in _INTS:
         if not _WHOLE.fullmatch(row[col]):
             return f"{col} {row[col][:40]!r} is not a whole number"
-    for col in _numeric():
+    for col in numeric:
         text = row[col]
         if not text:
             continue
@@ -182,19 +187,29 @@ def _row_problem(row: dict) -> str | None:
     return None
 
 
-def _numeric() -> set[str]:
+def _with_defaults(shares: Sequence[float] | None) -> tuple[float, ...]:
+    """The bench's default shares and ``shares``, ascending, each once."""
+    from viewer.bench.report import DEFAULT_SHARES
+
+    return tuple(sorted({*DEFAULT_SHARES, *(shares or ())}))
+
+
+def _numeric(shares: Sequence[float] | None = None) -> set[str]:
     """The columns that hold a number or nothing: the machine's counts, the task's time, and the bench's columns
     printed with a number format (those printed as ``{}`` may hold text)."""
-    from viewer.bench.report import COLUMNS
+    from viewer.bench.report import columns as bench_columns
 
-    return {"cores", "threads", "task_s"} | {name for name, _, fmt in COLUMNS if fmt != "{}"}
+    cols = bench_columns(_with_defaults(shares))
+    return {"cores", "threads", "task_s"} | {name for name, _, fmt in cols if fmt != "{}"}
 
 
-def _read(path: Path) -> _Read:
+def _read(path: Path, shares: Sequence[float] | None = None) -> _Read:
     """Read the sweep CSV at ``path`` line by line (each row is one line), keeping the rows of finished tasks:
     every row of the task there (``rows_in_task``), each one parsing, each ``ok`` or ``skipped``. A row that does
-    not parse (torn by a crash, cut short, hand-edited) is named in a warning and its task is not done."""
-    cols = columns()
+    not parse (torn by a crash, cut short, hand-edited) is named in a warning and its task is not done.
+    ``shares``: the sweep's dynamic shares (its columns)."""
+    cols = columns(shares)
+    numeric = _numeric(shares)
     res = _Read()
     try:
         raw = path.read_bytes()
@@ -236,7 +251,7 @@ def _read(path: Path) -> _Read:
             if len(fields) != len(cols):
                 problem = f"{len(fields)} fields where a row has {len(cols)}"
             else:
-                problem = _row_problem(dict(zip(cols, fields)))
+                problem = _row_problem(dict(zip(cols, fields)), numeric)
         if problem is None:
             rows.append(dict(zip(cols, fields)))
             continue
@@ -270,35 +285,35 @@ def _read(path: Path) -> _Read:
     return res
 
 
-def read_results(path: Path) -> tuple[set[str], list[str]]:
+def read_results(path: Path, shares: Sequence[float] | None = None) -> tuple[set[str], list[str]]:
     """The keys of the tasks finished in the sweep CSV at ``path`` and the warnings reading it gave, changing
     nothing (what ``--dry-run`` shows)."""
     path = Path(path)
     if not _check_regular(path):
         return set(), []
-    res = _read(path)
+    res = _read(path, shares)
     return res.done, res.warnings
 
 
-def open_results(path: Path) -> ResultsFile:
+def open_results(path: Path, shares: Sequence[float] | None = None) -> ResultsFile:
     """Open (or create) the sweep CSV at ``path``, keeping the rows of finished tasks and dropping the rest
     (failed tasks and torn writes are run again; rows that do not parse are kept in :data:`REJECTED_NAME`
     first). A CSV with other columns is refused, naming the file. The caller holds the directory's lock."""
     path = Path(path)
-    cols = columns()
+    cols = columns(shares)
     if _check_regular(path):
-        res = _read(path)
+        res = _read(path, shares)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         res = _Read(clean=False)
     if res.rejected:
-        _keep_rejected(path.with_name(REJECTED_NAME), res.rejected)
+        _keep_rejected(path.with_name(REJECTED_NAME), res.rejected, cols)
     if not res.clean:
         _rewrite(path, cols, res.kept)
-    return ResultsFile(path, res.done, res.kept, res.warnings)
+    return ResultsFile(path, res.done, res.kept, res.warnings, cols)
 
 
-def _keep_rejected(where: Path, lines: list[bytes]) -> None:
+def _keep_rejected(where: Path, lines: list[bytes], cols: list[str]) -> None:
     """Append ``lines`` (rows that do not parse, as they were) to ``where``, never through a symbolic link."""
     try:
         fd = os.open(where, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -306,7 +321,7 @@ def _keep_rejected(where: Path, lines: list[bytes]) -> None:
         raise _open_error(where, exc) from None
     with os.fdopen(fd, "ab") as fh:
         if fh.tell() == 0:
-            fh.write((",".join(columns()) + "\n").encode())
+            fh.write((",".join(cols) + "\n").encode())
         fh.write(b"".join(line + b"\n" for line in lines))
         fh.flush()
         os.fsync(fh.fileno())

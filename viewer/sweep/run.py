@@ -20,7 +20,7 @@ from viewer.errors import UserError
 
 from .lock import locked
 from .results import failure_rows, open_results, read_results, task_rows
-from .spec import Sweep, Task
+from .spec import Sweep, Task, sweep_shares
 from .task import bench_config, run_task
 
 __all__ = ["CONNECT_TIMEOUT", "SweepOutcome", "check_scheduler_address", "estimate", "plan", "run_sweep"]
@@ -59,7 +59,7 @@ def plan(sweep: Sweep, csv_path: Path | None, log: Callable[[str], None] | None 
     changes nothing (a sweep may be running into it); ``log`` gets the warnings about rows that do not parse."""
     done: set[str] = set()
     if csv_path is not None:
-        done, warnings = read_results(Path(csv_path))
+        done, warnings = read_results(Path(csv_path), sweep_shares(sweep))
         for w in warnings:
             (log or (lambda s: None))(w)
     return [(t, estimate(t), t.key in done) for t in sweep.tasks()]
@@ -206,7 +206,7 @@ def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, pl
                 log: Callable[[str], None], progress: bool, connect_timeout: float) -> SweepOutcome:
     from viewer.host.progress import Progress
 
-    results = open_results(out / "sweep.csv")
+    results = open_results(out / "sweep.csv", sweep_shares(sweep))
     for w in results.warnings:
         log(w)
     tasks = sweep.tasks()

@@ -278,7 +278,7 @@ def _check_value(axis: str, v, bad):
 def _shares(v) -> list[float]:
     """``"0.01,0.1"``, ``[0.01, 0.1]``, ``0.1`` or ``"none"`` -> the shares moving per frame."""
     if isinstance(v, str):
-        if v.strip().lower() in ("", "none", "0"):
+        if v.strip().lower() == "none":
             return []
         try:
             vals = [float(p) for p in v.split(",")]
@@ -291,10 +291,15 @@ def _shares(v) -> list[float]:
     else:
         raise ValueError(f"shares are fractions such as \"0.01,0.1\" or \"none\", got {_show(v)}")
     if not all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s <= 1 for s in vals):
-        raise ValueError(f"shares must be in (0, 1], got {_show(v)}")
+        raise ValueError(f"shares must be in (0, 1] (\"none\" skips the dynamic workload), got {_show(v)}")
     return [float(s) for s in vals]
 
 
 def dynamic_shares(task: Task) -> list[float]:
     """The shares of objects moving per frame that ``task`` measures, each in (0, 1]; empty for none."""
     return _shares(task.dynamic)
+
+
+def sweep_shares(sweep: Sweep) -> list[float]:
+    """Every share any task of ``sweep`` measures, ascending: the dynamic columns of its CSV."""
+    return sorted({s for v in sweep.axes.get("dynamic", [AXES["dynamic"]]) for s in _shares(v)})
