@@ -12,6 +12,11 @@ For every stage time (ms) and count column, print the median, 95th percentile an
 frames of each run, and the ratio of each to the reference run's (x median, x p95, x max; '-' where the
 reference's value is 0). The reference is the first run of the 'scan' index (the multi-core linear
 scan, the baseline of every ratio the viewer prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's default).
+
+Warnings go to stderr: when the runs' metadata name different scenes or camera paths (their figures
+are then not like for like), and for each run without rows (a take stopped before its first frame),
+which is left out (the command fails only when no run has rows). Labels are printed with their control
+characters escaped (\x1b, \n, \x00, ...) in every format.
 """
 
 
@@ -29,11 +34,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from ..reports.compare import compare_runs, format_table
+    from ..reports.compare import compare_runs, format_table, mismatch_warnings, runs_with_rows
     from ..recording.reader import read_runs
     from ..frame.stages import TIMED_COLUMNS
 
-    runs = read_runs(args.runs)
-    rows = compare_runs(runs, TIMED_COLUMNS) if args.stages_only else compare_runs(runs)
+    def warn(message: str) -> None:
+        print(f"viewer compare: warning: {message}", file=sys.stderr)
+
+    runs = runs_with_rows(read_runs(args.runs), "compare", warn)
+    for message in mismatch_warnings(runs):
+        warn(message)
+    rows = compare_runs(runs, TIMED_COLUMNS, warn=warn) if args.stages_only else compare_runs(runs, warn=warn)
     sys.stdout.write(format_table(rows, args.format))
     return 0

@@ -9,7 +9,11 @@ HELP = "draw recordings: stage times over the path, object counts, per-stage dis
 DESCRIPTION = """\
 Draw one or more recordings (CSV files written by 'viewer record' or 'viewer view --record') into
 one image: each stage's time over the path, the candidate / visible / drawn counts, and a
-per-stage distribution. Runs are overlaid and labelled from their metadata files.
+per-stage distribution. Runs are overlaid and labelled from their metadata files; a run without rows
+is left out with a warning, and a legend of more runs than its cell holds ends in "+N more runs".
+
+-o names an image file; '-o -' (standard output) is refused: give a file name. The output is checked
+before any recording is read.
 """
 
 
@@ -27,7 +31,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("plot", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN.csv", help="recordings to draw (the first sets the colours' order)")
-    p.add_argument("-o", "--out", required=True, metavar="FILE", help="image to write (.png, .svg, .pdf, ...)")
+    p.add_argument("-o", "--out", required=True, metavar="FILE",
+                   help="image file to write (.png, .svg, .pdf, ...); not '-': no image goes to standard output")
     p.add_argument("--width", type=_pixels, default=1600, help="image width in pixels (default %(default)s)")
     p.add_argument("--height", type=_pixels, default=1500, help="image height in pixels (default %(default)s)")
     p.add_argument("--title", help="figure title (default: the scene and the number of runs and frames)")
@@ -38,8 +43,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
+    from ..errors import UserError
+    from ..host.output import check_output_file
     from ..reports.plot import plot_files
 
-    out = plot_files(args.runs, args.out, width=args.width, height=args.height, title=args.title)
+    if args.out == "-":
+        raise UserError("-o -: the figure is not written to standard output; give an image file name, "
+                        "e.g. -o frames.png")
+    check_output_file(args.out, "-o")  # before reading the runs: a bad name fails at once, naming the flag
+
+    def warn(message: str) -> None:
+        print(f"viewer plot: warning: {message}", file=sys.stderr)
+
+    out = plot_files(args.runs, args.out, width=args.width, height=args.height, title=args.title, warn=warn)
     print(f"wrote {out}", file=sys.stderr)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 from pathlib import Path
 
 from ..errors import UserError
@@ -26,6 +27,11 @@ the visibility events (--hysteresis MARGIN: leave only beyond r + MARGIN, or r *
 Without --path the scene's generated fly-through is used (--generated picks another: it crosses
 the clusters, runs along the diagonal, passes near the remote cluster). Read the results with
 'viewer plot DIR/*.csv -o fig.png' and 'viewer compare DIR/*.csv'.
+
+A recording is never overwritten by accident: when DIR already holds INDEX.csv or INDEX.meta.json for
+one of the indexes to record (or a link by that name), the command stops before the scene loads and
+says so; --force replaces them (a symbolic link is replaced by the new file, never written through).
+Replaying a take's path (--path DIR/take-N.path.toml) on another scene than the take's warns.
 """
 
 
@@ -62,6 +68,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default 0: leave as soon as out of view distance)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the recordings of these indexes already in DIR (without it, an existing "
+                        "DIR/INDEX.csv or INDEX.meta.json stops the command before anything is written)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
@@ -74,6 +83,53 @@ def _check_not_recording(out: Path, names) -> None:
 
     for name in names:
         check_not_in_use(out / f"{name}.csv")
+
+
+def _check_no_recording(out: Path, names) -> None:
+    """Refuse when ``out`` already holds a recording (CSV or metadata, or a link by either name) of one of
+    the indexes ``names``: a run is replaced only with ``--force``."""
+    from ..recording.meta import describe_scene, meta_path_for, read_meta
+
+    found = [(out / f"{n}.csv", f) for n in names
+             for f in (out / f"{n}.csv", meta_path_for(out / f"{n}.csv")) if os.path.lexists(f)]
+    if not found:
+        return
+    csv, first = found[0]
+    what = ""
+    try:
+        scene = describe_scene(read_meta(csv) or {})
+        what = f", a recording of {scene}" if scene else ""
+    except (UserError, OSError):  # a damaged file is still a file not to overwrite; it only goes unnamed
+        pass
+    others = len({c for c, _ in found}) - 1
+    more = f", as do the recordings of {others} more of these indexes" if others else ""
+    link = " (a symbolic link)" if first.is_symlink() else ""
+    raise UserError(f"-o {out}: {first} exists already{link}{what}{more}; record into another directory, or pass "
+                    f"--force to replace {'them' if others else 'it'}")
+
+
+def _warn_if_take_of_another_scene(path_file: str, scene) -> None:
+    """Warn (stderr) when ``path_file`` is a window take's path (``take-N.path.toml`` beside its
+    ``take-N.meta.json``) flown in another scene than ``scene``: its poses would not see what the take saw."""
+    import sys
+
+    from ..recording.meta import describe_scene, read_meta, same_scene, scene_meta
+
+    p = Path(path_file)
+    if not p.name.endswith(".path.toml"):
+        return
+    csv = p.with_name(p.name.removesuffix(".path.toml") + ".csv")
+    try:
+        meta = read_meta(csv)
+    except UserError:
+        return
+    if not meta or not isinstance(meta.get("scene"), dict):
+        return
+    here = {"scene": scene_meta(scene)}
+    if same_scene(meta, here) is False:
+        print(f"viewer record: warning: --path {p} is the path of a take flown in {describe_scene(meta)} "
+              f"({csv.with_suffix('.meta.json').name}); this replay is of {describe_scene(here)}: its frames "
+              "will not see what the take saw", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -94,8 +150,10 @@ def run(args) -> int:
         sp = Path(args.save_path)
         if not sp.parent.is_dir():
             raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
-    out = prepare_out_dir(args.out, create=False)  # created once the scene has loaded
+    out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
     _check_not_recording(out, names)
+    if not args.force:
+        _check_no_recording(out, names)
 
     from ..host.progress import Progress
 
@@ -110,6 +168,8 @@ def run(args) -> int:
     scene = load_scene(args.scene, progress=loading)
     if bar is not None:
         bar.close()
+    if args.path:
+        _warn_if_take_of_another_scene(args.path, scene)
     if cam_path is None:
         try:
             cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])
@@ -134,7 +194,7 @@ def run(args) -> int:
         print(f"{scene.name}: {len(scene.centres)} objects{moving}; path {cam_path.name}: {len(samples)} frames, "
               f"dt {samples.dt:.4g} s; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
     csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
-                  progress=not args.quiet, hysteresis=args.hysteresis)
+                  progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force)
     print(drawing_share(csvs))
     return 0
 

@@ -4,7 +4,10 @@ checking sampled frames against brute force and reporting memory."""
 from __future__ import annotations
 
 import argparse
+import math
+import signal
 import sys
+import threading
 import time
 
 from ..errors import UserError
@@ -22,8 +25,16 @@ then, and the tracker's in-set with the rule (no margin: equal to the visible se
 a superset whose extra objects are within r + margin). Every --report-every frames the process's
 resident memory (RSS) and the index's own arrays (nbytes) are printed to stderr, so growth shows.
 
+The camera flies the path sampled at --dt (at most --frames poses of it are computed: the run reaches no
+further). A --dt that would sample the path into more than 1e7 poses is refused: give a larger --dt.
+
+Ctrl-C (SIGINT) stops the run at the end of the frame being computed: the summary of the frames done
+and checked is printed as at the end of a full run, then the exit status is 130 (or 1 if a checked
+frame mismatched). A second Ctrl-C stops at once.
+
 Exit status 0 when every checked frame matched, 1 on any mismatch (the first few are printed), 2 for a
-bad argument. A scene without [motion] is refused (nothing would move).
+bad argument, 130 when stopped by Ctrl-C with no mismatch. A scene without [motion] is refused (nothing
+would move).
 """
 
 
@@ -96,8 +107,19 @@ def run(args) -> int:
     warm_motion()
     warm_events()
     path = generated_path(scene)
-    _args.planned_frames(path.duration, None, args.dt, "the generated path")
-    samples = path.sample(dt=args.dt)
+    # the path at --dt, but never more poses than the run has frames (it loops back and forth only when
+    # the path is the shorter): a tiny --dt is a slow camera, not a sampling of billions of poses
+    q = path.duration / args.dt
+    path_frames = math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
+    if path_frames > _args.MAX_FRAMES:  # --frames is how long the soak runs: only --dt fixes this
+        raise UserError(
+            f"--dt {args.dt:g}: the generated path lasts {path.duration:.4g} s, which at --dt {args.dt:g} s per "
+            f"frame is {'more than 1e308' if math.isinf(path_frames) else f'{float(path_frames):.3g}'} poses, more than the limit {_args.MAX_FRAMES:.0e}; give a larger "
+            f"--dt (--frames sets how many frames the soak runs, not how finely the path is sampled)")
+    if path_frames > args.frames:
+        samples = path.sample(frames=args.frames, dt=args.dt)
+    else:
+        samples = path.sample(dt=args.dt)
     cams = np.array([samples.pose(k)[:3] for k in range(len(samples))], dtype=np.float64)
     f_path = len(cams)
 
@@ -120,53 +142,60 @@ def run(args) -> int:
     frame_times = np.empty(args.frames)  # preallocated: the soak's own bookkeeping must not grow RSS
     start = time.perf_counter()
     done = 0
-    for f in range(args.frames):
-        if args.time_limit and f % 256 == 0 and time.perf_counter() - start > args.time_limit:
-            break
-        period = 2 * f_path - 2 if f_path > 1 else 1
-        j = f % period
-        p = cams[j if j < f_path else period - j]  # back and forth: no jump at the end of the path
-        t_f = time.perf_counter()
-        ids, c, r = advance(state, args.dt)
-        index.move_many(ids, c, r)
-        while True:
-            try:
-                k = index.query_into(p, out)
+    stop = _CtrlC()  # the first Ctrl-C ends the loop after its frame; the summary below still runs
+    try:
+        for f in range(args.frames):
+            if stop.requested:
                 break
-            except QueryOverflow as exc:
-                out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64)
-        tracker.update(out, k, p, state.centres, state.radii)
-        frame_times[f] = time.perf_counter() - t_f
-        total_visible += k
-        done = f + 1
-        if f % args.check_every == 0:
-            checked += 1
-            exact = brute_query(state.centres, state.radii, p)
-            got = np.sort(out[:k])
-            inside = np.sort(tracker.inside())
-            problem = None
-            if not np.array_equal(got, exact):
-                problem = (f"query gave {k} ids, brute force {exact.size} "
-                           f"(missing {np.setdiff1d(exact, got)[:5].tolist()}, extra {np.setdiff1d(got, exact)[:5].tolist()})")
-            elif margin == 0.0 and not np.array_equal(inside, exact):
-                problem = f"events' in-set ({inside.size}) differs from the visible set ({exact.size})"
-            elif margin > 0.0:
-                extra = np.setdiff1d(inside, exact)
-                d = np.asarray(p) - state.centres[extra]
-                d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
-                rr = state.radii[extra]
-                big = rr * (1.0 + margin) if relative else rr + margin
-                if np.setdiff1d(exact, inside).size or (d2 > big * big).any():
-                    problem = "events' in-set breaks the hysteresis rule"
-            if problem:
-                mismatches.append(f"frame {f}: {problem}")
-                if len(mismatches) <= 5:
-                    print(f"viewer soak: MISMATCH {mismatches[-1]}", file=sys.stderr)
-        if (f + 1) % args.report_every == 0:
-            el = time.perf_counter() - start
-            say(f"frame {f + 1}: RSS {_mib(rss_bytes())}  index {_mib(index.nbytes())}"
-                + (f"  nodes {node_count()}" if node_count() else "")
-                + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
+            if args.time_limit and f % 256 == 0 and time.perf_counter() - start > args.time_limit:
+                break
+            period = 2 * f_path - 2 if f_path > 1 else 1
+            j = f % period
+            p = cams[j if j < f_path else period - j]  # back and forth: no jump at the end of the path
+            t_f = time.perf_counter()
+            ids, c, r = advance(state, args.dt)
+            index.move_many(ids, c, r)
+            while True:
+                try:
+                    k = index.query_into(p, out)
+                    break
+                except QueryOverflow as exc:
+                    out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64)
+            tracker.update(out, k, p, state.centres, state.radii)
+            frame_times[f] = time.perf_counter() - t_f
+            total_visible += k
+            done = f + 1
+            if f % args.check_every == 0:
+                checked += 1
+                exact = brute_query(state.centres, state.radii, p)
+                got = np.sort(out[:k])
+                inside = np.sort(tracker.inside())
+                problem = None
+                if not np.array_equal(got, exact):
+                    problem = (f"query gave {k} ids, brute force {exact.size} "
+                               f"(missing {np.setdiff1d(exact, got)[:5].tolist()}, extra {np.setdiff1d(got, exact)[:5].tolist()})")
+                elif margin == 0.0 and not np.array_equal(inside, exact):
+                    problem = f"events' in-set ({inside.size}) differs from the visible set ({exact.size})"
+                elif margin > 0.0:
+                    extra = np.setdiff1d(inside, exact)
+                    d = np.asarray(p) - state.centres[extra]
+                    d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+                    rr = state.radii[extra]
+                    big = rr * (1.0 + margin) if relative else rr + margin
+                    if np.setdiff1d(exact, inside).size or (d2 > big * big).any():
+                        problem = "events' in-set breaks the hysteresis rule"
+                if problem:
+                    mismatches.append(f"frame {f}: {problem}")
+                    if len(mismatches) <= 5:
+                        print(f"viewer soak: MISMATCH {mismatches[-1]}", file=sys.stderr)
+            if (f + 1) % args.report_every == 0:
+                el = time.perf_counter() - start
+                say(f"frame {f + 1}: RSS {_mib(rss_bytes())}  index {_mib(index.nbytes())}"
+                    + (f"  nodes {node_count()}" if node_count() else "")
+                    + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
+    finally:
+        stop.restore()
+    interrupted = stop.requested
     elapsed = time.perf_counter() - start
     rss1, nb1 = rss_bytes(), index.nbytes()
     ft = frame_times[:done] * 1e3
@@ -179,6 +208,8 @@ def run(args) -> int:
     print(f"memory: RSS {_mib(rss0)} -> {_mib(rss1)} ({(rss1 - rss0) / 2**20:+.1f} MiB); index nbytes "
           f"{_mib(nb0)} -> {_mib(nb1)} ({nb1 - nb0:+d} bytes)"
           + (f"; nodes {node_count()}" if node_count() else ""))
+    if interrupted:
+        print(f"interrupted by Ctrl-C after {done} of {args.frames} frames: the figures above are of those frames")
     if node_count():
         fresh = make_index(args.index, state.centres.copy(), state.radii.copy())
         print(f"nodes: {node_count()} live after {done} frames; a fresh build of the world as it is now has "
@@ -191,4 +222,32 @@ def run(args) -> int:
         except Exception as exc:  # an invariant of the index broke: a failure like a mismatch
             mismatches.append(f"index check: {exc}")
             print(f"viewer soak: index check failed: {exc}", file=sys.stderr)
-    return 1 if mismatches else 0
+    if mismatches:
+        return 1
+    if interrupted:
+        print("viewer soak: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+class _CtrlC:
+    """While it is installed (made in the main thread, SIGINT at Python's default handler), the first Ctrl-C
+    only sets :attr:`requested` (the frame loop stops at the end of its frame, leaving the index whole);
+    a second one raises ``KeyboardInterrupt`` at once. :meth:`restore` puts the previous handler back."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None

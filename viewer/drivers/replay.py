@@ -21,7 +21,7 @@ from ..frame.culling import check_cullers
 from ..errors import UserError
 from ..host.output import prepare_out_dir
 from ..host.interleave import balanced_orders
-from ..recording.meta import build_meta, gl_info
+from ..recording.meta import build_meta, gl_info, meta_path_for
 from ..host.progress import Progress
 from ..recording.writer import Recorder
 
@@ -48,6 +48,7 @@ def replay(
     on_frame: Callable | None = None,
     flush_rows: int = 256,
     hysteresis: tuple[float, bool] | None = None,
+    overwrite: bool = True,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
@@ -55,6 +56,9 @@ def replay(
     on_frame(index, k, session, stats) : called after each frame (tests read ``session.visible_ids()``)
     warmup : unrecorded frames at the first pose per index (:meth:`viewer.render.ViewerSession.warm_up`)
     hysteresis : ``(margin, relative)`` of the visibility events (the ``entered`` / ``left`` columns)
+    overwrite : replace an ``INDEX.csv`` / ``INDEX.meta.json`` already in ``out_dir`` (a symbolic link by that
+        name is replaced, never written through: :class:`viewer.recording.Recorder`); False: refuse with a
+        :class:`UserError` before anything is rendered or written
 
     Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
     from the same seed: every index sees the same objects at the same places.
@@ -63,6 +67,13 @@ def replay(
     d = prepare_out_dir(out_dir, create=False)
     if len(samples) == 0:
         raise UserError("the camera path gives no frames")
+    if not overwrite:
+        for name in names:
+            csv = d / f"{name}.csv"
+            for f in (csv, meta_path_for(csv)):
+                if os.path.lexists(f):
+                    raise UserError(f"{f}: exists already; a recording is not overwritten (record into another "
+                                    "directory, or replace it on purpose: --force)")
 
     from .headless import HeadlessViewer
     from ..frame.options import SessionOptions

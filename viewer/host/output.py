@@ -12,7 +12,60 @@ from pathlib import Path
 
 from ..errors import UserError
 
-__all__ = ["check_output_file", "prepare_out_dir", "replace_atomically"]
+__all__ = ["TEMP_NAME_ROOM", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
+           "replace_atomically"]
+
+
+#: bytes a temporary file's name adds to the name of the file it replaces (``.NAME.`` + 8 random characters
+#: + ``.probe`` / ``.tmp``, or ``.NAME.PID.tmp``): a file name must leave that room under the system's limit
+TEMP_NAME_ROOM = 16
+
+
+def _shown(text: str, most: int = 120) -> str:
+    """``text`` for a message: whole when short, else its start and end (the suffix stays visible)."""
+    return text if len(text) <= most else f"{text[:most // 2]}...{text[-(most // 3):]} ({len(text)} characters)"
+
+
+def name_max(directory: str | os.PathLike) -> int:
+    """The longest file name, in bytes, the file system of ``directory`` (or of its nearest existing
+    ancestor) allows: ``os.pathconf(..., "PC_NAME_MAX")``, 255 when that cannot be asked."""
+    d = Path(directory)
+    while True:
+        try:
+            if d.is_dir():
+                break
+        except OSError:
+            pass
+        if d.parent == d:
+            break
+        d = d.parent
+    try:
+        v = os.pathconf(d if str(d) else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+    return int(v) if v and v > 0 else 255
+
+
+def check_name_lengths(path: str | os.PathLike, what: str | None = None, *, room: int = 0) -> None:
+    """A :class:`UserError` naming ``what`` when a component of ``path`` is longer (in bytes, as the file
+    system counts them) than the file system allows (:func:`name_max`), or, for the last component, than
+    that less ``room`` (the bytes a temporary file's name adds, :data:`TEMP_NAME_ROOM`)."""
+    text = os.fspath(path)
+    parts = [c for c in text.split(os.sep) if c not in ("", ".", "..")]
+    if not parts:
+        return
+    limit = name_max(Path(text).parent if parts else Path("."))
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        most = limit - room if last else limit
+        size = len(os.fsencode(part))
+        if size > most:
+            label = f"{what} {_shown(text)}" if what else _shown(text)
+            kind = "file" if last else "directory"
+            extra = f" ({limit} less {room} for the temporary file written beside it)" if last and room else ""
+            name = f"the {kind} name" if len(parts) == 1 else f"the {kind} name {_shown(part, 60)!r}"
+            raise UserError(f"{label}: {name} is {size} bytes long; a {kind} name here can have at most "
+                            f"{most} bytes{extra}")
 
 
 def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes: tuple[str, ...] = ()) -> Path:
@@ -20,29 +73,37 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     writer here does); returns it as a :class:`Path`.
 
     Refused with a :class:`UserError` naming ``what`` (a flag such as ``--screenshot``) and the path: an
-    empty name, a name ending in a separator, an existing directory or non-regular file (a device, a
-    FIFO: a rename would replace it), a missing directory, and a directory in which a file cannot be
-    created (permissions, a read-only file system: probed by creating and removing a temporary file,
-    which is what tells, even for root). ``suffixes`` (e.g. ``(".npz",)``) restricts the file type.
+    empty name, a name ending in a separator, a name (or a directory name on the way) longer than the file
+    system allows (``PC_NAME_MAX`` bytes, usually 255; the file's own name :data:`TEMP_NAME_ROOM` bytes less,
+    for its temporary file), an existing directory or non-regular file (a device, a FIFO: a rename would
+    replace it), a missing directory, and a directory in which a file cannot be created (permissions, a
+    read-only file system: probed by creating and removing a temporary file, which is what tells, even for
+    root). ``suffixes`` (e.g. ``(".npz",)``) restricts the file type.
     """
-    label = f"{what} {path}" if what else str(path)
     text = os.fspath(path)
+    label = f"{what} {_shown(text)}" if what else _shown(text)
     if not text.strip():
         raise UserError(f"{what or 'output'}: the file name is empty")
-    p = Path(text)
-    if text.endswith(("/", os.sep)) or p.is_dir():
+    if text.endswith(("/", os.sep)):
         raise UserError(f"{label}: is a directory, expected a file name")
-    if suffixes and p.suffix.lower() not in suffixes:
-        raise UserError(f"{label}: the file name must end in {' or '.join(suffixes)}")
-    if p.exists() and not p.is_file():
-        raise UserError(f"{label}: exists and is not a regular file (a device or a pipe?); choose a file name")
-    d = p.parent if str(p.parent) else Path(".")
-    if not d.is_dir():
-        raise UserError(f"{label}: directory {d} does not exist")
+    check_name_lengths(text, what, room=TEMP_NAME_ROOM)
+    p = Path(text)
+    try:
+        if p.is_dir():
+            raise UserError(f"{label}: is a directory, expected a file name")
+        if suffixes and p.suffix.lower() not in suffixes:
+            raise UserError(f"{label}: the file name must end in {' or '.join(suffixes)}")
+        if p.exists() and not p.is_file():
+            raise UserError(f"{label}: exists and is not a regular file (a device or a pipe?); choose a file name")
+        d = p.parent if str(p.parent) else Path(".")
+        if not d.is_dir():
+            raise UserError(f"{label}: directory {_shown(str(d))} does not exist")
+    except OSError as exc:  # a path the system refuses to look at (too long as a whole, a loop of links)
+        raise UserError(f"{label}: cannot use this path: {exc.strerror or exc}") from None
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=d)
     except OSError as exc:
-        raise UserError(f"{label}: cannot write in {d}: {exc.strerror or exc}") from None
+        raise UserError(f"{label}: cannot write in {_shown(str(d))}: {exc.strerror or exc}") from None
     os.close(fd)
     os.unlink(probe)
     return p
@@ -66,24 +127,33 @@ def replace_atomically(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
-def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True) -> Path:
+def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True, what: str | None = None) -> Path:
     """Check that ``out_dir`` can be written (it, or its nearest existing ancestor, is a writable
-    directory) and, when ``create``, create it; returns it. :class:`UserError` otherwise."""
-    d = Path(out_dir)
-    if d.exists() and not d.is_dir():
-        raise UserError(f"{d}: exists and is not a directory")
-    anc = d
-    while not anc.exists():
-        if anc.parent == anc:
-            break
-        anc = anc.parent
-    if anc.exists() and not anc.is_dir():
-        raise UserError(f"{d}: cannot create the output directory: {anc} is not a directory")
+    directory, and no name on the way is longer than the file system allows: :func:`check_name_lengths`)
+    and, when ``create``, create it; returns it. :class:`UserError` (naming ``what``, e.g. ``-o``) otherwise."""
+    text = os.fspath(out_dir)
+    label = f"{what} {_shown(text)}" if what else _shown(text)
+    if not text.strip():
+        raise UserError(f"{what or 'output directory'}: the directory name is empty")
+    check_name_lengths(text, what)
+    d = Path(text)
+    try:
+        if d.exists() and not d.is_dir():
+            raise UserError(f"{label}: exists and is not a directory")
+        anc = d
+        while not anc.exists():
+            if anc.parent == anc:
+                break
+            anc = anc.parent
+        if anc.exists() and not anc.is_dir():
+            raise UserError(f"{label}: cannot create the output directory: {_shown(str(anc))} is not a directory")
+    except OSError as exc:  # a path the system refuses to look at (too long as a whole, a loop of links)
+        raise UserError(f"{label}: cannot use this path: {exc.strerror or exc}") from None
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise UserError(f"{d}: cannot create the output directory: {anc} is not writable")
+        raise UserError(f"{label}: cannot create the output directory: {_shown(str(anc))} is not writable")
     if create:
         try:
             d.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserError(f"{d}: cannot create the output directory: {exc.strerror or exc}") from None
+            raise UserError(f"{label}: cannot create the output directory: {exc.strerror or exc}") from None
     return d

@@ -30,11 +30,17 @@ __all__ = [
     "META_SUFFIX",
     "build_meta",
     "check_meta",
+    "describe_path",
+    "describe_scene",
     "gl_info",
     "meta_path_for",
     "package_versions",
+    "path_identity",
     "read_meta",
     "run_label",
+    "same_path",
+    "same_scene",
+    "scene_identity",
     "scene_meta",
     "write_json_atomic",
     "write_meta",
@@ -155,6 +161,56 @@ def run_label(meta: dict | None, fallback: str = "run") -> str:
     return " · ".join(parts) or fallback
 
 
+def scene_identity(meta: dict | None) -> tuple | None:
+    """What tells scenes apart in a run's metadata: ``(name, N, seed)``; None when the metadata does not
+    name a scene (a CSV without metadata, a hand-written file)."""
+    sc = meta.get("scene") if isinstance(meta, dict) else None
+    if not isinstance(sc, dict) or not sc.get("name"):
+        return None
+    return (str(sc["name"]), sc.get("n"), json.dumps(sc.get("seed"), sort_keys=True))
+
+
+def path_identity(meta: dict | None) -> tuple | None:
+    """What tells camera paths apart in a run's metadata: ``(name, generated kind, speed)`` (the kind and the
+    speed None for a path file or a take); None when the metadata does not name a path."""
+    pa = meta.get("path") if isinstance(meta, dict) else None
+    if not isinstance(pa, dict) or not pa.get("name"):
+        return None
+    return (str(pa["name"]), pa.get("generated"), pa.get("speed"))
+
+
+def same_scene(a: dict | None, b: dict | None) -> bool | None:
+    """Whether two runs' metadata name the same scene (:func:`scene_identity`); None when either does not say."""
+    ka, kb = scene_identity(a), scene_identity(b)
+    return None if ka is None or kb is None else ka == kb
+
+
+def same_path(a: dict | None, b: dict | None) -> bool | None:
+    """Whether two runs' metadata name the same camera path (:func:`path_identity`); None when either does not say."""
+    ka, kb = path_identity(a), path_identity(b)
+    return None if ka is None or kb is None else ka == kb
+
+
+def describe_scene(meta: dict | None) -> str:
+    """``'clustered-100k' (100000 objects, seed 1)``, from a run's metadata; "" when it names no scene."""
+    k = scene_identity(meta)
+    if k is None:
+        return ""
+    name, n, seed = k
+    facts = ([f"{n} objects"] if n is not None else []) + ([f"seed {seed}"] if seed != "null" else [])
+    return f"{name!r}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def describe_path(meta: dict | None) -> str:
+    """``'flythrough' (generated flythrough, speed 40)``, from a run's metadata; "" when it names no path."""
+    k = path_identity(meta)
+    if k is None:
+        return ""
+    name, kind, speed = k
+    facts = ([f"generated {kind}"] if kind else []) + ([f"speed {speed:g}"] if isinstance(speed, (int, float)) else [])
+    return f"{name!r}" + (f" ({', '.join(facts)})" if facts else "")
+
+
 def _short_n(n: int) -> str:
     for div, suffix in ((1_000_000, "M"), (1_000, "k")):
         if n >= div and n % (div // 10) == 0:
@@ -182,9 +238,10 @@ def write_json_atomic(path: str | os.PathLike, data: Any, *, reserve: int = 0) -
 
 def _write_in_place(p: Path, body: bytes) -> bool:
     """Overwrite the file ``p`` with ``body`` padded by spaces to the file's size, needing no new
-    space; False when the file is missing or too small."""
+    space; False when the file is missing, too small or a symbolic link."""
     try:
-        with open(p, "r+b") as f:
+        fd = os.open(p, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))  # never through a link (to a file elsewhere)
+        with os.fdopen(fd, "r+b") as f:
             size = f.seek(0, os.SEEK_END)
             if size < len(body):
                 return False

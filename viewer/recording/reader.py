@@ -82,14 +82,17 @@ def read_run(path: str | os.PathLike) -> Run:
         print(f"warning: {p}: last row is incomplete (interrupted write), ignored", file=sys.stderr)
         body = body[:-1]
     raw: list[list[str]] = []
+    linenos: list[int] = []  # the file line of each row (blank lines skipped)
     reader = csv.reader(body)
     try:
-        for lineno, row in enumerate(reader, start=2):
+        for row in reader:
+            lineno = reader.line_num + 1  # the header is line 1
             if not row:
                 continue
             if len(row) != len(names):
                 raise UserError(f"{p}:{lineno}: expected {len(names)} fields, found {len(row)}")
             raw.append(row)
+            linenos.append(lineno)
     except csv.Error as exc:  # a NUL byte, a field beyond the csv module's size limit
         raise UserError(f"{p}:{reader.line_num + 1}: not a CSV row: {exc}") from None
 
@@ -106,9 +109,14 @@ def read_run(path: str | os.PathLike) -> Run:
             else:
                 arr = np.array(vals, dtype=object)
         except (ValueError, OverflowError):
-            raise _bad_value(p, c, vals) from None
+            raise _bad_value(p, c, vals, linenos) from None
         if c.kind == "int" and arr.size == 0:
             arr = np.zeros(0, dtype=np.int64)
+        if _never_negative(c) and arr.size and (arr < 0).any():
+            i = int(np.argmax(arr < 0))
+            what = "a count" if c.kind == "int" else f"a time ({c.unit})"
+            raise UserError(f"{p}:{linenos[i]}: column {c.name!r}: {_shown(vals[i])} is below zero; "
+                            f"{what} cannot be negative")
         columns[c.name] = arr
     return Run(p, meta, version, columns, run_label(meta, fallback=p.stem))
 
@@ -116,22 +124,33 @@ def read_run(path: str | os.PathLike) -> Run:
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def _bad_value(p: Path, c, vals: list[str]) -> UserError:
+def _never_negative(c) -> bool:
+    """Whether column ``c`` holds values that cannot be below zero: every count (the integer columns) and
+    every time (seconds or milliseconds: ``t``, ``dt``, the stage times). Positions and angles can."""
+    return c.kind == "int" or (c.kind == "float" and c.unit in ("s", "ms"))
+
+
+def _shown(v: str) -> str:
+    return v if len(v) <= 30 else f"{v[:20]}... ({len(v)} characters)"
+
+
+def _bad_value(p: Path, c, vals: list[str], linenos: list[int]) -> UserError:
     """The first value of column ``c`` that does not parse (or fit), as a message naming file, line and column."""
     for i, v in enumerate(vals):
-        shown = v if len(v) <= 30 else f"{v[:20]}... ({len(v)} characters)"
+        shown = _shown(v)
+        line = linenos[i]
         try:
             if c.kind == "int":
                 x = int(v)
                 if not _INT64[0] <= x <= _INT64[1]:
-                    return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown} does not fit a 64-bit integer")
+                    return UserError(f"{p}:{line}: column {c.name!r}: {shown} does not fit a 64-bit integer")
             else:
                 x = float(v)
                 if not np.isfinite(x):
-                    return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown} is not a finite number")
+                    return UserError(f"{p}:{line}: column {c.name!r}: {shown} is not a finite number")
         except ValueError:
             what = "an integer" if c.kind == "int" else "a number"
-            return UserError(f"{p}:{i + 2}: column {c.name!r}: {shown!r} is not {what}")
+            return UserError(f"{p}:{line}: column {c.name!r}: {shown!r} is not {what}")
     return UserError(f"{p}: column {c.name!r}: a value cannot be read")  # pragma: no cover
 
 

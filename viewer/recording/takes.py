@@ -12,7 +12,8 @@ A take ``N`` writes three files into its directory:
 
 Take numbers only grow: the next take is one past the highest number in the directory, and its CSV is
 created exclusively, so nothing is ever overwritten (not even by a second viewer recording into the same
-directory). No GL here: the window passes the stats of each frame.
+directory). A take stopped before its first frame leaves no files (an empty recording is nothing to
+compare); the next take of the same window still gets the next number (a later viewer may use it again). No GL here: the window passes the stats of each frame.
 """
 
 from __future__ import annotations
@@ -90,11 +91,23 @@ class Take:
     def close(self, ended: str = "closed") -> str:
         """Finish the CSV and metadata, write the path file; returns one line saying what was written.
 
-        The path file needs two frames with distinct times; a shorter take keeps its CSV only.
+        The path file needs two frames with distinct times; a shorter take keeps its CSV only. A take
+        closed before its first frame (R pressed twice in a row) leaves no file at all (its number is free
+        again) and the line says so.
         """
         if self.closed:
             return f"{self.name}: already closed"
         self.closed = True
+        if self.frames == 0:
+            try:
+                self.recorder.close(ended=ended)
+            finally:
+                for f in (self.csv_path, self.recorder.meta_path):
+                    try:
+                        f.unlink()
+                    except OSError:  # already gone; nothing else to do on the way out of a window
+                        pass
+            return f"{self.name}: no frames recorded, no files written"
         meta = self.recorder.meta
         meta["indexes"] = list(self.indexes)
         if len(self.indexes) > 1:
@@ -121,11 +134,12 @@ class TakeDir:
         from ..host.output import prepare_out_dir
 
         self.directory = prepare_out_dir(directory, create=True)
+        self.last_number = 0  # the last take started here: numbers grow even past a take that left no files
 
     def start(self, meta: dict[str, Any], *, flush_rows: int = 256) -> Take:
         """Start the next take (never overwriting one) with metadata ``meta`` (:func:`build_meta`)."""
         for _ in range(1000):
-            n = next_take_number(self.directory)
+            n = max(next_take_number(self.directory), self.last_number + 1)
             csv = self.directory / f"take-{n}.csv"
             try:  # claim the number: a concurrent viewer would take the next one
                 fd = os.open(csv, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -134,5 +148,6 @@ class TakeDir:
             except OSError as exc:
                 raise UserError(f"{csv}: cannot write: {exc.strerror or exc}") from None
             os.close(fd)
+            self.last_number = n
             return Take(n, self.directory, meta, flush_rows=flush_rows)
         raise UserError(f"{self.directory}: cannot find a free take number")

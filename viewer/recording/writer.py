@@ -199,7 +199,8 @@ class Recorder:
 
     Parameters
     ----------
-    path : the CSV to write (its directory must exist and be writable; the file is replaced)
+    path : the CSV to write (its directory must exist and be writable; the file is replaced; a symbolic
+        link by that name is replaced by the new file, never written through)
     meta : the metadata dict (:func:`~viewer.recording.meta.build_meta`), written beside the CSV as
         ``NAME.meta.json`` now and again on :meth:`close` with the row count; None writes a minimal one
     flush_rows : rows buffered before a write
@@ -239,15 +240,12 @@ class Recorder:
         self._record_at = COLUMNS.index("record_ms")
         self._fd = -1
 
-        if self.path.is_dir():
+        if self.path.is_dir() and not self.path.is_symlink():
             raise UserError(f"{self.path}: is a directory, expected a CSV file name")
         parent = self.path.parent
         if not parent.is_dir():
             raise UserError(f"{self.path}: directory {parent} does not exist")
-        try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)  # truncated once locked
-        except OSError as exc:
-            raise UserError(f"{self.path}: cannot write: {exc.strerror or exc}") from None
+        self._fd = _open_own_file(self.path)  # truncated once locked
         try:
             _lock(self._fd, self.path)
             os.ftruncate(self._fd, 0)
@@ -452,6 +450,28 @@ class Recorder:
 
 class _Locked(UserError):
     pass
+
+
+def _open_own_file(path: Path) -> int:
+    """Open ``path`` for writing (created if missing), never through a symbolic link: a link by that name
+    is removed and a new file made in its place, so the file it pointed to (maybe outside the run's
+    directory) is left as it was. A :class:`UserError` when it cannot be written."""
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW
+    for _ in range(3):
+        try:
+            if os.path.islink(path):
+                os.unlink(path)  # replace the link, not what it points to
+            return os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            continue  # the link went away between the look and the unlink: try again
+        except OSError as exc:
+            if exc.errno == errno.ELOOP and os.path.islink(path):
+                continue  # a link made between the unlink and the open: remove it too
+            raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    raise UserError(f"{path}: cannot write: a symbolic link keeps appearing at this name")
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _lock(fd: int, path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -17,6 +17,8 @@ from ..errors import UserError
 from ..host.output import check_output_file
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
+from ._text import escape_text, shorten
+from .compare import _warn_stderr, runs_with_rows
 
 __all__ = ["plot_files", "plot_runs"]
 
@@ -36,19 +38,21 @@ def plot_runs(
     height: int = 1500,
     dpi: int = 100,
     title: str | None = None,
+    warn: Callable[[str], None] | None = _warn_stderr,
 ) -> Path:
     """Draw ``runs`` into the image file ``out`` of exactly ``width`` x ``height`` pixels.
 
     Panels: one per stage (ms against path time, s), the object counts (candidates, visible, drawn
     against path time), and the per-stage distribution (box: quartiles, line: median, whiskers:
     5th-95th percentile). The file is written through a temporary file and a rename.
+
+    A run without rows is left out with a warning through ``warn`` (none with rows: a :class:`UserError`).
+    Labels and the title are drawn with their control characters escaped, a label cut to
+    :data:`LABEL_LINES` lines, and the legend keeps inside its cell: the runs that do not fit are
+    summed up as one last entry, ``+N more runs``.
     """
     out = check_output_file(out)
-    if not runs:
-        raise UserError("no recordings to plot")
-    for r in runs:
-        if len(r) == 0:
-            raise UserError(f"{r.path}: the recording has no rows")
+    runs = runs_with_rows(runs, "plot", warn)
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -66,7 +70,7 @@ def plot_runs(
     srows = (len(stages) + 1 + 3) // 4  # the stage panels, then the legend, four to a row
     gs = fig.add_gridspec(srows + 2, 4, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
-    fig.suptitle(_plain(title or _default_title(runs)), fontsize=14)
+    fig.suptitle(_plain(shorten(escape_text(title or _default_title(runs)), 200)), fontsize=14)
 
     # ---- stage times over the path
     stage_axes = []
@@ -95,10 +99,10 @@ def plot_runs(
     lax = fig.add_subplot(gs[len(stages) // 4, len(stages) % 4])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
-    lax.legend(handles, [_plain(_wrap(r.label, 38)) for r in runs], loc="upper left", fontsize=10,
-               title="runs", title_fontsize=11, frameon=False)
-    lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
-             family="monospace", color="0.25")
+    labels = [_plain(_wrap(escape_text(r.label), 38)) for r in runs]
+    context = lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
+                       family="monospace", color="0.25")
+    _fit_legend(fig, lax, context, handles, labels)
 
     # ---- counts over the path
     cax = fig.add_subplot(gs[srows, :])
@@ -164,12 +168,80 @@ def _stage_title(stage: str) -> str:
     return stage.removesuffix("_ms")
 
 
-def _wrap(text: str, width: int) -> str:
-    if len(text) <= width:
-        return text
-    cut = text.rfind(" ", 0, width)
-    cut = width if cut <= 0 else cut
-    return text[:cut] + "\n  " + _wrap(text[cut:].strip(), width)
+#: the most lines a run's label takes in the legend (a longer one is cut, ending in "...")
+LABEL_LINES = 3
+
+
+def _wrap(text: str, width: int, max_lines: int = LABEL_LINES) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` characters (a word longer than that is cut),
+    continuation lines indented by two spaces, at most ``max_lines`` of them (the last then ends in
+    ``...``). Iterative: a label of any length costs one pass."""
+    lines: list[str] = []
+    rest = text.strip()
+    while rest and len(lines) < max_lines:
+        if len(rest) <= width:
+            lines.append(rest)
+            rest = ""
+            break
+        cut = rest.rfind(" ", 0, width + 1)
+        cut = width if cut <= 0 else cut
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].strip()
+    if rest:
+        lines[-1] = lines[-1][: max(width - 3, 1)] + "..."
+    return "\n  ".join(lines)
+
+
+def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
+    """The runs' legend in the cell ``lax``, above the ``context`` text, with as many entries as fit there:
+    in a smaller font (10 down to 6 points) when that shows more of them, and the rest as one last entry,
+    ``+N more runs``. Measured with the figure's renderer, so long labels, a small --height or a hundred
+    runs all stay inside the cell. When the context lines would leave the legend less than 40% of the
+    cell, they are hidden."""
+    from matplotlib.lines import Line2D
+
+    renderer = fig.canvas.get_renderer()
+    cell = lax.get_window_extent(renderer)
+    floor = (context.get_window_extent(renderer).y1 if context.get_text() else cell.y0) + 4  # legend above it
+    n = len(labels)
+    if n and cell.y1 - floor < 0.4 * cell.height:  # a small figure: the runs matter more than the context lines
+        context.set_visible(False)
+        floor = cell.y0
+
+    def place(k: int, size: float) -> bool:
+        """Draw the legend with the first ``k`` runs (and ``+N more runs`` when k < n); whether it fits."""
+        if k < n:
+            hs = handles[:k] + [Line2D([], [], color="none")]
+            ls = labels[:k] + [f"+{n - k} more run{'s' if n - k != 1 else ''}"]
+        else:
+            hs, ls = handles, labels
+        leg = lax.legend(hs, ls, loc="upper left", fontsize=size, title="runs", title_fontsize=size + 1,
+                         frameon=False)
+        return leg.get_window_extent(renderer).y0 >= floor
+
+    def most(size: float) -> int:
+        """The most runs shown in ``size`` points (n when all fit; -1 when not even "+N more runs" does)."""
+        if place(n, size):
+            return n
+        if not place(0, size):
+            return -1
+        lo, hi = 0, n - 1  # the largest k in [lo, hi] that fits with its "+N more" line
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if place(mid, size):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    best = (-1, 6.0)  # nothing fits at any size (a figure a few hundred pixels high): the smallest font
+    for size in (10.0, 8.5, 7.0, 6.0):
+        k = most(size)
+        if k > best[0]:
+            best = (k, size)
+        if k == n:
+            break
+    place(max(best[0], 0), best[1])
 
 
 def _default_title(runs: Sequence[Run]) -> str:
@@ -196,6 +268,7 @@ def _context(runs: Sequence[Run]) -> str:
             if v is not None and v not in vals:
                 vals.append(v)
         if vals:
-            text = ", ".join(str(v) for v in vals)
-            lines.append(f"{key:8s} {_wrap(text, 44)}")
+            shown = [escape_text(v) for v in vals[:3]]
+            text = ", ".join(shown) + (f" +{len(vals) - 3} more" if len(vals) > 3 else "")
+            lines.append(f"{key:8s} {_wrap(text, 44, max_lines=2)}")
     return "\n".join(lines)

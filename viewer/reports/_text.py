@@ -1,0 +1,40 @@
+"""Text from files shown safely: a label, a scene name or a path read from a recording is printed as
+visible characters, never as terminal control sequences, line breaks or NUL bytes.
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["escape_text", "shorten"]
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escape_text(text: object) -> str:
+    """``str(text)`` with every control character (C0 and C1 controls, ESC, NUL, DEL), format character
+    (bidirectional overrides, zero-width marks) and line or paragraph separator written as an escape:
+    ``\\n``, ``\\t``, ``\\x1b``, ``\\x00``, ``\\u202e``. Other characters, backslashes included, are kept."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    out = []
+    for ch in s:
+        if ch in _NAMED:
+            out.append(_NAMED[ch])
+        elif ch.isprintable() or ch == " " or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+            out.append(ch)
+        else:
+            o = ord(ch)
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}")
+    return "".join(out)
+
+
+def shorten(text: str, most: int) -> str:
+    """``text`` when it has at most ``most`` characters, else its start, ``...`` and its length."""
+    if len(text) <= most:
+        return text
+    tail = f"... ({len(text)} characters)"
+    return text[: max(most - len(tail), 1)] + tail
