@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -19,7 +20,19 @@ from viewer.domain import COORD_LIMIT
 
 from .errors import SceneError
 
-__all__ = ["REQUIRED", "Param", "validate_table", "check_colour"]
+__all__ = ["REQUIRED", "Param", "validate_table", "check_colour", "show"]
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 4, 8, 8, 6
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 80, 80, 40
+
+
+def show(v) -> str:
+    """``repr(v)`` for a message, cut short: a value nested 5000 deep or a megabyte long prints as a line."""
+    try:
+        return _REPR.repr(v)
+    except (RecursionError, ValueError):  # pragma: no cover - reprlib stops at maxlevel
+        return f"a {type(v).__name__}"
 
 
 class _Required:
@@ -66,7 +79,7 @@ def _is_number(v) -> bool:
 def _number(v, field: str, integral: bool):
     if not _is_number(v):
         want = "an integer" if integral else "a number"
-        raise SceneError(f"must be {want}, got {type(v).__name__} {v!r}", field)
+        raise SceneError(f"must be {want}, got {type(v).__name__} {show(v)}", field)
     if isinstance(v, numbers.Integral):
         if integral:
             return int(v)
@@ -75,13 +88,13 @@ def _number(v, field: str, integral: bool):
         return float(v)
     v = float(v)
     if not math.isfinite(v):
-        raise SceneError(f"must be finite, got {v!r}", field)
+        raise SceneError(f"must be finite, got {show(v)}", field)
     if not integral and abs(v) > COORD_LIMIT:
         # every length, position and rate of a recipe lives in the numeric domain the indexes answer in
-        raise SceneError(f"must be within +-2**100 (the numeric domain, viewer.domain), got {v!r}", field)
+        raise SceneError(f"must be within +-2**100 (the numeric domain, viewer.domain), got {show(v)}", field)
     if integral:
         if not v.is_integer():
-            raise SceneError(f"must be an integer, got {v!r}", field)
+            raise SceneError(f"must be an integer, got {show(v)}", field)
         return int(v)
     return v
 
@@ -95,11 +108,11 @@ def _short(v) -> str:
 def check_colour(v, field: str) -> tuple[int, int, int]:
     """``"#rrggbb"`` -> (r, g, b) ints 0..255."""
     if not isinstance(v, str) or len(v) != 7 or v[0] != "#":
-        raise SceneError(f"must be a colour written '#rrggbb', got {v!r}", field)
+        raise SceneError(f"must be a colour written '#rrggbb', got {show(v)}", field)
     try:
         return int(v[1:3], 16), int(v[3:5], 16), int(v[5:7], 16)
     except ValueError:
-        raise SceneError(f"must be a colour written '#rrggbb', got {v!r}", field) from None
+        raise SceneError(f"must be a colour written '#rrggbb', got {show(v)}", field) from None
 
 
 def _check(p: Param, v, field: str):
@@ -113,21 +126,21 @@ def _check(p: Param, v, field: str):
         return v
     if k == "str":
         if not isinstance(v, str):
-            raise SceneError(f"must be a string, got {type(v).__name__} {v!r}", field)
+            raise SceneError(f"must be a string, got {type(v).__name__} {show(v)}", field)
         if p.choices is not None and v not in p.choices:
-            raise SceneError(f"must be one of {', '.join(p.choices)}; got {v!r}", field)
+            raise SceneError(f"must be one of {', '.join(p.choices)}; got {show(v)}", field)
         return v
     if k == "bool":
         if not isinstance(v, bool):
-            raise SceneError(f"must be true or false, got {v!r}", field)
+            raise SceneError(f"must be true or false, got {show(v)}", field)
         return v
     if k == "vec3":
         if not isinstance(v, (list, tuple)) or len(v) != 3:
-            raise SceneError(f"must be a list of 3 numbers, got {v!r}", field)
+            raise SceneError(f"must be a list of 3 numbers, got {show(v)}", field)
         return [_number(x, f"{field}[{i}]", integral=False) for i, x in enumerate(v)]
     if k == "table":
         if not isinstance(v, Mapping):
-            raise SceneError(f"must be a table, got {type(v).__name__} {v!r}", field)
+            raise SceneError(f"must be a table, got {type(v).__name__} {show(v)}", field)
         return dict(v)
     if k == "colour":
         check_colour(v, field)
@@ -136,12 +149,12 @@ def _check(p: Param, v, field: str):
         if isinstance(v, str):
             if p.choices is not None and v not in p.choices:
                 raise SceneError(
-                    f"must be a palette name ({', '.join(p.choices)}) or a list of '#rrggbb' colours; got {v!r}",
+                    f"must be a palette name ({', '.join(p.choices)}) or a list of '#rrggbb' colours; got {show(v)}",
                     field,
                 )
             return v
         if not isinstance(v, (list, tuple)) or not v:
-            raise SceneError(f"must be a palette name or a non-empty list of '#rrggbb' colours, got {v!r}", field)
+            raise SceneError(f"must be a palette name or a non-empty list of '#rrggbb' colours, got {show(v)}", field)
         for i, c in enumerate(v):
             check_colour(c, f"{field}[{i}]")
         return list(v)
@@ -155,7 +168,7 @@ def validate_table(table, spec: Mapping[str, Param], prefix: str = "", what: str
     """
     where = prefix or what
     if not isinstance(table, Mapping):
-        raise SceneError(f"must be a table, got {type(table).__name__} {table!r}", prefix or None)
+        raise SceneError(f"must be a table, got {type(table).__name__} {show(table)}", prefix or None)
     out: dict = {}
     for key in table:
         if key not in spec:

@@ -13,6 +13,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from viewer.host.memory import available, format_bytes
+
 from .construct import scene_from_arrays
 from .errors import SceneError
 from .generators import GENERATORS
@@ -23,13 +25,33 @@ from .recipe import MOTION_FIELDS, RECIPE_FIELDS, RESERVED_FIELDS, check_motion,
 from .scene import MOTION_KINDS, Motion, Scene
 
 __all__ = [
-    "CHUNK", "generate_recipe", "generate_scene", "make_motion",
+    "CHUNK", "MOVER_BYTES", "estimate_bytes", "generate_recipe", "generate_scene", "make_motion",
     # the recipe's rules (.recipe) and limits (.limits), kept importable from here
     "MAX_N", "MOTION_FIELDS", "RECIPE_FIELDS", "RESERVED_FIELDS", "check_motion", "check_recipe",
 ]
 
 CHUNK = 1 << 18  # objects placed per step; a fixed constant, so the random streams never depend on the machine
 _RECIPE_FIELD = {"radii": "radius", "centres": "origin"}  # the recipe field that decides an array
+MOVER_BYTES = 150  # peak memory of a moving object's motion parameters, bytes (measured: 135)
+
+
+def estimate_bytes(recipe: Mapping) -> int:
+    """The peak memory generating a checked recipe's scene costs, bytes: N times its generator's
+    ``bytes_per_object`` plus the movers' motion parameters (:data:`MOVER_BYTES` each)."""
+    n = int(recipe["n"])
+    movers = int(round(recipe["motion"]["share"] * n)) if recipe.get("motion") else 0
+    return n * GENERATORS[recipe["generator"]].bytes_per_object + movers * MOVER_BYTES
+
+
+def check_memory(recipe: Mapping) -> None:
+    """Refuse (:class:`SceneError` naming ``n``) a checked recipe whose scene needs more memory than this
+    process may use (:func:`viewer.host.memory.available`): refused with the estimate, not killed by the
+    kernel mid-generation with no message."""
+    need = estimate_bytes(recipe)
+    have, why = available()
+    if need > have:
+        raise SceneError(f"{recipe['n']:,} objects need about {format_bytes(need)} of memory to generate; this "
+                         f"process may use {format_bytes(have)} ({why}); lower n", "n")
 
 
 def _unit_vectors(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -94,7 +116,11 @@ def generate_recipe(
 
     ``progress(done, n)`` is called after each chunk of :data:`CHUNK` objects.
     """
-    r = dict(recipe) if checked else check_recipe(recipe)
+    try:
+        r = dict(recipe) if checked else check_recipe(recipe)
+    except RecursionError:  # a value nested just shallowly enough to parse
+        raise SceneError("not a recipe: values nested too deeply") from None
+    check_memory(r)
     gen = GENERATORS[r["generator"]]
     n, world = r["n"], float(r["world"])
     origin = np.asarray(r["origin"], dtype=np.float64)

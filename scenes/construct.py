@@ -21,7 +21,7 @@ import numpy as np
 from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
 
 from .errors import SceneError
-from .limits import MAX_N, MAX_SPEED, MIN_ORBIT, SEED_LIMIT, check_box, fit_box
+from .limits import MAX_N, MAX_PERIOD, MAX_SPEED, MIN_ORBIT, MIN_PERIOD, SEED_LIMIT, check_box, fit_box
 from .look import SCENE_LOOK_PARAMS, check_scene_look, default_look, make_colours, make_sizes
 from .meshes import MeshSet, check_meshes
 from .recipe import check_recipe
@@ -364,8 +364,9 @@ def _check_motion(mo: Motion, n: int) -> Motion:
     pulse, period, seed = mo.radius_pulse, mo.radius_period, mo.seed
     if not 0.0 <= pulse < 1.0:
         raise SceneError(f"must be 0 <= radius_pulse < 1, got {pulse!r}", "motion_params.radius_pulse")
-    if not (math.isfinite(period) and 0 < period <= 1e9):
-        raise SceneError(f"must be > 0 and <= 1e9 seconds, got {period!r}", "motion_params.radius_period")
+    if not (math.isfinite(period) and MIN_PERIOD <= period <= MAX_PERIOD):
+        raise SceneError(f"must be {MIN_PERIOD:g} .. {MAX_PERIOD:g} seconds, got {period!r}",
+                         "motion_params.radius_period")
     try:
         seed = operator.index(seed)
     except TypeError:

@@ -73,6 +73,10 @@ def read_recipe(path) -> dict:
         recipe = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SceneError(f"not valid TOML: {exc}", source=str(path)) from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise SceneError("not a recipe: arrays or tables nested too deeply to read as TOML", source=str(path)) from None
+    except ValueError as exc:  # an integer literal of more than 4300 digits
+        raise SceneError(f"not valid TOML ({exc})", source=str(path)) from None
     recipe.setdefault("name", p.stem)
     return recipe
 

@@ -16,11 +16,14 @@ from viewer.domain import COORD_LIMIT
 
 from .errors import SceneError
 
-__all__ = ["MAX_N", "MAX_SPEED", "MAX_WORLD", "MIN_ORBIT", "MIN_WORLD", "SEED_LIMIT", "check_box", "fit_box"]
+__all__ = ["MAX_N", "MAX_PERIOD", "MAX_SPEED", "MAX_WORLD", "MIN_ORBIT", "MIN_PERIOD", "MIN_WORLD", "SEED_LIMIT",
+           "check_box", "fit_box"]
 
 MAX_N = 500_000_000  # objects in one scene
 MAX_SPEED = 1.5e12  # world units per second: a mover's speed (a recipe's [motion] speed <= 1e12, times 1.5)
 MIN_ORBIT = 1e-6  # world units: a smaller orbit would turn faster than float64 can follow
+MIN_PERIOD = 1e-6  # seconds: a movers' radius period; 2 pi t / period stays finite for any t up to 1e290 s
+MAX_PERIOD = 1e9  # seconds: the longest radius period
 MIN_WORLD = 1e-6  # world units: the smallest world box (camera paths and steps are fractions of it)
 MAX_WORLD = 1e15  # world units: the largest world box a recipe asks for (a file's may reach the domain's edge)
 SEED_LIMIT = 2**63  # a motion seed is stored as a 64-bit integer and fed to 64-bit streams

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _portable as P
-from ._schema import Param, check_colour, validate_table
+from ._schema import Param, check_colour, show, validate_table
 from .errors import SceneError
 
 __all__ = [
@@ -97,8 +97,15 @@ def check_look(look, prefix: str = "look") -> dict:
     out = validate_table({} if look is None else look, LOOK_PARAMS, prefix, what="look")
     size = out["size"]
     model = size.get("model")
+    if "model" not in size:
+        known = ["model", *dict.fromkeys(k for m in SIZE_MODELS.values() for k in m)]
+        for key in size:  # a misspelt 'model' is named as the unknown field it is
+            if key not in known:
+                raise SceneError(f"unknown field in {prefix}.size (known fields: {', '.join(known)})",
+                                 f"{prefix}.size.{key}")
+        raise SceneError(f"missing (one of {', '.join(SIZE_MODELS)})", f"{prefix}.size.model")
     if model not in SIZE_MODELS:
-        raise SceneError(f"unknown size model {model!r}; choose from {', '.join(SIZE_MODELS)}", f"{prefix}.size.model")
+        raise SceneError(f"unknown size model {show(model)}; choose from {', '.join(SIZE_MODELS)}", f"{prefix}.size.model")
     p = validate_table({k: v for k, v in size.items() if k != "model"}, SIZE_MODELS[model], f"{prefix}.size",
                        what=f"size model {model!r}")
     if "min" in p and p["min"] > p["max"]:

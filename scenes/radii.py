@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from . import _portable as P
-from ._schema import Param, validate_table
+from ._schema import Param, show, validate_table
 from .errors import SceneError
 
 __all__ = ["RADIUS_MODELS", "RadiusModel", "DEFAULT_RADIUS", "check_radius_spec", "sample_radii", "radius_upper"]
@@ -134,12 +134,16 @@ DEFAULT_RADIUS: dict = {"model": "heavy-tailed"}
 def check_radius_spec(spec, prefix: str = "radius") -> dict:
     """Validate a radius-model spec (``{"model": ..., params...}``); return it with defaults filled."""
     if not isinstance(spec, Mapping):
-        raise SceneError(f"must be a table with a 'model' field, got {spec!r}", prefix)
+        raise SceneError(f"must be a table with a 'model' field, got {show(spec)}", prefix)
     if "model" not in spec:
+        known = ["model", *dict.fromkeys(k for m in RADIUS_MODELS.values() for k in m.params)]
+        for key in spec:  # a misspelt 'model' is named as the unknown field it is, not as 'model' missing
+            if key not in known:
+                raise SceneError(f"unknown field in {prefix} (known fields: {', '.join(known)})", f"{prefix}.{key}")
         raise SceneError(f"missing (one of {', '.join(RADIUS_MODELS)})", f"{prefix}.model")
     name = spec["model"]
     if not isinstance(name, str) or name not in RADIUS_MODELS:
-        raise SceneError(f"unknown radius model {name!r}; choose from {', '.join(RADIUS_MODELS)}", f"{prefix}.model")
+        raise SceneError(f"unknown radius model {show(name)}; choose from {', '.join(RADIUS_MODELS)}", f"{prefix}.model")
     model = RADIUS_MODELS[name]
     rest = {k: v for k, v in spec.items() if k != "model"}
     p = validate_table(rest, model.params, prefix, what=f"radius model {name!r}")

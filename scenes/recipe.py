@@ -27,7 +27,7 @@ import numpy as np
 from ._schema import REQUIRED, Param, validate_table
 from .errors import SceneError
 from .generators import GENERATORS
-from .limits import MAX_N, MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box
+from .limits import MAX_N, MAX_PERIOD, MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_PERIOD, MIN_WORLD, check_box
 from .look import check_look
 from .radii import DEFAULT_RADIUS, check_radius_spec
 from .scene import MOTION_KINDS
@@ -63,7 +63,8 @@ MOTION_FIELDS: dict[str, Param] = {
     "orbit_max": Param("float", 50.0, lo=MIN_ORBIT, hi=1e15, doc="largest orbit radius, world units"),
     "radius_pulse": Param("float", 0.0, lo=0.0, hi=0.95,
                           doc="movers' view radii swing by this fraction: r0 (1 + pulse sin(2 pi t / period + phase))"),
-    "radius_period": Param("float", 5.0, lo=0.0, lo_open=True, hi=1e9, doc="period of the radius swing, seconds"),
+    "radius_period": Param("float", 5.0, lo=MIN_PERIOD, hi=MAX_PERIOD,  # a shorter one overflows 2 pi t / period
+                           doc="period of the radius swing, seconds"),
 }
 
 

@@ -104,7 +104,8 @@ def build(buffer_uri: str | None = "embedded") -> tuple[dict, bytes]:
 
 def expected() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(centres (5, 3), extents (5,), mesh ids (5,)) of the objects :func:`build` describes, computed
-    here from the vertices and transforms directly."""
+    here from the vertices and transforms directly: each object's box is the world box of its mesh's own
+    box's 8 corners transformed (for the cube, its vertices)."""
     objs = [(CUBE, trs((10, 0, 0), s=(2, 2, 2)), 0)]
     base = trs((0, 0, 1000))
     for t, q, s in zip(INST_T, INST_R, INST_S):
@@ -112,7 +113,9 @@ def expected() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     objs.append((TETRA, trs((0, 5, 0), quat((0, 1, 0), 90)) @ trs((1, 0, 0)), 1))
     centres, extents, ids = [], [], []
     for v, m, k in objs:
-        w = (m[:3, :3] @ v.astype(np.float64).T).T + m[:3, 3]
+        lo, hi = v.astype(np.float64).min(axis=0), v.astype(np.float64).max(axis=0)
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        w = (m[:3, :3] @ corners.T).T + m[:3, 3]
         lo, hi = w.min(axis=0), w.max(axis=0)
         centres.append((lo + hi) / 2)
         extents.append((hi - lo).max())
@@ -143,5 +146,25 @@ def write_gltf(path: Path, external: bool = True) -> Path:
         doc["buffers"][0]["uri"] = name
     else:
         doc["buffers"][0]["uri"] = "data:application/octet-stream;base64," + base64.b64encode(blob).decode()
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def write_gltf_json(path: Path, doc: dict, blob: bytes | None = None, uri: str | None = None) -> Path:
+    """``doc`` as a .gltf (JSON) file; ``blob``, if given, written beside it as ``uri`` (percent-decoded:
+    the file a relative URI names) unless ``uri`` is a data: URI, which then holds it."""
+    from urllib.parse import unquote
+
+    path = Path(path)
+    if blob is not None:
+        if uri is None:
+            uri = path.stem + ".bin"
+        if not uri.startswith("data:"):
+            target = path.parent / unquote(uri)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob)
+        doc["buffers"][0]["uri"] = uri
+    elif uri is not None:
+        doc["buffers"][0]["uri"] = uri
     path.write_text(json.dumps(doc))
     return path

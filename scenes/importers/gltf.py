@@ -1,109 +1,361 @@
-"""glTF 2.0 (``.gltf`` with its buffers, or ``.glb``), read with pygltflib (the JSON and GLB containers,
-external, embedded and data-URI buffers): every node with a mesh is an object, and so is every instance of a
-node's ``EXT_mesh_gpu_instancing`` (its TRANSLATION / ROTATION / SCALE accessors, applied before the node's
-world transform). An object's centre is the centre of its world-space bounding box (its mesh's vertices
-transformed), its size the box's largest edge; its colour the material's base colour (else the mean
-vertex colour). Each object keeps the mesh it instances and its transform, so the viewer draws the file's
-own meshes (triangle primitives; points and lines are not drawn).
+"""glTF 2.0 (``.gltf`` with its buffers, or ``.glb``): every node with a mesh is an object, and so is every
+instance of a node's ``EXT_mesh_gpu_instancing`` (its TRANSLATION / ROTATION / SCALE accessors, applied before
+the node's world transform). An object's box is the world-space box of its mesh's own bounding box (the box of
+that box's 8 corners transformed: O(1) an object, whatever the mesh's size); its centre is the box's centre,
+its size the box's largest edge; its colour the material's base colour (else the mean vertex colour). Each
+object keeps the mesh it instances and its transform, so the viewer draws the file's own meshes (triangle
+primitives; points and lines are not drawn).
+
+Reading: the GLB container (header and chunks) with pygltflib; the JSON with :mod:`json` into plain dicts
+(pygltflib's dataclass decoding costs ~0.5 ms a node: 50 s for 100k nodes), every value the importer uses
+checked against the spec before it is used (an index is a whole number in range, a count, offset or stride
+a whole number >= 0, an accessor's type the one its use needs, every accessor inside its bufferView and every
+bufferView inside its buffer). Buffers come from the GLB binary chunk, a ``data:`` URI (decoded by
+:mod:`urllib.request`) or a relative, percent-encoded URI resolved against the glTF file's folder; a URI
+that leaves that folder (``../``, an absolute path, a link pointing out) or names another scheme is refused.
+Images are never read. Memory is estimated before anything large is allocated
+(:func:`viewer.host.memory.available_bytes`).
 """
 
 from __future__ import annotations
 
+import json
+import numbers
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from viewer.host.memory import available, format_bytes
+
 from ..errors import SceneError
+from ..limits import MAX_N
 from ..meshes import MeshSet
 
 __all__ = ["read_gltf"]
 
 INSTANCING = "EXT_mesh_gpu_instancing"
 _DTYPES = {5120: "<i1", 5121: "<u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
+_CNAMES = {5120: "BYTE", 5121: "UNSIGNED_BYTE", 5122: "SHORT", 5123: "UNSIGNED_SHORT", 5125: "UNSIGNED_INT",
+           5126: "FLOAT"}
 _NORM = {5120: 127.0, 5121: 255.0, 5122: 32767.0, 5123: 65535.0}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _SUPPORTED = {INSTANCING, "KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_texture_transform",
               "KHR_materials_specular", "KHR_materials_ior"}
+_FLOAT = (5126,)
+_INDEX = (5121, 5123, 5125)
+_COLOUR = (5126, 5121, 5123)
+_ANY = tuple(_DTYPES)
+#: bytes of memory an imported object (a mesh node or an instance) costs at the peak of an import: its
+#: transforms (instance, world, 3x4 kept, float64), its box, colour, id, then the scene built from them and
+#: written (measured: 395 for 2e6 rotated, scaled instances, the import and the write)
+_PER_OBJECT = 512
+#: bytes an accessor's value costs while decoded (float64 out, the float64 copy of a converted read, slack)
+_PER_VALUE = 24
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _show(v) -> str:
+    """A JSON value for a message, cut short."""
+    try:
+        t = json.dumps(v)
+    except (TypeError, ValueError, RecursionError):
+        t = type(v).__name__
+    return t if len(t) <= 60 else t[:57] + "..."
+
+
+def _int(v) -> int | None:
+    """A JSON integer (``3``, or ``3.0``: JSON Schema's integers include it) as an int; None for anything else
+    (``0.5``, ``true``, ``"3"``, null)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _whole(v, where: str, lo: int = 0) -> int:
+    """A count, offset, length or stride: a whole number >= ``lo``."""
+    n = _int(v)
+    if n is None or n < lo:
+        raise SceneError(f"{where}: must be a whole number >= {lo}, got {_show(v)}")
+    return n
+
+
+def _numbers(v, k: int, where: str, field: str) -> list:
+    """``where.field``, a list of ``k`` numbers (a node's transform), checked (finiteness is checked by the
+    caller, in one batch)."""
+    if (not isinstance(v, list) or len(v) != k
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
+        raise SceneError(f"{where}.{field}: must be a list of {k} numbers, got {_show(v)}")
+    return v
+
+
+def _need(nbytes: float, what: str) -> None:
+    """Refuse (before allocating) work that needs more memory than this process may use."""
+    have, why = available()
+    if nbytes > have:
+        raise SceneError(f"{what} would need about {format_bytes(nbytes)} of memory; this process may use "
+                         f"{format_bytes(have)} ({why})")
 
 
 class _Doc:
-    """A loaded glTF: the pygltflib model and its buffers' bytes, with accessors decoded to numpy."""
+    """A loaded glTF: its JSON as dicts, its buffers read on demand, its accessors decoded to numpy (each once)."""
 
     def __init__(self, path: Path):
-        import pygltflib
-
+        self.path = path
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                g = pygltflib.GLTF2().load(str(path))
-        except Exception as exc:  # the JSON, GLB header or chunks are broken
+            size = path.stat().st_size
+        except OSError as exc:
+            raise SceneError(f"cannot be read: {exc.strerror or exc}") from None
+        _need(2.0 * size, f"reading this {size:,}-byte file")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise SceneError(f"cannot be read: {exc.strerror or exc}") from None
+        self.blob: bytes | None = None
+        if raw[:4] == b"glTF":
+            text = self._glb(raw)
+        else:
+            try:
+                text = raw.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise SceneError("not a readable glTF file (truncated, or another format?): not UTF-8 JSON text, "
+                                 "nor a GLB container") from None
+        del raw
+        try:
+            js = json.loads(text)
+        except ValueError as exc:
             raise SceneError(f"not a readable glTF file (truncated, or another format?): {_short(exc)}") from None
-        if g is None or not isinstance(g.asset, pygltflib.Asset) or not str(g.asset.version or "").startswith("2"):
+        except RecursionError:
+            raise SceneError("not a readable glTF file: its JSON is nested too deeply") from None
+        if not isinstance(js, dict):
+            raise SceneError("not a readable glTF file: its JSON is not an object")
+        self.js = js
+        asset = js.get("asset")
+        version = asset.get("version") if isinstance(asset, dict) else None
+        if not isinstance(version, str) or not version.startswith("2"):
             raise SceneError("not a glTF 2.0 file (no asset.version 2.x)")
-        required = [e for e in (g.extensionsRequired or []) if e not in _SUPPORTED]
+        req = js.get("extensionsRequired", [])
+        if not isinstance(req, list) or not all(isinstance(e, str) for e in req):
+            raise SceneError(f"extensionsRequired: must be a list of names, got {_show(req)}")
+        required = [e for e in req if e not in _SUPPORTED]
         if required:
             raise SceneError(f"needs extension{'s' if len(required) > 1 else ''} this importer does not read: "
                              f"{', '.join(required)}")
-        self.g = g
-        self.buffers: list[bytes] = []
-        for i, b in enumerate(g.buffers):
+        self.nodes = self._list("nodes")
+        self.meshes = self._list("meshes")
+        self.accessors = self._list("accessors")
+        self.views = self._list("bufferViews")
+        self.buffer_specs = self._list("buffers")
+        self.materials = self._list("materials")
+        self.scenes = self._list("scenes")
+        self._buffers: dict[int, bytes] = {}
+        self._decoded: dict[int, np.ndarray] = {}
+
+    def _glb(self, raw: bytes) -> str:
+        """The JSON chunk's text of a GLB container, read by pygltflib; the binary chunk kept as ``blob``."""
+        import pygltflib
+
+        class _Container(pygltflib.GLTF2):
+            @classmethod
+            def from_json(cls, s, **kw):  # keep the JSON text: parsed below with json, not into dataclasses
+                obj = cls()
+                obj._json_text = s
+                return obj
+
+        try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                try:
-                    data = g.get_data_from_buffer_uri(b.uri)
-                except Exception:
-                    data = None
-            where = f"buffers[{i}]" + (f" ({b.uri[:60]})" if b.uri and not b.uri.startswith("data:") else "")
-            if data is None:
-                raise SceneError(f"{where}: missing (the file it names is not there)")
-            if b.byteLength is not None and len(data) < b.byteLength:
-                raise SceneError(f"{where}: holds {len(data)} bytes, the file declares {b.byteLength} (truncated?)")
-            self.buffers.append(bytes(data))
+                obj = _Container.load_from_bytes(raw)
+            text = obj._json_text
+        except Exception as exc:  # the GLB header or chunks are broken
+            raise SceneError(f"not a readable glTF file (truncated, or another format?): {_short(exc)}") from None
+        self.blob = obj.binary_blob()
+        return text
 
-    def accessor(self, i: int) -> np.ndarray:
-        """Accessor ``i`` as (count, width) float64 (normalised integers scaled to 0..1 / -1..1)."""
-        g = self.g
-        try:
-            a = g.accessors[i]
-        except (IndexError, TypeError):
-            raise SceneError(f"accessors[{i}]: no such accessor") from None
-        where = f"accessors[{i}]"
-        if a.sparse is not None:
-            raise SceneError(f"{where}: sparse accessors are not supported")
-        if a.componentType not in _DTYPES or a.type not in _WIDTH:
-            raise SceneError(f"{where}: unknown componentType {a.componentType} or type {a.type!r}")
-        dt = np.dtype(_DTYPES[a.componentType])
-        width = _WIDTH[a.type]
-        count = int(a.count or 0)
-        if a.bufferView is None:
+    def _list(self, key: str) -> list:
+        v = self.js.get(key, [])
+        if not isinstance(v, list):
+            raise SceneError(f"{key}: must be a list, got {_show(v)}")
+        return v
+
+    def ref(self, v, array: list, what: str, where: str) -> int:
+        """``v`` as an index into the file's ``what`` (e.g. "meshes"): a whole number 0 .. len - 1."""
+        n, k = len(array), _int(v)
+        if k is None or not 0 <= k < n:
+            have = f"0..{n - 1}" if n else "none"
+            raise SceneError(f"{where}: {_show(v)} is not an index into {what} (the file has {n}: {have})")
+        return k
+
+    def item(self, array: list, k: int, what: str) -> dict:
+        obj = array[k]
+        if not isinstance(obj, dict):
+            raise SceneError(f"{what}[{k}]: must be an object, got {_show(obj)}")
+        return obj
+
+    # ------------------------------------------------------------------ buffers
+
+    def buffer(self, i: int) -> bytes:
+        """Buffer ``i``'s bytes (exactly its byteLength), read once."""
+        if i in self._buffers:
+            return self._buffers[i]
+        b = self.item(self.buffer_specs, i, "buffers")
+        length = _whole(b.get("byteLength"), f"buffers[{i}].byteLength", lo=1)
+        uri = b.get("uri")
+        if uri is not None and not isinstance(uri, str):
+            raise SceneError(f"buffers[{i}].uri: must be a string, got {_show(uri)}")
+        where = f"buffers[{i}]" + (f" ({uri[:60]})" if uri and not uri[:5].lower() == "data:" else "")
+        _need(2.0 * length, f"{where}: its {length:,} bytes")
+        if uri is None:
+            if i != 0 or self.blob is None:
+                raise SceneError(f"{where}: missing (no uri, and no GLB binary chunk holds it)")
+            data = self.blob
+        elif uri[:5].lower() == "data:":
+            data = _data_uri(uri, where)
+        else:
+            data = _relative_file(self.path.parent, uri, where, length)
+        if len(data) < length:
+            raise SceneError(f"{where}: holds {len(data)} bytes, the file declares {length} (truncated?)")
+        data = bytes(data[:length]) if len(data) > length else bytes(data)
+        self._buffers[i] = data
+        return data
+
+    def view(self, j: int, where: str) -> tuple[bytes, int, int, int | None]:
+        """bufferViews[j] checked: (its buffer's bytes, byteOffset, byteLength, byteStride or None)."""
+        j = self.ref(j, self.views, "bufferViews", where)
+        bv = self.item(self.views, j, "bufferViews")
+        vw = f"bufferViews[{j}]"
+        i = self.ref(bv.get("buffer"), self.buffer_specs, "buffers", f"{vw}.buffer")
+        off = _whole(bv.get("byteOffset", 0), f"{vw}.byteOffset")
+        length = _whole(bv.get("byteLength"), f"{vw}.byteLength", lo=1)
+        stride = bv.get("byteStride")
+        if stride is not None:
+            stride = _whole(stride, f"{vw}.byteStride", lo=4)
+            if stride > 252 or stride % 4:
+                raise SceneError(f"{vw}.byteStride: must be a multiple of 4 from 4 to 252, got {stride}")
+        declared = self.item(self.buffer_specs, i, "buffers").get("byteLength")
+        declared = _whole(declared, f"buffers[{i}].byteLength", lo=1)
+        if off + length > declared:
+            raise SceneError(f"{vw}: bytes {off}..{off + length} lie past the end of buffers[{i}] "
+                             f"({declared} bytes)")
+        return self.buffer(i), off, length, stride
+
+    # ------------------------------------------------------------------ accessors
+
+    def describe(self, i: int, where: str) -> tuple[dict, str, int, int]:
+        """accessors[i] checked, not read: (the accessor, its type, its componentType, its count)."""
+        i = self.ref(i, self.accessors, "accessors", where)
+        a = self.item(self.accessors, i, "accessors")
+        aw = f"accessors[{i}]"
+        raw_ctype, typ = a.get("componentType"), a.get("type")
+        ctype = _int(raw_ctype)
+        if ctype not in _DTYPES:
+            raise SceneError(f"{aw}.componentType: unknown, {_show(raw_ctype)} (known: "
+                             f"{', '.join(str(c) for c in _DTYPES)})")
+        if not isinstance(typ, str) or typ not in _WIDTH:
+            raise SceneError(f"{aw}.type: unknown, {_show(typ)} (known: {', '.join(_WIDTH)})")
+        count = _whole(a.get("count"), f"{aw}.count", lo=1)
+        if a.get("sparse") is not None:
+            raise SceneError(f"{aw}: sparse accessors are not supported")
+        return a, typ, ctype, count
+
+    def accessor(self, i, where: str, types: tuple[str, ...], ctypes: tuple[int, ...], use: str,
+                 normalize: bool = False) -> np.ndarray:
+        """The accessor ``i`` that ``where`` names, as (count, width) float64 (normalised integers scaled to
+        0..1 / -1..1; ``normalize``: integers always are), after checking its type is one of ``types`` and its
+        componentType one of ``ctypes`` (what ``use`` needs), and that its data lies inside its bufferView."""
+        a, typ, ctype, count = self.describe(i, where)
+        aw = f"accessors[{i}]"
+        if typ not in types or ctype not in ctypes:
+            want = " or ".join(types) + " of " + " / ".join(_CNAMES[c] for c in ctypes)
+            raise SceneError(f"{where}: {aw} is {typ} of {_CNAMES[ctype]}; {use} must be {want}")
+        if i in self._decoded:
+            return self._decoded[i]
+        dt = np.dtype(_DTYPES[ctype])
+        width = _WIDTH[typ]
+        elem = dt.itemsize * width
+        need_bytes, what = float(count) * width * _PER_VALUE, f"{aw}: {count:,} {typ} values"
+        if a.get("bufferView") is None:  # no data: zeros, as the spec says
+            _need(need_bytes, what)
             out = np.zeros((count, width))
         else:
-            try:
-                bv = g.bufferViews[a.bufferView]
-                buf = self.buffers[bv.buffer]
-            except (IndexError, TypeError):
-                raise SceneError(f"{where}: bufferView {a.bufferView} or its buffer does not exist") from None
-            start = (bv.byteOffset or 0) + (a.byteOffset or 0)
-            stride = bv.byteStride or dt.itemsize * width
-            need = start + (count - 1) * stride + dt.itemsize * width if count else start
-            end = (bv.byteOffset or 0) + (bv.byteLength or 0)
-            if need > len(buf) or need > end:
-                raise SceneError(f"{where}: reads past the end of its buffer (truncated file?)")
-            raw = np.ndarray((count, width), dtype=dt, buffer=buf, offset=start, strides=(stride, dt.itemsize))
+            buf, view_off, view_len, stride = self.view(a.get("bufferView"), f"{aw}.bufferView")
+            off = _whole(a.get("byteOffset", 0), f"{aw}.byteOffset")
+            if stride is not None and stride < elem:
+                raise SceneError(f"{aw}: its bufferView's byteStride {stride} is smaller than one {typ} of "
+                                 f"{_CNAMES[ctype]} ({elem} bytes)")
+            step = stride or elem
+            need = off + (count - 1) * step + elem
+            if need > view_len:
+                raise SceneError(f"{aw}: {count:,} values of {elem} bytes every {step} from byte {off} need "
+                                 f"{need:,} bytes; bufferViews[{_int(a['bufferView'])}] holds {view_len:,}")
+            _need(need_bytes, what)
+            raw = np.ndarray((count, width), dtype=dt, buffer=buf, offset=view_off + off,
+                             strides=(step, dt.itemsize))
             out = raw.astype(np.float64)
-            if a.normalized and a.componentType in _NORM:
-                out /= _NORM[a.componentType]
+            if ctype in _NORM and (normalize or a.get("normalized") is True):
+                out /= _NORM[ctype]
                 if dt.kind == "i":
                     np.maximum(out, -1.0, out=out)
         if not np.isfinite(out).all():
-            raise SceneError(f"{where}: holds values that are not finite numbers")
+            raise SceneError(f"{aw}: holds values that are not finite numbers")
+        self._decoded[i] = out
         return out
 
 
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+def _data_uri(uri: str, where: str) -> bytes:
+    """The bytes of a ``data:`` URI (base64 or percent-encoded, any media type), decoded by urllib."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(uri) as fh:  # a data: URL: decoded in memory, nothing is fetched
+            return fh.read()
+    except (ValueError, OSError) as exc:
+        raise SceneError(f"{where}: a data: URI that cannot be decoded ({_short(exc)})") from None
+
+
+def _relative_file(folder: Path, uri: str, where: str, length: int) -> bytes:
+    """The first ``length`` bytes of the file a relative URI names, resolved against ``folder`` (the glTF
+    file's): refused if it is not a relative path, or leaves the folder."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(uri)
+    except ValueError as exc:
+        raise SceneError(f"{where}: not a URI ({_short(exc)})") from None
+    if parts.scheme or parts.netloc:
+        raise SceneError(f"{where}: the uri names {parts.scheme + ':' if parts.scheme else 'a host'}; only a "
+                         "relative path (a file in the glTF file's folder) or a data: URI is read")
+    if parts.query or parts.fragment:
+        raise SceneError(f"{where}: the uri has a '?' or '#' part; only a relative path or a data: URI is read")
+    rel = unquote(parts.path)
+    if not rel or rel.startswith("/") or "\0" in rel:
+        raise SceneError(f"{where}: the uri is {'an absolute' if rel.startswith('/') else 'not a'} path; only "
+                         "a relative path (a file in the glTF file's folder) or a data: URI is read")
+    try:
+        base = folder.resolve()
+        target = (base / rel).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of links, a name too long
+        raise SceneError(f"{where}: cannot be resolved ({_short(exc)})") from None
+    if not target.is_relative_to(base):
+        raise SceneError(f"{where}: the uri leads out of the glTF file's folder ({base}); a buffer is read only "
+                         "from that folder or below it")
+    if not target.exists():
+        raise SceneError(f"{where}: missing (the file it names is not there)")
+    if not target.is_file():
+        raise SceneError(f"{where}: names something that is not a regular file (a folder, a pipe, a device?)")
+    try:
+        with open(target, "rb") as fh:
+            return fh.read(length)
+    except OSError as exc:
+        raise SceneError(f"{where}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _quat(q: np.ndarray) -> np.ndarray:
@@ -126,45 +378,123 @@ def _trs(t: np.ndarray, r: np.ndarray, s: np.ndarray) -> np.ndarray:
     return m
 
 
-def _local(node, k: int) -> np.ndarray:
-    where = f"nodes[{k}]"
-    try:
-        if node.matrix:
-            parts = [np.asarray(node.matrix, dtype=np.float64).reshape(4, 4).T]  # column-major
-        else:
-            parts = [np.asarray(node.translation or [0, 0, 0], dtype=np.float64).reshape(1, 3),
-                     np.asarray(node.rotation or [0, 0, 0, 1], dtype=np.float64).reshape(1, 4),
-                     np.asarray(node.scale or [1, 1, 1], dtype=np.float64).reshape(1, 3)]
-    except (ValueError, TypeError):
-        raise SceneError(f"{where}: a malformed transform") from None
-    if not all(np.isfinite(p).all() for p in parts):
-        raise SceneError(f"{where}: its transform is not finite")
-    m = parts[0] if node.matrix else _trs(*parts)[0]
-    if not np.isfinite(m).all():
-        raise SceneError(f"{where}: its transform is not finite")
-    return m
+_NO_ROTATION = [0.0, 0.0, 0.0, 1.0]
+
+
+def _local_matrices(doc: _Doc, order: list[int]) -> np.ndarray:
+    """(len(order), 4, 4): the local matrix of each node of ``order`` (the identity where it has no transform),
+    checked, built in one batch."""
+    out = np.zeros((len(order), 4, 4))
+    out[:, [0, 1, 2, 3], [0, 1, 2, 3]] = 1.0
+    mat_rows, mats = [], []
+    trs_rows, ts, rs, ss = [], [], [], []
+    zero, one = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
+    for j, k in enumerate(order):
+        node = doc.nodes[k]
+        if node.get("matrix") is not None:
+            mat_rows.append(j)
+            mats.append(_numbers(node["matrix"], 16, f"nodes[{k}]", "matrix"))
+            continue
+        t, r, s = node.get("translation"), node.get("rotation"), node.get("scale")
+        if t is None and r is None and s is None:
+            continue  # the identity
+        trs_rows.append(j)
+        ts.append(zero if t is None else _numbers(t, 3, f"nodes[{k}]", "translation"))
+        rs.append(_NO_ROTATION if r is None else _numbers(r, 4, f"nodes[{k}]", "rotation"))
+        ss.append(one if s is None else _numbers(s, 3, f"nodes[{k}]", "scale"))
+    for rows, m in ((mat_rows, np.array(mats, dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)),  # column-major
+                    (trs_rows, _trs(np.array(ts, dtype=np.float64).reshape(-1, 3),
+                                    np.array(rs, dtype=np.float64).reshape(-1, 4),
+                                    np.array(ss, dtype=np.float64).reshape(-1, 3)))):
+        bad = ~np.isfinite(m).all(axis=(1, 2))
+        if bad.any():
+            raise SceneError(f"nodes[{order[rows[int(np.flatnonzero(bad)[0])]]}]: its transform is not finite")
+        out[rows] = m
+    return out
+
+
+def _walk(doc: _Doc) -> list[tuple[int, dict, np.ndarray]]:
+    """(node index, node, world matrix (4, 4)) of every node of the default scene (all roots if none), in
+    depth-first order. Hierarchies of any depth; a node reached twice (a cycle, or two parents) is refused."""
+    nodes = doc.nodes
+    if doc.scenes:
+        s = doc.js.get("scene", 0)
+        s = doc.ref(s, doc.scenes, "scenes", "scene")
+        scene = doc.item(doc.scenes, s, "scenes")
+        roots = scene.get("nodes", [])
+        if not isinstance(roots, list):
+            raise SceneError(f"scenes[{s}].nodes: must be a list of node indices, got {_show(roots)}")
+        roots = [doc.ref(r, nodes, "nodes", f"scenes[{s}].nodes[{j}]") for j, r in enumerate(roots)]
+    else:
+        roots = None
+    kids: list[list[int]] = []
+    for k in range(len(nodes)):
+        node = doc.item(nodes, k, "nodes")
+        ch = node.get("children", [])
+        if not isinstance(ch, list):
+            raise SceneError(f"nodes[{k}].children: must be a list of node indices, got {_show(ch)}")
+        kids.append([doc.ref(c, nodes, "nodes", f"nodes[{k}].children[{j}]") for j, c in enumerate(ch)])
+    if roots is None:
+        is_child = bytearray(len(nodes))
+        for ch in kids:
+            for c in ch:
+                is_child[c] = 1
+        roots = [k for k in range(len(nodes)) if not is_child[k]]
+    order, parent, depth = [], [], []  # per visited node: its index, its parent's row in order, its depth
+    seen = bytearray(len(nodes))
+    stack = [(r, -1, 0) for r in reversed(roots)]
+    while stack:
+        k, p, d = stack.pop()
+        if seen[k]:
+            raise SceneError(f"nodes[{k}]: reached twice from the scene's roots (the node hierarchy has a cycle, "
+                             "or a node with two parents; glTF's is a set of trees)")
+        seen[k] = 1
+        row = len(order)
+        order.append(k)
+        parent.append(p)
+        depth.append(d)
+        stack.extend((c, row, d + 1) for c in reversed(kids[k]))
+    world = _local_matrices(doc, order)
+    if order:
+        parent_rows, depths = np.array(parent), np.array(depth)
+        by_depth = np.argsort(depths, kind="stable")
+        cuts = np.flatnonzero(np.diff(depths[by_depth])) + 1
+        for rows in np.split(by_depth, cuts)[1:]:  # level by level (roots keep their local matrix)
+            world[rows] = world[parent_rows[rows]] @ world[rows]
+        bad = ~np.isfinite(world).all(axis=(1, 2))  # products of finite matrices can overflow
+        if bad.any():
+            raise SceneError(f"nodes[{order[int(np.flatnonzero(bad)[0])]}]: its world transform is not finite")
+    return [(k, nodes[k], world[j]) for j, k in enumerate(order)]
 
 
 def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Mesh ``k``'s triangles: (vertices (v, 3), faces (f, 3) int64, colour (4,) uint8 or None)."""
-    g = doc.g
-    try:
-        mesh = g.meshes[k]
-    except (IndexError, TypeError):
-        raise SceneError(f"meshes[{k}]: no such mesh") from None
+    mesh = doc.item(doc.meshes, k, "meshes")
+    prims = mesh.get("primitives")
+    if not isinstance(prims, list) or not prims:
+        raise SceneError(f"meshes[{k}].primitives: must be a non-empty list, got {_show(prims)}")
     verts, faces, colour, base = [], [], None, 0
-    for p in mesh.primitives:
-        pos = getattr(p.attributes, "POSITION", None)
-        if pos is None:
+    for j, p in enumerate(prims):
+        where = f"meshes[{k}].primitives[{j}]"
+        if not isinstance(p, dict):
+            raise SceneError(f"{where}: must be an object, got {_show(p)}")
+        attrs = p.get("attributes")
+        if not isinstance(attrs, dict):
+            raise SceneError(f"{where}.attributes: must be an object mapping names to accessors, got {_show(attrs)}")
+        if "POSITION" not in attrs:
             raise SceneError(f"meshes[{k}]: a primitive without POSITION")
-        v = doc.accessor(pos)[:, :3]
-        mode = 4 if p.mode is None else p.mode
-        if p.indices is not None:
-            idx = doc.accessor(p.indices)[:, 0].astype(np.int64)
+        v = doc.accessor(attrs["POSITION"], f"{where}.attributes.POSITION", ("VEC3",), _FLOAT, "POSITION")
+        mode = _int(p.get("mode", 4))
+        if mode is None or not 0 <= mode <= 6:
+            raise SceneError(f"{where}.mode: must be 0..6, got {_show(mode)}")
+        if p.get("indices") is not None:
+            idx = doc.accessor(p["indices"], f"{where}.indices", ("SCALAR",), _INDEX, "indices")[:, 0]
+            idx = idx.astype(np.int64)
         else:
             idx = np.arange(v.shape[0], dtype=np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= v.shape[0]):
-            raise SceneError(f"meshes[{k}]: indices outside its vertices")
+        if idx.size and idx.max() >= v.shape[0]:
+            raise SceneError(f"meshes[{k}]: indices outside its vertices (index {int(idx.max())} of "
+                             f"{v.shape[0]} vertices)")
         if mode == 4:
             f = idx[: idx.size // 3 * 3].reshape(-1, 3)
         elif mode == 5:  # triangle strip
@@ -179,26 +509,22 @@ def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
         faces.append(f + base)
         base += v.shape[0]
         if colour is None:
-            colour = _primitive_colour(doc, p)
-    if not verts or base == 0:
-        raise SceneError(f"meshes[{k}]: no vertices")
+            colour = _primitive_colour(doc, p, attrs, where)
     return np.concatenate(verts), np.concatenate(faces), colour
 
 
-def _primitive_colour(doc: _Doc, p) -> np.ndarray | None:
-    g = doc.g
-    if p.material is not None:
-        try:
-            pbr = g.materials[p.material].pbrMetallicRoughness
-        except (IndexError, TypeError):
-            raise SceneError(f"materials[{p.material}]: no such material") from None
-        if pbr is not None and pbr.baseColorFactor:
-            c = np.asarray(pbr.baseColorFactor, dtype=np.float64)
-            if c.shape == (4,) and np.isfinite(c).all():
+def _primitive_colour(doc: _Doc, p: dict, attrs: dict, where: str) -> np.ndarray | None:
+    if p.get("material") is not None:
+        m = doc.ref(p["material"], doc.materials, "materials", f"{where}.material")
+        pbr = doc.item(doc.materials, m, "materials").get("pbrMetallicRoughness")
+        c = pbr.get("baseColorFactor") if isinstance(pbr, dict) else None
+        if isinstance(c, list) and len(c) == 4 and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in c):
+            c = np.asarray(c, dtype=np.float64)
+            if np.isfinite(c).all():
                 return _linear_to_srgb8(c)
-    col = getattr(p.attributes, "COLOR_0", None)
-    if col is not None:
-        c = doc.accessor(col)
+    if attrs.get("COLOR_0") is not None:
+        c = doc.accessor(attrs["COLOR_0"], f"{where}.attributes.COLOR_0", ("VEC3", "VEC4"), _COLOUR, "COLOR_0",
+                         normalize=True)
         mean = c.mean(axis=0)
         rgba = np.ones(4)
         rgba[: mean.size] = mean[:4]
@@ -213,62 +539,68 @@ def _linear_to_srgb8(c: np.ndarray) -> np.ndarray:
     return np.rint(np.append(rgb, c[3]) * 255.0).astype(np.uint8)
 
 
-def _instances(doc: _Doc, node, k: int) -> np.ndarray | None:
-    ext = (node.extensions or {}).get(INSTANCING)
-    if ext is None:
+#: the instancing attributes this importer reads: (types, componentTypes)
+_INSTANCE_ATTRS = {"TRANSLATION": (("VEC3",), _ANY), "ROTATION": (("VEC4",), (5126, 5120, 5122)),
+                   "SCALE": (("VEC3",), _ANY)}
+
+
+def _instance_attrs(doc: _Doc, node: dict, k: int) -> dict | None:
+    """The checked ``attributes`` of a node's EXT_mesh_gpu_instancing ({name: accessor index}), or None."""
+    exts = node.get("extensions")
+    if exts is None:
         return None
-    attrs = (ext or {}).get("attributes") or {}
+    if not isinstance(exts, dict):
+        raise SceneError(f"nodes[{k}].extensions: must be an object, got {_show(exts)}")
+    if INSTANCING not in exts:
+        return None
+    where = f"nodes[{k}].extensions.{INSTANCING}"
+    ext = exts[INSTANCING]
+    if not isinstance(ext, dict):
+        raise SceneError(f"{where}: must be an object, got {_show(ext)}")
+    attrs = ext.get("attributes")
+    if not isinstance(attrs, dict):
+        raise SceneError(f"{where}.attributes: must be an object mapping TRANSLATION / ROTATION / SCALE to "
+                         f"accessors, got {_show(attrs)}")
     if not attrs:
-        raise SceneError(f"nodes[{k}].extensions.{INSTANCING}: no attributes")
-    cols = {name: doc.accessor(acc) for name, acc in attrs.items() if name in ("TRANSLATION", "ROTATION", "SCALE")}
-    counts = {a.shape[0] for a in cols.values()}
-    if len(counts) != 1:
-        raise SceneError(f"nodes[{k}].extensions.{INSTANCING}: attributes of different lengths")
-    m = counts.pop()
-    t = cols.get("TRANSLATION", np.zeros((m, 3)))[:, :3]
-    r = cols.get("ROTATION", np.tile([0.0, 0.0, 0.0, 1.0], (m, 1)))[:, :4]
-    s = cols.get("SCALE", np.ones((m, 3)))[:, :3]
+        raise SceneError(f"{where}: no attributes")
+    return attrs
+
+
+def _instance_count(doc: _Doc, attrs: dict, k: int) -> int:
+    """How many instances a node's checked instancing attributes place (their common count), not reading them."""
+    where = f"nodes[{k}].extensions.{INSTANCING}.attributes"
+    counts = {}
+    for name, acc in attrs.items():
+        counts[name] = doc.describe(acc, f"{where}.{name}")[3]
+    if len(set(counts.values())) != 1:
+        raise SceneError(f"nodes[{k}].extensions.{INSTANCING}: attributes of different lengths "
+                         f"({', '.join(f'{n} {c}' for n, c in counts.items())})")
+    return next(iter(counts.values()))
+
+
+def _instances(doc: _Doc, attrs: dict, k: int, m: int) -> np.ndarray:
+    """(m, 4, 4) instance matrices of a node's checked instancing attributes."""
+    where = f"nodes[{k}].extensions.{INSTANCING}.attributes"
+    cols = {name: doc.accessor(attrs[name], f"{where}.{name}", *_INSTANCE_ATTRS[name], name)
+            for name in _INSTANCE_ATTRS if name in attrs}
+    t = cols["TRANSLATION"] if "TRANSLATION" in cols else np.zeros((m, 3))
+    r = cols["ROTATION"] if "ROTATION" in cols else np.tile(_NO_ROTATION, (m, 1))
+    s = cols["SCALE"] if "SCALE" in cols else np.ones((m, 3))
     return _trs(t, r, s)
 
 
-def _walk(doc: _Doc):
-    """(node index, world matrix (4, 4)) of every node of the default scene (all roots if none)."""
-    g = doc.g
-    if g.scenes:
-        s = g.scene if g.scene is not None else 0
-        try:
-            roots = list(g.scenes[s].nodes or [])
-        except (IndexError, TypeError):
-            raise SceneError(f"scene {s}: no such scene") from None
-    else:
-        children = {c for n in g.nodes for c in (n.children or [])}
-        roots = [i for i in range(len(g.nodes)) if i not in children]
-    stack = [(i, np.eye(4), 0) for i in reversed(roots)]
-    seen = 0
-    while stack:
-        i, parent, depth = stack.pop()
-        if depth > 1000 or seen > 10 * max(1, len(g.nodes)) + 1000:
-            raise SceneError("the node hierarchy has a cycle")
-        try:
-            node = g.nodes[i]
-        except (IndexError, TypeError):
-            raise SceneError(f"nodes[{i}]: no such node") from None
-        seen += 1
-        world = parent @ _local(node, i)
-        yield i, node, world
-        for c in reversed(node.children or []):
-            stack.append((c, world, depth + 1))
-
-
 def _bounds(verts: np.ndarray, mats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """World-space (lo, hi) (M, 3) of ``verts`` (v, 3) under each of ``mats`` (M, 3, 4), in chunks."""
+    """World-space (lo, hi) (M, 3): the box of the 8 corners of ``verts``' (v, 3) own box under each of
+    ``mats`` (M, 3, 4); O(M), whatever v."""
+    lo_v, hi_v = verts.min(axis=0), verts.max(axis=0)
+    corners = np.array([[(lo_v, hi_v)[(c >> a) & 1][a] for a in range(3)] for c in range(8)])
     m = mats.shape[0]
     lo = np.empty((m, 3))
     hi = np.empty((m, 3))
-    step = max(1, 1_000_000 // max(1, verts.shape[0]))  # (step, v, 3) float64 temporaries: ~24 MB
+    step = 1 << 16  # (step, 8, 3) float64 temporaries: 12 MB
     for a in range(0, m, step):
         b = min(m, a + step)
-        w = np.einsum("mij,vj->mvi", mats[a:b, :, :3], verts) + mats[a:b, None, :, 3]
+        w = np.einsum("mij,vj->mvi", mats[a:b, :, :3], corners) + mats[a:b, None, :, 3]
         lo[a:b] = w.min(axis=1)
         hi[a:b] = w.max(axis=1)
     return lo, hi
@@ -279,22 +611,36 @@ def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
     if mapping:
         raise SceneError("--columns applies to tables and point clouds, not glTF", "--columns")
     doc = _Doc(path)
-    per_mesh: dict[int, list[np.ndarray]] = {}
+    placed = []  # (mesh index, node index, world matrix, instancing attributes or None, objects)
+    total = 0
     for i, node, world in _walk(doc):
-        if node.mesh is None:
+        if node.get("mesh") is None:
             continue
-        inst = _instances(doc, node, i)
-        mats = world[None] if inst is None else world[None] @ inst
+        mesh = doc.ref(node["mesh"], doc.meshes, "meshes", f"nodes[{i}].mesh")
+        attrs = _instance_attrs(doc, node, i)
+        m = 1 if attrs is None else _instance_count(doc, attrs, i)
+        placed.append((mesh, i, world, attrs, m))
+        total += m
+    if not placed:
+        raise SceneError("has no mesh nodes (no objects to import)")
+    if total > MAX_N:
+        raise SceneError(f"places {total:,} objects (mesh nodes and their instances); a scene holds at most "
+                         f"{MAX_N:,}")
+    _need(float(total) * _PER_OBJECT, f"importing {total:,} objects")
+    per_mesh: dict[int, list[np.ndarray]] = {}
+    for mesh, i, world, attrs, m in placed:  # in the walk's order: a mesh's objects in the order they are met
+        if attrs is None:
+            per_mesh.setdefault(mesh, []).append(world[:3, :])
+            continue
+        mats = world[None] @ _instances(doc, attrs, i, m)
         if not np.isfinite(mats).all():
             raise SceneError(f"nodes[{i}]: its world transform is not finite")
-        per_mesh.setdefault(int(node.mesh), []).append(mats[:, :3, :])
-    if not per_mesh:
-        raise SceneError("has no mesh nodes (no objects to import)")
+        per_mesh.setdefault(mesh, []).append(mats[:, :3, :])
     verts, faces, vstart, fstart, ids, xforms, colours, centres, extents = [], [], [0], [0], [], [], [], [], []
     any_colour = False
     for k, (mesh_index, mats) in enumerate(sorted(per_mesh.items())):
         v, f, colour = _mesh_geometry(doc, mesh_index)
-        mats = np.concatenate(mats)
+        mats = np.concatenate([a.reshape(-1, 3, 4) for a in mats])
         lo, hi = _bounds(v, mats)
         centres.append((lo + hi) / 2)
         extents.append((hi - lo).max(axis=1))

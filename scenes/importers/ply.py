@@ -25,6 +25,8 @@ def read_ply(path: Path, mapping: dict[str, str]) -> dict:
         data = ply["vertex"].data
     except SceneError:
         raise
+    except OverflowError as exc:  # an ASCII value its property's type cannot hold (a uchar of 300)
+        raise SceneError(f"not a readable PLY file: a value does not fit its property's type ({exc})") from None
     except (PlyParseError, ValueError, EOFError, OSError, IndexError, KeyError, TypeError) as exc:
         raise SceneError(f"not a readable PLY file (truncated, or another format?): {exc}") from None
     names = list(data.dtype.names or ())

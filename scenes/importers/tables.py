@@ -45,15 +45,27 @@ def _schema_names(path: Path, fmt: str) -> list[str] | None:
         raise SceneError(f"not a readable Parquet file (truncated, or another format?): {exc}") from None
 
 
+def _check_unique(names: list[str], roles: dict[str, str], fmt: str) -> None:
+    """Every column that plays a role is named once: one named twice could be either (``x,x,y,z``)."""
+    for name in roles.values():
+        at = [k + 1 for k, n in enumerate(names) if n == name]
+        if len(at) > 1:
+            where = "header" if fmt != "parquet" else "schema"
+            raise SceneError(f"the {where} names column {name!r} {len(at)} times (columns "
+                             f"{', '.join(map(str, at))}); the column that plays a role needs a name of its own", name)
+
+
 def read_table(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
     """The arrays of a table file (see :func:`.columns.read_roles`); ``fmt`` is csv, tsv or parquet."""
     names = _schema_names(path, fmt)
     if names is not None:  # Parquet: read only the columns that play a role
         roles = resolve_columns(names, mapping)
+        _check_unique(names, roles, fmt)
         table = _arrow_table(path, fmt, sorted(set(roles.values())))
     else:
         table = _arrow_table(path, fmt)
         roles = resolve_columns(list(table.column_names), mapping)
+        _check_unique(list(table.column_names), roles, fmt)
 
     def get(name: str) -> np.ndarray:
         import pyarrow as pa
