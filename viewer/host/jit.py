@@ -9,9 +9,10 @@ others, some inlined) would load its old machine code, with the old callee compi
 with no error after a ``git pull`` into an editable install. Here every kernel of this package is keyed
 on its own file *and* on :data:`KERNEL_DIGEST`, a hash of every module of the package that imports
 numba or ``njit`` from here: a change in any of them recompiles every kernel once (on its next first call), and nothing else
-does. The key goes in through numba's cache locators (:class:`_PackageInTree`, :class:`_PackageUserWide`,
-the same places numba caches in, first in line for this package's files only); a numba whose cache
-internals differ gets no cache at all rather than an unsound one.
+does. The key goes in through numba's cache locators (subclasses of its own three, so the cache lives where
+numba would put it: ``NUMBA_CACHE_DIR`` when set, else beside the source, else the user's cache folder;
+first in line for this package's files only); a numba whose cache internals differ gets no cache at all
+rather than an unsound one.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def _install_locators() -> bool:
         from numba.core import caching
 
         classes = caching.CacheImpl._locator_classes
-        in_tree, user_wide = caching.InTreeCacheLocator, caching.UserWideCacheLocator
+        bases = caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator
     except AttributeError:
         return False
 
@@ -72,15 +73,10 @@ def _install_locators() -> bool:
         def get_source_stamp(self):
             return (super().get_source_stamp(), KERNEL_DIGEST)
 
-    global _PackageInTree, _PackageUserWide
-    _PackageInTree = type("_PackageInTree", (_PackageKeyed, in_tree), {})
-    _PackageUserWide = type("_PackageUserWide", (_PackageKeyed, user_wide), {})
-    if not any(getattr(c, "__name__", "") == "_PackageInTree" for c in classes):
-        classes[0:0] = [_PackageInTree, _PackageUserWide]
+    # numba's own order: NUMBA_CACHE_DIR when set, else beside the source, else the user's cache folder
+    if not any(getattr(c, "__name__", "").startswith("_PackageKeyed") for c in classes):
+        classes[0:0] = [type(f"_PackageKeyed{b.__name__}", (_PackageKeyed, b), {}) for b in bases]
     return True
-
-
-_PackageInTree = _PackageUserWide = None
 
 _WANTED = os.environ.get("VIEWER_NUMBA_CACHE", "1") not in ("0", "false", "no", "")
 
