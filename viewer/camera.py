@@ -36,6 +36,8 @@ __all__ = [
     "InputState",
     "KeyBindings",
     "Pose",
+    "Spot",
+    "busy_spots",
     "forward_vector",
     "look_at_angles",
     "perspective",
@@ -310,3 +312,67 @@ class FlyCamera:
     def view_projection(self) -> np.ndarray:
         """World -> clip (4, 4) float64, for frustum planes (kept in float64 so far-off worlds cull exactly)."""
         return self.matrices().view_projection
+
+
+# ----------------------------------------------------------------------------- where a scene is busy
+class Spot(NamedTuple):
+    """A busy place to fly from: ``pose`` (inside the spot, looking at its middle), ``speed`` (world units
+    per second: two seconds of forward flight cross about one ``spread``), ``spread`` (world units: the
+    per-axis RMS distance of the spot's objects from its middle) and ``count`` (objects around it)."""
+
+    pose: Pose
+    speed: float
+    spread: float
+    count: int
+
+
+def busy_spots(centres, radii, k: int = 8, *, grid: int = 16, sub: int = 8) -> list[Spot]:
+    """The ``k`` densest places of a scene, densest first, as :class:`Spot` (no GL, no index: histograms).
+
+    centres : (N, 3) world units; radii : (N,) view distances, world units
+    grid : cubic cells along the longest side of the centres' box (a flat scene gets fewer along its thin
+        axes); within each of the busiest cells, ``sub`` sub-cells a side find the densest corner, and the
+        spot is the mean of the objects within 1.5 sub-cells of it.
+
+    Each pose stands ``min(median radius / 2, spread)`` from the spot's middle (so the objects there are
+    within their view distance) and looks at it. Spots closer than two spreads to a denser one are dropped.
+    An empty scene: ``[]``.
+    """
+    c = np.asarray(centres, dtype=np.float64).reshape(-1, 3)
+    r = np.asarray(radii, dtype=np.float64).reshape(-1)
+    if c.shape[0] == 0 or k <= 0:
+        return []
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    extent = float((hi - lo).max()) or 1.0
+    med_r = float(np.median(r)) if r.size else 1.0
+    cell = extent / grid
+    dims = np.maximum(np.ceil((hi - lo) / cell).astype(np.int64), 1)
+    ijk = np.minimum(((c - lo) / cell).astype(np.int64), dims - 1)
+    flat = (ijk[:, 0] * dims[1] + ijk[:, 1]) * dims[2] + ijk[:, 2]
+    counts = np.bincount(flat, minlength=int(np.prod(dims)))
+    order = np.argsort(-counts, kind="stable")[: 4 * k]
+    spots: list[Spot] = []
+    for f in order:
+        if counts[f] == 0 or len(spots) >= k:
+            break
+        members = c[flat == f]
+        clo = lo + np.array(np.unravel_index(int(f), tuple(dims))) * cell
+        s_cell = cell / sub
+        sj = np.minimum(((members - clo) / s_cell).astype(np.int64), sub - 1)
+        sflat = (sj[:, 0] * sub + sj[:, 1]) * sub + sj[:, 2]
+        best = int(np.argmax(np.bincount(sflat, minlength=sub ** 3)))
+        middle = clo + (np.array(np.unravel_index(best, (sub, sub, sub))) + 0.5) * s_cell
+        near = members[np.linalg.norm(members - middle, axis=1) <= 1.5 * s_cell]
+        if len(near) == 0:
+            near = members
+        target = near.mean(axis=0)
+        spread = float(np.sqrt(((near - target) ** 2).sum(axis=1).mean() / 3.0))
+        spread = max(spread, 1e-3 * extent, 1e-3)
+        if any(np.linalg.norm(target - np.asarray(s.pose[:3])) < 2.0 * max(spread, s.spread) for s in spots):
+            continue
+        d = max(min(0.5 * med_r, spread), 1e-3)
+        eye = target + d * np.array((0.0, 0.25, 1.0)) / math.sqrt(1.0625)
+        yaw, pitch = look_at_angles(eye, target)
+        spots.append(Spot(Pose(float(eye[0]), float(eye[1]), float(eye[2]), yaw, max(-89.0, min(89.0, pitch))),
+                          0.5 * spread, spread, int(len(near))))
+    return spots

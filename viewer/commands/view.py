@@ -22,7 +22,12 @@ Keys: WASD move, Q/E or Ctrl/Space down/up, Shift faster, mouse look while a but
 toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and look at what the frozen
 camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
 octree level, V sprites/mesh, H HUD, G stage graph, P/F12 screenshot, Y hysteresis on/off, R record,
+J jump to the next busy spot (the scene's densest places, densest first), O or Home back to the start,
 Esc quit.
+
+The window starts inside the scene's densest spot, looking at its middle, at a speed at which two seconds
+of W stay among its objects (wheel or Shift to go faster); --pose and --speed override both. It prints the
+index's build time and the start pose when it opens.
 
 R starts and stops a recording take: take-N.csv + take-N.meta.json (one row per frame as flown, the
 schema of 'viewer record') and take-N.path.toml (the flight as a camera path: replay it for any index
@@ -198,10 +203,15 @@ def _headless(args, scene, index: str, cam_path) -> int:
     with hv:
         if args.speed:
             hv.camera.speed = args.speed
-        print(f"{scene.name}: {len(scene.centres)} objects; index {index}; {len(samples)} frames of "
-              f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {args.draw}", file=sys.stderr)
+        build = hv.session.run_info()["build_s"]
+        built = f" (built in {build:.3f} s)" if build is not None else ""
+        print(f"{scene.name}: {len(scene.centres)} objects; index {index}{built}; {len(samples)} frames of "
+              f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {hv.session.options.draw}",
+              file=sys.stderr)
         rows = hv.run(samples, dt, screenshot=args.screenshot)
     print(summarise(rows))
+    if build is not None:
+        print(f"index {index} built in {build:.3f} s")
     if args.screenshot:
         print(f"wrote {args.screenshot}")
     return 0

@@ -14,9 +14,16 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import moderngl_window as mglw
+import pyglet
 
-from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings
+# pyglet otherwise opens a hidden 1x1 "shadow" window to own a GL context, beside the real one (the first
+# window `xdotool search` finds); moderngl-window makes the window's own context current, so it is not needed.
+# Set before anything imports pyglet.gl / pyglet.window.
+pyglet.options["shadow_window"] = False
+
+import moderngl_window as mglw  # noqa: E402
+
+from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings, busy_spots
 from ..host.display import WindowUnavailable, display_problem
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
@@ -48,13 +55,20 @@ COMMAND_KEYS: dict[str, str] = {
     "y": "hysteresis",
     "r": "record",
     "g": "graph",
+    "j": "jump",
+    "o": "start",
+    "home": "start",
     "f12": "screenshot",
     "escape": "quit",
 }
 
 HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look  wheel: speed  "
+             "J next busy spot  O/Home back to start\n"
              "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  G graph  Y hysteresis  R record  P shot  "
              "Esc quit")
+
+#: busy spots J cycles through (:func:`viewer.camera.busy_spots`)
+JUMP_SPOTS = 8
 
 #: frames the HUD's stage graph shows
 GRAPH_FRAMES = 300
@@ -78,6 +92,7 @@ _KEY_ATTRS = {
     "right_ctrl": "RIGHT_CTRL",
     "tab": "TAB",
     "escape": "ESCAPE",
+    "home": "HOME",
     "f12": "F12",
 }
 
@@ -149,6 +164,7 @@ class ViewerWindow(mglw.WindowConfig):
         if o is None:
             raise RuntimeError("ViewerWindow.options must be set before the window is created")
         self.wnd.exit_key = None  # Escape is our "quit", so the summary is printed
+        self._set_wm_pid()
         on = o.hysteresis is not None and o.hysteresis[0] > 0
         self.hysteresis_margin = o.hysteresis if on else DEFAULT_HYSTERESIS
         self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, o.session,
@@ -159,6 +175,10 @@ class ViewerWindow(mglw.WindowConfig):
         if o.speed:
             self.session.camera.speed = o.speed
         self.start_pose = self.session.camera.pose
+        self.start_speed = self.session.camera.speed
+        # J's stops: the scene's busiest spots, densest first (the default start is the first)
+        self.spots = [sp.pose for sp in busy_spots(o.scene.centres, o.scene.radii, JUMP_SPOTS)]
+        self.spot = -1 if o.pose is not None else 0  # the spot the camera was last put at
         # compile every kernel a frame runs and render two unrecorded frames, so no frame of a take (even
         # one started at launch) pays for compilation
         self.session.warm_up(frames=2)
@@ -186,6 +206,7 @@ class ViewerWindow(mglw.WindowConfig):
         self._alive_at = time.monotonic()
         self.max_side = gl_max_side(self.ctx)
         self._cap_window(*self.wnd.buffer_size)
+        self._say(startup_line(self.session, o.scene))
         if o.record:
             self.start_take()  # before any key is handled, so the first R always stops it
 
@@ -262,6 +283,27 @@ class ViewerWindow(mglw.WindowConfig):
         # a destroyed window is a BadWindow error (pyglet's error handler ignores it) and status 0
         return bool(xlib.XGetWindowAttributes(display, xid, byref(attrs)))
 
+    def _set_wm_pid(self) -> None:
+        """Name this process in the X window's ``_NET_WM_PID`` (pyglet does not), so ``xdotool search --pid``
+        and window managers find the window by its process. Nothing when this is not an Xlib window."""
+        win = getattr(self.wnd, "_window", None)
+        display, xid = getattr(win, "_x_display", None), getattr(win, "_window", None)
+        if not display or not xid:
+            return
+        try:
+            import ctypes
+            import os
+
+            from pyglet.libs.x11 import xlib
+        except ImportError:
+            return
+        atom = xlib.XInternAtom(display, b"_NET_WM_PID", False)
+        pid = ctypes.c_ulong(os.getpid())  # format 32 properties are C longs
+        cardinal = xlib.XInternAtom(display, b"CARDINAL", False)
+        xlib.XChangeProperty(display, xid, atom, cardinal, 32, xlib.PropModeReplace,
+                             ctypes.cast(ctypes.byref(pid), ctypes.POINTER(ctypes.c_ubyte)), 1)
+        xlib.XFlush(display)
+
     def window_lost(self, why: str) -> None:
         """The window is gone: stop flying (the take is closed on the way out, complete)."""
         if self.lost is None:
@@ -324,7 +366,8 @@ class ViewerWindow(mglw.WindowConfig):
         if take is None:
             return None
         line = take.close(ended=ended)
-        self.takes_done.append(str(take.csv_path))
+        if take.frames:  # an empty take leaves no files
+            self.takes_done.append(str(take.csv_path))
         self._say(line)
         self._show_status(force=True)
         return line
@@ -392,6 +435,16 @@ class ViewerWindow(mglw.WindowConfig):
             # saved at the end of the next frame, before its buffers swap: a read between frames may see a
             # stale back buffer; every press is a file of its own
             self._shots.append(self.options.screenshot)
+        elif cmd == "jump":
+            if self.spots:
+                self.spot = (self.spot + 1) % len(self.spots)
+                s.camera.set_pose(self.spots[self.spot])
+                self._say(f"busy spot {self.spot + 1} of {len(self.spots)}: {_pose_text(s.camera.pose)}")
+        elif cmd == "start":
+            s.camera.set_pose(self.start_pose)
+            s.camera.speed = self.start_speed
+            self.spot = 0 if self.options.pose is None else -1
+            self._say(f"back to the start: {_pose_text(s.camera.pose)}")
         elif cmd == "quit":
             self.wnd.close()
 
@@ -462,6 +515,22 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
     if config.lost:
         raise WindowLost(config.lost)
     return config
+
+
+def _pose_text(p) -> str:
+    return f"pos ({p[0]:.1f}, {p[1]:.1f}, {p[2]:.1f})  yaw {p[3]:.0f}  pitch {p[4]:.0f}"
+
+
+def startup_line(session: ViewerSession, scene) -> str:
+    """What the window says when it opens: the scene, its objects, the index and its build time (seconds),
+    what is drawn, the start pose and speed, and the jump keys."""
+    info = session.run_info()
+    build = info["build_s"]
+    built = f" built in {build:.3f} s" if build is not None else ""
+    cam = session.camera
+    return (f"{getattr(scene, 'name', 'scene')}: {len(scene.centres)} objects; index {session.index_name}{built}; "
+            f"draw {session.options.draw}; start {_pose_text(cam.pose)}  speed {cam.speed:.3g}/s "
+            f"(J: next busy spot, O/Home: back here)")
 
 
 def summary(win: ViewerWindow) -> str:

@@ -491,21 +491,24 @@ class FramePipeline:
 
 
 def camera_for_scene(scene, aspect: float = 16.0 / 9.0) -> FlyCamera:
-    """A camera that starts looking at the scene's first cluster (or the median object) from inside
-    the typical view distance, with clip planes and speed scaled to the scene.
+    """A camera that starts inside the scene's densest spot (:func:`viewer.camera.busy_spots`), looking at
+    its middle from within the typical view distance, with clip planes scaled to the scene and a speed at
+    which two seconds of forward flight stay among that spot's objects.
 
     far : the largest view distance (nothing beyond it can be visible); speed : world units per second
+    (at most the old fit to the whole scene, ``max(median radius / 2, extent / 200)``)
     """
+    from ..camera import busy_spots
+
     c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
     r = np.asarray(scene.radii, dtype=np.float64).reshape(-1)
     if c.shape[0] == 0:
         return FlyCamera(position=(0.0, 0.0, 10.0), aspect=aspect)
     far = max(float(r.max()) * 1.05, 1.0)
-    heads = np.asarray(getattr(scene, "cluster_centres", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
-    target = heads[0] if heads.shape[0] else np.median(c, axis=0)
     extent = float((c.max(0) - c.min(0)).max()) or 1.0
-    d = max(min(0.5 * float(np.median(r)), extent / 2.0), 1e-3)
-    cam = FlyCamera(position=target + np.array((0.0, 0.25 * d, d)), aspect=aspect, far=far,
-                    near=max(far * 1e-5, 1e-3), speed=max(float(np.median(r)) / 2.0, extent / 200.0))
-    cam.look_at(target)
+    spot = busy_spots(c, r, k=1)[0]
+    cruise = max(float(np.median(r)) / 2.0, extent / 200.0)
+    cam = FlyCamera(position=spot.pose[:3], aspect=aspect, far=far, near=max(far * 1e-5, 1e-3),
+                    speed=min(cruise, spot.speed))
+    cam.set_pose(spot.pose)
     return cam

@@ -39,6 +39,10 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
         along the edge of the world).
       - ``"flythrough"``: all three in one flight (the default of ``viewer record``).
 
+    Every waypoint lies within the objects' box (:func:`object_box`: their centres' box grown by
+    :data:`BOX_MARGIN` a side), so a scene whose world is much larger than its objects (an imported level)
+    is flown where the objects are.
+
     The path is paced by what a camera of the viewer's lens (:func:`viewer.frame.camera_for_scene`,
     ``aspect`` width / height) looking where it goes would draw: probed every few world units, stretches
     that draw something are flown at a twentieth of ``speed`` (world units per second; default a tenth
@@ -108,9 +112,27 @@ def drawn_share(scene, path: CameraPath, *, dt: float = 1.0 / 60.0, aspect: floa
     return hits / max(len(samples), 1), len(samples)
 
 
+#: how far a generated path may leave the box of the objects' centres, as a share of the box's side on
+#: each axis (a floor of 0.1% of its longest side for a flat axis)
+BOX_MARGIN = 0.05
+
+
+def object_box(scene) -> tuple[np.ndarray, np.ndarray]:
+    """Where generated paths fly: the box of the objects' centres, (3,) lo and hi in world units, grown by
+    :data:`BOX_MARGIN` of its side on each axis (a scene whose world is far larger than its objects, such
+    as an imported level, is flown where the objects are, not through the empty world around them)."""
+    c = np.asarray(scene.centres, dtype=np.float64).reshape(-1, 3)
+    if len(c) == 0:
+        return np.full(3, -1.0), np.full(3, 1.0)
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    grow = np.maximum(BOX_MARGIN * (hi - lo), 1e-3 * max(float(np.max(hi - lo)), 1.0))
+    return lo - grow, hi + grow
+
+
 def _route(pts: np.ndarray, scene, size: float) -> np.ndarray:
-    """Waypoints deduplicated, long legs subdivided (so they stay straight under the spline) and kept
-    out of the remote cluster's keep-out sphere."""
+    """Waypoints kept within the objects' box (:func:`object_box`), deduplicated, long legs subdivided (so
+    they stay straight under the spline) and kept out of the remote cluster's keep-out sphere."""
+    pts = np.clip(pts, *object_box(scene))
     pts = _subdivide(_dedupe(pts, 1e-6 * size), size / 48.0)
     r = _remote(scene)
     if r is not None:

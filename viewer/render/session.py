@@ -43,6 +43,9 @@ __all__ = ["ViewerSession"]
 
 FOG_COLOUR = DEFAULT_SKY["objects"]  # the sky of a scene whose look names none
 
+#: pixels: a framebuffer at least this wide gets its HUD lines wrapped to fit (narrower: cut at the edge)
+HUD_WRAP_MIN_WIDTH = 640
+
 _OPTION_NAMES = frozenset(f.name for f in fields(SessionOptions))
 _FIXED = frozenset({"indexes", "index_options", "capacity"})  # set when the session is made
 
@@ -95,6 +98,7 @@ class ViewerSession:
         self.draw = InstanceDraw(self.renderer, file_meshes)
         self.text = TextLayer(ctx, self.shaders)
         self.help_line = ""
+        self.hud_shown: list[str] = []  # the HUD lines drawn in the last frame, as laid out ([]: no HUD)
         self.scene_name = self._pipeline.name
         self.last: FrameStats | None = None
         self._has_boxes = True  # whether the index had node boxes at the last frame that asked
@@ -296,9 +300,18 @@ class ViewerSession:
                 self.renderer.upload_boxes(np.asarray(boxes), np.asarray(visited), self.camera.position)
                 self.renderer.draw_boxes(cam.rotation, cam.projection)
                 overlay = True
-        if self._options.hud:  # the previous frame's figures (this one's are not known yet), else a preview
-            shown = self.last if self.last is not None else p.row(t=t, draw_calls=draw_calls)
-            self.text.draw(self.hud_lines(shown), (fbo.viewport[2], fbo.viewport[3]))
+        self.hud_shown = []
+        if self._options.hud:
+            # this frame's row as it stands (counts, pose, stage times: those of the image just drawn);
+            # only frame_ms (so fps), which the HUD itself is part of, is the previous frame's
+            shown = p.row(t=t, draw_calls=draw_calls)
+            if self.last is not None:
+                shown = replace(shown, frame_ms=self.last.frame_ms)
+            lines = self.hud_lines(shown)
+            # wrapped to the framebuffer's width; below HUD_WRAP_MIN_WIDTH the wrapped text would bury the
+            # picture, so a tiny window's lines are cut at its edge instead
+            self.hud_shown = self.text.fit(lines, fbo.viewport[2]) if fbo.viewport[2] >= HUD_WRAP_MIN_WIDTH else lines
+            self.text.draw(self.hud_shown, (fbo.viewport[2], fbo.viewport[3]))
             overlay = True
         if overlay:
             self.ctx.finish()
@@ -307,7 +320,9 @@ class ViewerSession:
         return st
 
     def hud_lines(self, st: FrameStats) -> list[str]:
-        """The HUD text for the stats ``st`` (the previous frame's: this frame's are not known yet)."""
+        """The HUD text for the stats ``st``: in a frame, that frame's counts, pose and stage times, with
+        the previous frame's ``frame_ms`` (this one's ends after the HUD). ``help_line`` may hold several
+        lines (``\\n``); :meth:`frame` wraps what is wider than the framebuffer (:meth:`TextLayer.fit`)."""
         fps = 1000.0 / st.frame_ms if st.frame_ms > 0 else 0.0
         o = self._options
         flags = []
@@ -324,7 +339,7 @@ class ViewerSession:
             f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {o.draw}",
         ]
         if self.help_line:
-            lines.append(self.help_line)
+            lines.extend(self.help_line.splitlines())
         return lines
 
     # ----------------------------------------------------------------------------- images

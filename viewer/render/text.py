@@ -4,6 +4,8 @@ and Pillow (no imgui)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import moderngl
 
@@ -67,6 +69,29 @@ class TextLayer:
         )
         self.colour = (1.0, 1.0, 1.0, 1.0)
         self.shadow = (0.0, 0.0, 0.0, 0.55)
+
+    def width_px(self, line: str, origin_x: float = 6.0) -> int:
+        """Pixels from the framebuffer's left edge to the right end of ``line`` drawn at ``origin_x``."""
+        return int(math.ceil(origin_x + len(line) * self.cell[0]))
+
+    def fit(self, lines: list[str], width: int, origin_x: float = 6.0) -> list[str]:
+        """``lines`` with each one wider than ``width`` pixels (drawn at ``origin_x``) wrapped: broken at
+        its last double space (the HUD's field separator) that fits, else its last space, else cut; the
+        continuation lines are indented by two spaces."""
+        cols = max(int((width - origin_x) // self.cell[0]), 8)
+        out: list[str] = []
+        for line in lines:
+            while len(line) > cols:
+                head = line[:cols + 1]
+                cut = head.rfind("  ")
+                if cut <= 2:
+                    cut = head.rfind(" ")
+                if cut <= 2:
+                    cut = cols
+                out.append(line[:cut].rstrip())
+                line = "  " + line[cut:].lstrip()
+            out.append(line)
+        return out
 
     def layout(self, lines: list[str]) -> int:
         """Fill the character array from ``lines``; returns the number of characters."""
