@@ -133,16 +133,11 @@ def estimate_bytes(cfg: BenchConfig, n: int) -> int:
 
 
 def available_bytes() -> int:
-    """Memory the system can give without swapping, bytes (``MemAvailable`` of ``/proc/meminfo``); 2**62,
-    i.e. no limit, where that is not known."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 62
+    """The memory this process may still allocate, bytes (:func:`viewer.host.memory.available_bytes`: the
+    machine's available memory, the cgroup's limit, RLIMIT_AS), what an estimate is compared with."""
+    from ..host.memory import available_bytes as host_available
+
+    return host_available()
 
 
 def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=True)) -> list[dict]:

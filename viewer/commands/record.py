@@ -52,7 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="render the whole path in N frames (dt = duration / (N - 1)); "
                         "default: as many frames as the path lasts at --dt")
-    p.add_argument("--dt", type=_args.positive_float, metavar="SECONDS",
+    p.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
     p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
                    help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: scan and octree: the baseline and the tree)")

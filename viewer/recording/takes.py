@@ -115,11 +115,15 @@ class Take:
         wrote_path = ""
         try:
             if len(self.poses) >= 2:
-                path = self.poses.path(thin=True)
-                self.path_written = save_path(path, self.path_file)
-                meta["path"] = {"name": self.name, "file": self.path_file.name, "keyframes": len(path),
-                                "flown_frames": self.frames}
-                wrote_path = f", {self.path_file.name}"
+                try:
+                    path = self.poses.path(thin=True)
+                except ValueError as exc:  # a flight whose curve leaves the numeric domain: the rows stay
+                    wrote_path = f"; no path file: {exc}"
+                else:
+                    self.path_written = save_path(path, self.path_file)
+                    meta["path"] = {"name": self.name, "file": self.path_file.name, "keyframes": len(path),
+                                    "flown_frames": self.frames}
+                    wrote_path = f", {self.path_file.name}"
         finally:
             self.recorder.close(ended=ended)
         return (f"{self.name}: {self.recorder.rows_written} frames, {self.t:.2f} s flown -> {self.csv_path}"
