@@ -1,7 +1,11 @@
 """Headless replay of a camera path, recorded: what ``viewer record`` runs.
 
 Every frame is rendered (offscreen, EGL) at a pose sampled from the path with a fixed ``dt``, so two
-runs of the same path see exactly the same poses and visible sets. Several indexes run interleaved
+runs of the same path see exactly the same poses and visible sets. The path of a window take of a moving
+world (``DIR/take-N.path.toml``) is replayed as flown: the world starts where it was when the take began
+(its clock, step count and movers, from ``take-N.meta.json`` and ``take-N.world.npz``:
+:func:`resume_take`) and the frames run at the take's own ``t`` and ``dt``, so the movers are where they
+were. Several indexes run interleaved
 on one GL context: frame k is rendered by every index before frame k + 1 by any (in an order that
 changes each frame, so that each index follows every other equally often: :mod:`viewer.host.interleave`),
 each index with its own pipeline, buffers and camera, so a noisy machine slows them all alike. One CSV and one metadata file per index. Each index has its own
@@ -17,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ..frame.culling import check_cullers
 from ..errors import UserError
 from ..host.output import prepare_out_dir
@@ -25,13 +31,85 @@ from ..recording.meta import build_meta, gl_info, meta_path_for
 from ..host.progress import Progress
 from ..recording.writer import Recorder
 
-__all__ = ["check_indexes", "replay"]
+__all__ = ["TakeResume", "check_indexes", "replay", "resume_take"]
 
 
 def check_indexes(names: Sequence[str]) -> list[str]:
     """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.frame.culling`); a
     :class:`UserError` otherwise."""
     return check_cullers(names, "--index")
+
+
+class TakeResume:
+    """How a take's replay starts its world (:func:`resume_take`).
+
+    scene : the scene to replay (a copy starting at the take's world: :func:`viewer.frame.motion.resumed`)
+    samples : the poses to replay (at the take's own times, or the fixed step asked for)
+    dts : (F,) float64, each frame's dt (the take's, as flown), or None: ``samples.dt`` every frame
+    world : the replayed runs' metadata ``world`` section (None: the world starts from t = 0)
+    line : what the replay says about it on stderr (None: nothing to say)
+    """
+
+    def __init__(self, scene, samples, dts=None, world: dict | None = None, line: str | None = None) -> None:
+        self.scene = scene
+        self.samples = samples
+        self.dts = dts
+        self.world = world
+        self.line = line
+
+
+def resume_take(scene, samples, path_file: str | os.PathLike | None, *, take_dt: bool = True) -> TakeResume:
+    """Where the replay of ``path_file`` starts the world of ``scene``, and at which ``dt`` it runs.
+
+    When ``path_file`` is a window take's path (``take-N.path.toml``, its metadata beside it) and ``scene``
+    moves, the world starts where it was when the take began (``take-N.world.npz``: its clock, step count
+    and the movers' places) and, with ``take_dt``, the frames are the take's own: the path at each row's
+    ``t``, advanced by each row's real ``dt`` (``take-N.csv``), so every mover is where it was when flown.
+    Without ``take_dt`` (a ``--dt`` or ``--frames`` asked for) the world still starts there, at the fixed
+    step. Anything else (another path, a static scene) replays ``samples`` as given.
+
+    A take of a moving world whose world cannot be resumed (a take of an older viewer, with no world file;
+    a world of other movers: another scene) is a warning, and the world starts from t = 0. A damaged
+    metadata or world file is a :class:`UserError` naming it.
+    """
+    from ..frame.motion import OtherMovers, resumed
+    from ..recording.takes import read_take_world
+
+    plain = TakeResume(scene, samples)
+    if path_file is None or getattr(scene, "motion", None) is None:
+        return plain
+    tw = read_take_world(path_file)
+    if tw is None:
+        return plain
+    if tw.snapshot is None:
+        return TakeResume(scene, samples, line=(
+            f"viewer record: warning: {tw.meta_file.name} records no world clock (a take of an older viewer): the "
+            "moving world starts from t = 0, not where it was when the take began; its movers will not be where they "
+            "were"))
+    try:
+        start = resumed(scene, tw.snapshot)
+    except OtherMovers as exc:  # a take of another scene (record warns of that too)
+        return TakeResume(scene, samples, line=(
+            f"viewer record: warning: {tw.world_file} is not this scene's moving world ({exc}): the world starts "
+            "from t = 0"))
+    except ValueError as exc:
+        raise UserError(f"{tw.world_file}: not a take's world file ({exc})") from None
+    world = {"t": tw.clock, "step": tw.step, "from": tw.meta_file.name, "file": tw.world_file.name}
+    clock = f"world clock {tw.clock:.1f} s (step {tw.step}) from {tw.meta_file.name}"
+    if not take_dt or tw.t is None or tw.dt is None or tw.t.size == 0:
+        why = "--dt / --frames asked for" if take_dt is False else f"{tw.name}.csv is gone"
+        world["dt"] = "fixed"
+        return TakeResume(start, samples, world=world, line=(
+            f"{clock}; at a fixed dt of {samples.dt:.4g} s ({why}) the movers leave the take's places"))
+    from ..paths import PoseSamples, load_path
+
+    path = load_path(path_file)
+    pos, yaw, pitch = path.evaluate(path.start + tw.t)
+    dts = np.ascontiguousarray(tw.dt, dtype=np.float64)
+    taken = PoseSamples(tw.t.copy(), float(np.median(dts)), pos, yaw, pitch)
+    world["dt"] = "take"
+    return TakeResume(start, taken, dts, world, (
+        f"{clock}; the take's {dts.size} frames at their own dt ({dts.min():.4g}..{dts.max():.4g} s)"))
 
 
 def replay(
@@ -49,6 +127,7 @@ def replay(
     flush_rows: int = 256,
     hysteresis: tuple[float, bool] | None = None,
     overwrite: bool = True,
+    take_dt: bool = True,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
@@ -60,10 +139,20 @@ def replay(
         name is replaced, never written through: :class:`viewer.recording.Recorder`); False: refuse with a
         :class:`UserError` before anything is rendered or written
 
+    take_dt : replaying a window take of a moving world (``path_meta["source"]`` a ``take-N.path.toml``),
+        run its frames at the take's own ``t`` and ``dt``; False: at ``samples.dt`` (``--dt``, ``--frames``).
+        Either way its world starts where the take's began (:func:`resume_take`, which says so on stderr)
+
     Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
     from the same seed: every index sees the same objects at the same places.
     """
     names = check_indexes(indexes)
+    resume = resume_take(scene, samples, (path_meta or {}).get("source"), take_dt=take_dt)
+    scene, samples, dts = resume.scene, resume.samples, resume.dts
+    if resume.world is not None:
+        path_meta = {**(path_meta or {}), "frames": len(samples), "dt": None if dts is not None else samples.dt}
+    if resume.line:
+        print(resume.line, file=sys.stderr)
     d = prepare_out_dir(out_dir, create=False)
     if len(samples) == 0:
         raise UserError("the camera path gives no frames")
@@ -108,7 +197,7 @@ def replay(
                 headless=True,
                 vsync=False,  # offscreen framebuffer: no swap, nothing to sync to
                 path=path_meta,
-                dt=samples.dt,
+                dt=samples.dt if dts is None else None,  # None: each frame's own (the take's), in the CSV
                 draw=draw,
                 interleaved=names,
                 build_s=info["build_s"],
@@ -116,6 +205,7 @@ def replay(
                 hysteresis=info["hysteresis"],
                 culling=info["culling"],
                 moving=info["moving"],
+                **({} if resume.world is None else {"world": resume.world}),
             )
             recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
 
@@ -126,10 +216,11 @@ def replay(
         for k in range(len(samples)):
             pose = samples.pose(k)
             t = float(samples.t[k])
+            dt = samples.dt if dts is None else float(dts[k])
             for j in orders[k % len(orders)]:
                 name = names[j]
                 s = sessions[name]
-                st = s.frame(samples.dt, pose=pose, t=t)
+                st = s.frame(dt, pose=pose, t=t)
                 recorders[name].append(st)
                 if on_frame is not None:
                     on_frame(name, k, s, st)

@@ -265,11 +265,13 @@ def write_meta(csv_path: str | os.PathLike, meta: dict, *, reserve: int = 0) -> 
 _SECTIONS: dict[str, tuple[type, ...]] = {
     "schema": (dict,), "label": (str,), "scene": (dict,), "index": (dict, str), "window": (dict,), "gl": (dict,),
     "path": (dict,), "packages": (dict,), "machine": (dict,), "command": (list,), "date": (str,),
-    "frames": (int,), "complete": (bool,), "ended": (str,),
+    "frames": (int,), "complete": (bool,), "ended": (str,), "world": (dict,),
 }
 _SUBFIELDS: dict[tuple[str, str], tuple[type, ...]] = {
     ("scene", "name"): (str,), ("scene", "n"): (int,), ("index", "name"): (str,), ("window", "size"): (list,),
     ("gl", "renderer"): (str,), ("path", "name"): (str,),
+    # a take of a moving world: its clock (seconds) and motion steps as it began, and its world file's name
+    ("world", "t"): (float, int), ("world", "step"): (int,), ("world", "file"): (str,),
 }
 
 

@@ -8,7 +8,12 @@ A take ``N`` writes three files into its directory:
   the index that answered it (switching mid-take shows there);
 - ``take-N.path.toml``: the flight as a camera path (the format ``viewer record --path`` reads), thinned
   to the keyframes that reproduce every flown pose at its ``t`` within
-  :data:`viewer.paths.POSITION_TOLERANCE` world units and :data:`viewer.paths.ANGLE_TOLERANCE` degrees.
+  :data:`viewer.paths.POSITION_TOLERANCE` world units and :data:`viewer.paths.ANGLE_TOLERANCE` degrees;
+- in a moving world, ``take-N.world.npz``: the world as it was when the take began
+  (:meth:`viewer.frame.motion.MotionState.snapshot`: the world clock, the step count, the movers' centres,
+  radii and velocities), written whole when the take starts, and its clock and step count in the
+  metadata's ``world``. :func:`read_take_world` reads it back beside a take's path file, so that
+  ``viewer record --path take-N.path.toml`` starts the world there and runs the take's own ``dt``.
 
 Take numbers only grow: the next take is one past the highest number in the directory, and its CSV is
 created exclusively, so nothing is ever overwritten (not even by a second viewer recording into the same
@@ -18,19 +23,29 @@ compare); the next take of the same window still gets the next number (a later v
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import time
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
+
+import numpy as np
 
 from ..errors import UserError
+from ..host.output import replace_atomically
 from ..paths import PathRecorder, save_path
+from .meta import read_meta
 from .writer import Recorder
 
-__all__ = ["Take", "TakeDir", "next_take_number"]
+__all__ = ["WORLD_FIELDS", "Take", "TakeDir", "TakeWorld", "next_take_number", "read_take_world"]
 
-_TAKE_FILE = re.compile(r"^take-(\d+)\.(?:csv|meta\.json|path\.toml)$")
+_TAKE_FILE = re.compile(r"^take-(\d+)\.(?:csv|meta\.json|path\.toml|world\.npz)$")
+
+#: the arrays of a take's world file (what :meth:`viewer.frame.motion.MotionState.snapshot` gives)
+WORLD_FIELDS = ("t", "step", "ids", "centres", "radii", "vel")
 
 
 def next_take_number(directory: str | os.PathLike) -> int:
@@ -54,11 +69,17 @@ class Take:
     (safe twice).
     """
 
-    def __init__(self, number: int, directory: Path, meta: dict[str, Any], *, flush_rows: int = 256) -> None:
+    def __init__(self, number: int, directory: Path, meta: dict[str, Any], *, flush_rows: int = 256,
+                 world: Mapping[str, np.ndarray] | None = None) -> None:
         self.number = number
         self.directory = directory
         self.csv_path = directory / f"take-{number}.csv"
         self.path_file = directory / f"take-{number}.path.toml"
+        #: ``take-N.world.npz``, the moving world as the take began (None: a static scene)
+        self.world_file: Path | None = None
+        if world is not None:
+            meta = dict(meta)
+            meta["world"] = self._write_world(world)
         self.started = time.monotonic()
         self.t = 0.0  # seconds of flight since the take's first frame (the sum of the later frames' dt)
         self.frames = 0
@@ -71,6 +92,24 @@ class Take:
     @property
     def name(self) -> str:
         return f"take-{self.number}"
+
+    def _write_world(self, world: Mapping[str, np.ndarray]) -> dict[str, Any]:
+        """Write the snapshot ``world`` whole (a temporary file, then a rename) as ``take-N.world.npz``;
+        returns the metadata's ``world`` section. A :class:`UserError` when it cannot be written."""
+        missing = [f for f in WORLD_FIELDS if f not in world]
+        if missing:
+            raise ValueError(f"a take's world needs {', '.join(missing)}")
+        arrays = {f: np.asarray(world[f]) for f in WORLD_FIELDS}
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        f = self.directory / f"take-{self.number}.world.npz"
+        try:
+            replace_atomically(f, buf.getvalue())
+        except OSError as exc:
+            raise UserError(f"{f}: cannot write: {exc.strerror or exc}") from None
+        self.world_file = f
+        return {"t": float(arrays["t"]), "step": int(arrays["step"]), "movers": int(arrays["ids"].size),
+                "file": f.name}
 
     @property
     def elapsed(self) -> float:
@@ -102,7 +141,9 @@ class Take:
             try:
                 self.recorder.close(ended=ended)
             finally:
-                for f in (self.csv_path, self.recorder.meta_path):
+                for f in (self.csv_path, self.recorder.meta_path, self.world_file):
+                    if f is None:
+                        continue
                     try:
                         f.unlink()
                     except OSError:  # already gone; nothing else to do on the way out of a window
@@ -126,8 +167,9 @@ class Take:
                     wrote_path = f", {self.path_file.name}"
         finally:
             self.recorder.close(ended=ended)
+        world = "" if self.world_file is None else f", {self.world_file.name}"
         return (f"{self.name}: {self.recorder.rows_written} frames, {self.t:.2f} s flown -> {self.csv_path}"
-                f" (+ .meta.json{wrote_path})")
+                f" (+ .meta.json{wrote_path}{world})")
 
 
 class TakeDir:
@@ -140,8 +182,13 @@ class TakeDir:
         self.directory = prepare_out_dir(directory, create=True)
         self.last_number = 0  # the last take started here: numbers grow even past a take that left no files
 
-    def start(self, meta: dict[str, Any], *, flush_rows: int = 256) -> Take:
-        """Start the next take (never overwriting one) with metadata ``meta`` (:func:`build_meta`)."""
+    def start(self, meta: dict[str, Any], *, flush_rows: int = 256,
+              world: Mapping[str, np.ndarray] | None = None) -> Take:
+        """Start the next take (never overwriting one) with metadata ``meta`` (:func:`build_meta`).
+
+        world : in a moving world, its snapshot as the take begins (:meth:`viewer.frame.motion.MotionState.snapshot`,
+            taken before the take's first frame advances it), kept as ``take-N.world.npz``
+        """
         for _ in range(1000):
             n = max(next_take_number(self.directory), self.last_number + 1)
             csv = self.directory / f"take-{n}.csv"
@@ -153,5 +200,105 @@ class TakeDir:
                 raise UserError(f"{csv}: cannot write: {exc.strerror or exc}") from None
             os.close(fd)
             self.last_number = n
-            return Take(n, self.directory, meta, flush_rows=flush_rows)
+            try:
+                return Take(n, self.directory, meta, flush_rows=flush_rows, world=world)
+            except BaseException:  # nothing written: the claimed number is free again
+                for f in (csv, self.directory / f"take-{n}.world.npz"):
+                    try:
+                        f.unlink()
+                    except OSError:
+                        pass
+                raise
         raise UserError(f"{self.directory}: cannot find a free take number")
+
+
+@dataclass
+class TakeWorld:
+    """What a take says about its world, read beside its path file (:func:`read_take_world`).
+
+    name : ``take-N``; meta_file : its ``take-N.meta.json``
+    snapshot : the world as the take began (:data:`WORLD_FIELDS` arrays, for
+        :func:`viewer.frame.motion.resumed`), or None: the take records none (a static scene, or a take of
+        an older viewer)
+    world_file : the ``take-N.world.npz`` it came from (None with no snapshot)
+    t, dt : (F,) float64 seconds, the take's rows as flown (``t`` from its first frame, ``dt`` each frame's
+        real step), or None when its CSV is gone
+    """
+
+    name: str
+    meta_file: Path
+    snapshot: dict[str, np.ndarray] | None
+    world_file: Path | None
+    t: np.ndarray | None
+    dt: np.ndarray | None
+
+    @property
+    def clock(self) -> float:
+        """The world clock when the take began, seconds (0 with no snapshot)."""
+        return 0.0 if self.snapshot is None else float(self.snapshot["t"])
+
+    @property
+    def step(self) -> int:
+        """Motion steps taken before the take began (0 with no snapshot)."""
+        return 0 if self.snapshot is None else int(self.snapshot["step"])
+
+
+def read_take_world(path_file: str | os.PathLike) -> TakeWorld | None:
+    """The world of the take whose camera path is ``path_file`` (``DIR/take-N.path.toml``), from
+    ``take-N.meta.json``, ``take-N.world.npz`` and ``take-N.csv`` beside it; None when ``path_file`` is not a
+    take's path (another name, or no take metadata beside it).
+
+    A metadata file or world file that cannot be read, or a world file that is not the one the metadata
+    names (another clock or step count), is a :class:`UserError` naming the file.
+    """
+    p = Path(path_file)
+    m = re.match(r"^(take-\d+)\.path\.toml$", p.name)
+    if not m:
+        return None
+    name = m.group(1)
+    csv = p.with_name(f"{name}.csv")
+    meta = read_meta(csv)
+    if meta is None:
+        return None
+    meta_file = p.with_name(f"{name}.meta.json")
+    t = dt = None
+    if csv.is_file():
+        from .reader import read_run
+
+        run = read_run(csv)
+        t, dt = np.asarray(run["t"], dtype=np.float64), np.asarray(run["dt"], dtype=np.float64)
+    world = meta.get("world")
+    if world is None:
+        return TakeWorld(name, meta_file, None, None, t, dt)
+    if not isinstance(world, dict) or not isinstance(world.get("file"), str):
+        raise UserError(f"{meta_file}: field 'world.file' must be the name of the take's world file")
+    wf = p.with_name(Path(world["file"]).name)  # beside the take, whatever the field says
+    snap = _read_world_file(wf)
+    for key, have in (("t", float(snap["t"])), ("step", int(snap["step"]))):
+        want = world.get(key)  # an int or a float: read_meta checked
+        if want is not None and want != have:
+            raise UserError(f"{wf}: its {key} {have:g} is not the take's ({meta_file.name}: world.{key} "
+                            f"{str(want)[:30]}): not this take's world file")
+    return TakeWorld(name, meta_file, snap, wf, t, dt)
+
+
+def _read_world_file(f: Path) -> dict[str, np.ndarray]:
+    """The arrays of a take's world file; a :class:`UserError` naming it when it is missing or damaged."""
+    try:
+        with np.load(f, allow_pickle=False) as z:
+            missing = [k for k in WORLD_FIELDS if k not in z.files]
+            if missing:
+                raise UserError(f"{f}: not a take's world file (no {', '.join(missing)})")
+            snap = {k: np.asarray(z[k]) for k in WORLD_FIELDS}
+    except UserError:
+        raise
+    except FileNotFoundError:
+        raise UserError(f"{f}: no such file (the take's world as it began; its metadata names it)") from None
+    except (OSError, ValueError, TypeError, EOFError, KeyError, zipfile.BadZipFile) as exc:  # TypeError: a .npy
+        raise UserError(f"{f}: not a take's world file ({str(exc)[:80] or type(exc).__name__})") from None
+    t, step = snap["t"], snap["step"]
+    if t.shape != () or t.dtype.kind != "f" or not (np.isfinite(t) and t >= 0):
+        raise UserError(f"{f}: field 't' must be the world clock, seconds >= 0")
+    if step.shape != () or step.dtype.kind not in "iu" or step < 0:
+        raise UserError(f"{f}: field 'step' must be the motion step count, a whole number >= 0")
+    return snap
