@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Iterator
 
 from ..errors import UserError
 
-__all__ = ["TEMP_NAME_ROOM", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
+__all__ = ["TEMP_NAME_ROOM", "atomic_file", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
            "replace_atomically"]
 
 
@@ -109,22 +111,40 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     return p
 
 
-def replace_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it and a rename, so no reader ever sees a
-    half-written file. On failure the temporary file is removed and the ``OSError`` propagates (the caller
-    says what it was writing)."""
+@contextmanager
+def atomic_file(path: str | os.PathLike, *, text: bool = False, mode: int = 0o644, sync: bool = False,
+                **open_kwargs) -> Iterator[IO]:
+    """Write ``path`` whole or not at all: the block writes into a uniquely named temporary file beside it
+    (created exclusively, so never an existing file or a link planted at a fixed name), which is renamed over
+    ``path`` when the block ends (a link at ``path`` is replaced, never written through). On any error the
+    temporary file is removed and the error propagates; ``path`` is untouched.
+
+    text : open in text mode (``open_kwargs`` such as ``newline``, ``encoding`` apply); mode : the file's
+    permission bits (mkstemp makes it private); sync : fsync before the rename (data that must survive a crash)
+    """
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w" if text else "wb", **open_kwargs) as fh:
+            yield fh
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, p)
-    except OSError:
+    except BaseException:
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def replace_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through :func:`atomic_file`, so no reader ever sees a half-written file. On
+    failure the temporary file is removed and the ``OSError`` propagates (the caller says what it was writing)."""
+    with atomic_file(path) as fh:
+        fh.write(data)
 
 
 def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True, what: str | None = None) -> Path:

@@ -92,21 +92,12 @@ def save_png(path, rgb: np.ndarray) -> str:
     """Write ``rgb`` (H, W, 3) uint8 as a PNG at ``path`` atomically (temp file, then rename)."""
     from PIL import Image
 
+    from ..host.output import atomic_file
+
     path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            Image.fromarray(rgb, "RGB").save(f, format="PNG")
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a screenshot is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_file(path) as f:
+        Image.fromarray(rgb, "RGB").save(f, format="PNG")
     return path
 
 

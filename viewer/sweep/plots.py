@@ -75,22 +75,11 @@ def plot_summary(rows: list[dict], path: Path) -> Path | None:
                  f"{machines}".replace("$", r"\$"), fontsize=9)
     fig.tight_layout(rect=(0, 0, 0.88, 0.95))
     path = Path(path)
-    # a uniquely named temporary file, created exclusively (never a link left at a fixed name), renamed over path
-    import os
-    import tempfile
+    from viewer.host.output import atomic_file
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
     try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_file(path) as fh:  # never through a link at path
             fig.savefig(fh, format="png", dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     finally:
         plt.close(fig)
     return path

@@ -23,7 +23,6 @@ import math
 import os
 import re
 import stat
-import tempfile
 from typing import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,23 +333,13 @@ def _rewrite(path: Path, cols: list[str], rows: list[dict]) -> None:
         mode = stat.S_IMODE(os.lstat(path).st_mode)
     except OSError:
         mode = 0o644
+    from viewer.host.output import atomic_file
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _open_error(path, exc) from None
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        with atomic_file(path, text=True, mode=mode, sync=True, newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
             w.writeheader()
             for r in rows:
                 w.writerow({k: r.get(k, "") for k in cols})
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    except OSError as exc:
+        raise _open_error(path, exc) from None
