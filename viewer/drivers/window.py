@@ -358,7 +358,7 @@ class ViewerWindow(mglw.WindowConfig):
         # a moving world is kept as it is now, before the take's first frame advances it, so that a replay of
         # the take starts the world here (take-N.world.npz); and the take's first row counts every visible
         # object as entered (the events afresh), as a replay's first frame does
-        mo = getattr(s, "motion_state", None) or s._pipeline.motion  # noqa: SLF001 (no public accessor yet)
+        mo = s.motion_state
         self.take = o.takes.start(meta, world=None if mo is None else mo.snapshot())
         s.restart()
         self._say(f"recording {self.take.name} into {o.takes.directory} (R stops)"

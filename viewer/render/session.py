@@ -218,6 +218,11 @@ class ViewerSession:
         return self._pipeline.hysteresis
 
     @property
+    def motion_state(self):
+        """The world now, a :class:`viewer.frame.MotionState` (clock, step, movers), or None for a static scene."""
+        return self._pipeline.motion
+
+    @property
     def moving(self) -> int:
         """Objects that move in this scene (0: a static scene)."""
         mo = self._pipeline.motion
