@@ -41,7 +41,7 @@ def test_update_rates_are_real_work_when_updates_reach_n(tmp_path):
     """--updates >= N at N = 1, 2 and 1e3 (the sizes of the issue): every rate is positive and is its count
     over its seconds."""
     out = tmp_path / "b"
-    done = _bench("--n", "1,2,1e3", "--updates", "2000", "--out", str(out))
+    done = _bench("--n", "1,2,1e3", "--updates", "2000", "--wide", "--out", str(out))  # --wide: the rate columns
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(open(out / "bench.csv")))
     assert {int(r["n"]) for r in rows} == {1, 2, 1000}

@@ -121,14 +121,15 @@ def test_compare_matches_a_hand_computation(tmp_path):
     assert qa.ratios == {"median": 1.0, "p95": 1.0, "max": 1.0}
     qb = rows[("query_ms", "B")]
     assert qb.values == {"median": 6.0, "p95": pytest.approx(9.6), "max": 10.0}
-    assert qb.ratios == {"median": 2.0, "p95": pytest.approx(2.0), "max": 2.0}
+    # every ratio is a speed-up over the reference (A, the first run): its value over the run's
+    assert qb.ratios == {"median": 0.5, "p95": pytest.approx(0.5), "max": 0.5}
     # frame_ms of A: sorted 10 20 30 40 100 -> median 30, p95 = 40 + 0.8 * 60 = 88, max 100
     fa, fb = rows[("frame_ms", "A")], rows[("frame_ms", "B")]
     assert fa.values == {"median": 30.0, "p95": pytest.approx(88.0), "max": 100.0}
-    assert fb.ratios == {"median": pytest.approx(5 / 30), "p95": pytest.approx(5 / 88), "max": 0.05}
-    # visible of A: median 2, p95 = 3.8, max 4; B is all zeros; a zero reference gives no ratio
+    assert fb.ratios == {"median": pytest.approx(30 / 5), "p95": pytest.approx(88 / 5), "max": 20.0}
+    # visible of A: median 2, p95 = 3.8, max 4; B is all zeros: a zero in the run gives no ratio
     assert rows[("visible", "A")].values == {"median": 2.0, "p95": pytest.approx(3.8), "max": 4.0}
-    assert rows[("visible", "B")].ratios == {"median": 0.0, "p95": 0.0, "max": 0.0}
+    assert rows[("visible", "B")].ratios == {"median": None, "p95": None, "max": None}
     assert rows[("update_ms", "B")].ratios == {"median": None, "p95": None, "max": None}
     assert rows[("query_ms", "A")].frames == 5
 
@@ -139,14 +140,14 @@ def test_compare_cli_prints_the_table(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and " B " in ln)
-    assert line.split()[-6:] == ["6.000", "9.600", "10.000", "2.00", "2.00", "2.00"]
+    assert line.split()[-6:] == ["6.000", "9.600", "10.000", "0.500", "0.500", "0.500"]
     assert main(["compare", str(a), str(b), "--format", "csv", "--stages-only"]) == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     from viewer.frame.stages import TIMED_COLUMNS
 
     assert {r["column"] for r in rows} == set(TIMED_COLUMNS) and "frame_ms" in TIMED_COLUMNS
     fb = next(r for r in rows if r["column"] == "frame_ms" and r["run"] == "B")
-    assert float(fb["p95"]) == 5.0 and fb["xmax"] == "0.05"
+    assert float(fb["p95"]) == 5.0 and fb["x_faster_max"] == "20.0" and fb["x_faster_p95"] == "17.6"
     assert main(["compare", str(a), "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("| column | run |")
 

@@ -3,9 +3,34 @@
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from pathlib import Path
 
 __all__ = ["plot_bench"]
+
+
+def _save(fig, path: Path) -> Path:
+    """Write ``fig`` as a PNG at ``path`` through a uniquely named temporary file in the same directory,
+    created exclusively, then renamed over ``path``: a symbolic link (or anything else) at ``path`` is
+    replaced, never written through, and a failed write leaves no partial image. Closes ``fig``."""
+    import matplotlib.pyplot as plt
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=100)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        plt.close(fig)
+    return path
 
 
 def _finite(v) -> bool:
@@ -26,8 +51,9 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
     """Write ``bench.png`` (per workload: query median with the scan's read floor as a black line,
     candidates per visible, memory, and the dynamic frame cost (10% moving, else the largest share measured)
     when measured, by index) and, when several N were run,
-    ``bench_scaling.png`` (query median against N). ``machine``: the CPU, named in each title.
-    Returns the paths written."""
+    ``bench_scaling.png`` (query median against N). ``machine``: the CPU, named in each title. Each image is
+    written through a temporary file renamed into place (a symbolic link at its name is replaced, not
+    followed). Returns the paths written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -75,10 +101,7 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
     on = f" on {machine}" if machine else ""
     fig.suptitle(f"viewer bench: indexes side by side (same run{on})".replace("$", r"\$"), y=0.995)
     fig.tight_layout()
-    path = out / "bench.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    written.append(path)
+    written.append(_save(fig, out / "bench.png"))
 
     sizes = sorted({r["n"] for r in table})
     if len(sizes) > 1:
@@ -101,8 +124,5 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
             ax.grid(alpha=0.3, which="both")
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
-        path = out / "bench_scaling.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        written.append(path)
+        written.append(_save(fig, out / "bench_scaling.png"))
     return written

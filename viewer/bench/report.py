@@ -14,8 +14,8 @@ import numpy as np
 from .measure import IndexResult
 from .workloads import point_kinds
 
-__all__ = ["BASELINE", "COLUMNS", "DEFAULT_SHARES", "baseline_line", "columns", "dynamic_columns", "format_table",
-           "json_rows", "machine_line", "rows", "share_label", "write_csv"]
+__all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "baseline_line", "columns", "dynamic_columns",
+           "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
 
 #: the index every ratio is measured against
 BASELINE = "scan"
@@ -62,6 +62,12 @@ _STATIC: tuple[tuple[str, str, str], ...] = (
     ("move_many_s", "", "{:.6g}"),
 )
 _TAIL: tuple[tuple[str, str, str], ...] = (("updates", "", "{}"),)
+
+#: the columns the printed table keeps by default (``viewer bench --wide`` prints every headed column; the
+#: CSV always has them all), most important first: when even these do not fit the terminal, the last go
+#: first (the dynamic workload's columns, of every share measured, count as ``dynamic``)
+CORE: tuple[str, ...] = ("workload", "index", "query_median_us", "speedup_vs_scan", "build_s", "bytes_per_object",
+                         "dynamic", "query_p95_us", "x_read", "candidates_per_visible", "threads")
 
 
 def share_label(share: float) -> str:
@@ -196,10 +202,40 @@ def _spec(name: str) -> tuple[str, str, str]:
     return (name, "", "{}")
 
 
-def format_table(table: list[dict]) -> str:
+def _core_rank(name: str) -> int | None:
+    """Where column ``name`` stands in :data:`CORE` (None: not a core column)."""
+    key = "dynamic" if name.startswith("dynamic_") else name
+    return CORE.index(key) if key in CORE else None
+
+
+def format_table(table: list[dict], width: int | None = None, wide: bool = False) -> str:
     """The printed table: one block per workload, aligned columns (those of the rows' keys that have a
-    header, in the rows' order)."""
+    header, in the rows' order). ``wide``: every one of them; else the core ones (:data:`CORE`), and of those
+    only as many as fit in ``width`` characters (None: no limit), the least important left out first
+    (never the workload, the index, the query median and the speed-up over the scan)."""
     cols = [c for c in (_spec(k) for k in (table[0] if table else dict.fromkeys(n for n, _, _ in COLUMNS))) if c[1]]
+    if not wide:
+        cols = [c for c in cols if _core_rank(c[0]) is not None]
+        while width is not None and _table_width(table, cols) > width:
+            worst = max(_core_rank(c[0]) for c in cols)
+            if worst < 4:
+                break
+            dyn = [c for c in cols if c[0].startswith("dynamic_")]
+            # the dynamic columns go a share at a time (the first share's pair first), the others one by one
+            first = dyn[0][0].split("pct_")[0] + "pct_" if dyn else None
+            gone = ([c for c in dyn if c[0].startswith(first) or len(dyn) <= 2] if worst == CORE.index("dynamic")
+                    else [c for c in cols if _core_rank(c[0]) == worst])
+            cols = [c for c in cols if c not in gone]
+    return _format(table, cols)
+
+
+def _table_width(table: list[dict], cols: list[tuple[str, str, str]]) -> int:
+    """The characters of the widest line of the table of ``cols``."""
+    return max(len(ln) for ln in _format(table, cols).splitlines() or [""])
+
+
+def _format(table: list[dict], cols: list[tuple[str, str, str]]) -> str:
+    """The table of the columns ``cols`` (name, header, format), one block per workload."""
     lines = []
     body = [[_fmt(f, row[k]) for k, _, f in cols] for row in table]
     widths = [max(len(h), *(len(b[j]) for b in body)) if body else len(h) for j, (_, h, _) in enumerate(cols)]

@@ -111,7 +111,8 @@ class BenchConfig:
     """What to run. ``scenes``: generator names (generated at every size of ``sizes``) and scene files
     (``.npz``, ``.toml`` recipes or bundled recipe names, run once at their own N). ``first_build``:
     also time each index's first build in a fresh process (a subprocess per index and workload; ``viewer bench``
-    does it unless ``--no-first-build``)."""
+    does it unless ``--no-first-build``). ``estimate``: print the run's expected time and peak memory before it
+    starts, from a trial of a few thousand objects (:mod:`viewer.bench.estimate`; ``viewer bench`` does it)."""
 
     scenes: list[str]
     sizes: list[int]
@@ -124,6 +125,7 @@ class BenchConfig:
     radii: list = field(default_factory=lambda: [None])  # radius-model specs; None: heavy-tailed default
     first_build: bool = False
     rounds: int = 3  # passes over the camera points (measure_static)
+    estimate: bool = False  # say the run's time and memory first, from a small trial (viewer.bench.estimate)
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
@@ -159,6 +161,15 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
             usable.append(s)
     log("warming kernels (JIT compilation is never timed) ...")
     measure.warm_up(sorted({s.name for s in usable}))
+    generators = [s for s in cfg.scenes if s in GENERATORS]
+    if generators and cfg.sizes and cfg.estimate:
+        from .estimate import TRIAL_N, calibrate, estimate
+
+        n0 = min(TRIAL_N, max(cfg.sizes))
+        log(f"timing a {n0:,}-object trial of every index to estimate the run ...")
+        cal = calibrate(cfg, usable, generators[0], cfg.radii[0], n0)
+        guess = estimate(cfg, usable, cal, cfg.sizes, len(generators) * len(cfg.radii))
+        log(guess.line() + ("" if len(generators) == len(cfg.scenes) else "; scene files not counted"))
     results: list[measure.IndexResult] = []
     reads: dict[str, float] = {}
     skipped: list[str] = []
@@ -172,7 +183,6 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
             return False
         return True
 
-    generators = [s for s in cfg.scenes if s in GENERATORS]
     files = [s for s in cfg.scenes if s not in GENERATORS]
     for n in cfg.sizes:
         if not generators or not fits(n, f"N = {n:,}"):

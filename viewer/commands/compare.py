@@ -1,17 +1,26 @@
-"""``viewer compare RUN.csv ...``: median / p95 / max per stage and per run, ratios against the scan run
-(else the first)."""
+"""``viewer compare RUN.csv ...``: median / p95 / max per stage and per run, each run's speed-up over the scan
+run (else the first), the reference named and a sentence of verdict per run."""
 
 from __future__ import annotations
 
 import argparse
 
-HELP = "tabulate recordings: median / p95 / max per stage and run, with ratios against the scan run (else the first)"
+HELP = ("tabulate recordings: median / p95 / max per stage and run, each run's speed-up over the scan run (else "
+        "the first), and what it found in words")
 
 DESCRIPTION = """\
 For every stage time (ms) and count column, print the median, 95th percentile and maximum over the
-frames of each run, and the ratio of each to the reference run's (x median, x p95, x max; '-' where the
-reference's value is 0). The reference is the first run of the 'scan' index (the multi-core linear
-scan, the baseline of every ratio the viewer prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's default).
+frames of each run, and each run's speed-up over the reference run: the reference's figure over the
+run's, as 'viewer bench' prints 'x scan' (columns 'x faster' median / p95 / max; above 1 the run is faster,
+or counts fewer objects; '-' where the run's value is 0), to three significant digits. The reference is
+the first run of the 'scan' index (the multi-core linear scan, the baseline of every ratio the viewer
+prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's
+default).
+
+The table starts with a line naming the reference and ends with one sentence per other run: how much
+faster it answers queries, the candidates it tests, how much faster its whole frame is, and the stage
+that takes most of that frame (naming the GL renderer of the runs' metadata, e.g. llvmpipe). With
+--format markdown or csv, standard output holds the table alone and those lines go to stderr.
 
 Warnings go to stderr: when the runs' metadata name different scenes or camera paths (their figures
 are then not like for like), and for each run without rows (a take stopped before its first frame),
@@ -34,7 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from ..reports.compare import compare_runs, format_table, mismatch_warnings, runs_with_rows
+    from ..reports.compare import compare_runs, format_table, mismatch_warnings, runs_with_rows, summary
     from ..recording.reader import read_runs
     from ..frame.stages import TIMED_COLUMNS
 
@@ -45,5 +54,12 @@ def run(args) -> int:
     for message in mismatch_warnings(runs):
         warn(message)
     rows = compare_runs(runs, TIMED_COLUMNS, warn=warn) if args.stages_only else compare_runs(runs, warn=warn)
-    sys.stdout.write(format_table(rows, args.format))
+    first, *sentences = summary(runs)
+    if args.format == "text":
+        sys.stdout.write(first + "\n\n" + format_table(rows, args.format))
+        if sentences:
+            sys.stdout.write("\n" + "\n".join(sentences) + "\n")
+    else:  # standard output: the table alone, for a file or another program
+        print("\n".join([first, *sentences]), file=sys.stderr)
+        sys.stdout.write(format_table(rows, args.format))
     return 0

@@ -2,6 +2,12 @@
 the first run of the ``scan`` index (the multi-core linear scan, the baseline of every ratio the product
 prints) when there is one, else the first run.
 
+Every ratio points one way, as ``viewer bench``'s ``x scan``: the **speed-up of a run over the reference**,
+the reference's figure over the run's (above 1: faster, or fewer objects for a count), printed to three
+significant digits (:func:`format_ratio`: 29 candidates against 100,000 is ``3.45e+03``, never ``0.00``).
+:func:`summary` says what the table found in words: the reference, and per run one sentence on its query and
+its frame (and the stage that dominates the frame, on the renderer the runs name).
+
 Percentiles are numpy's default (linear interpolation between order statistics, "type 7"): p95 of
 ``[1, 2, 3, 4, 5]`` is ``4.8``.
 """
@@ -23,8 +29,8 @@ from ..recording.reader import Run, read_runs
 from ..frame.stages import HUD_COUNTS, TIMED_COLUMNS
 from ._text import escape_text
 
-__all__ = ["STATS", "CompareRow", "compare_files", "compare_runs", "format_table", "mismatch_warnings",
-           "reference_run", "runs_with_rows"]
+__all__ = ["RATIO_HEADERS", "STATS", "CompareRow", "compare_files", "compare_runs", "format_ratio", "format_table",
+           "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows", "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = ("median", "p95", "max")
@@ -32,6 +38,23 @@ STATS: tuple[str, ...] = ("median", "p95", "max")
 #: count columns summarised under the stage times (the counts the HUD shows, but the object total and the
 #: per-level peak)
 COUNTS: tuple[str, ...] = tuple(c for c, _ in HUD_COUNTS if c not in ("objects", "max_nodes_per_level"))
+
+#: the headers of the three ratio columns, by format: the direction is in the name (the reference's figure
+#: over the run's: above 1, the run is faster)
+RATIO_HEADERS: dict[str, tuple[str, ...]] = {
+    "text": tuple(STATS),  # under a group header, "x faster: reference / run"
+    "markdown": tuple(f"x faster ({s})" for s in STATS),
+    "csv": tuple(f"x_faster_{s}" for s in STATS),
+}
+
+#: the group header over the text table's ratio columns
+_RATIO_GROUP = "x faster: reference / run"
+#: the group header over the text table's value columns
+_VALUE_GROUP = "ms, or objects"
+
+#: how a verdict names each stage
+_STAGE_WORDS: dict[str, str] = {"update_ms": "the update", "query_ms": "the query", "cull_ms": "the frustum cull",
+                                "gather_ms": "gathering", "upload_ms": "uploading", "draw_ms": "drawing"}
 
 
 @dataclass(frozen=True)
@@ -42,8 +65,9 @@ class CompareRow:
     run : the run's label
     frames : rows in the run
     values : ``{"median": ..., "p95": ..., "max": ...}`` in the column's unit (ms, or objects)
-    ratios : the same statistics divided by the reference run's (1 for the reference itself; None where
-        the reference's value is 0)
+    ratios : the speed-up over the reference run, statistic by statistic: the reference's value over this
+        run's (above 1: this run is faster, or counts fewer; 1 for the reference itself; None where this
+        run's value is 0)
     """
 
     column: str
@@ -62,12 +86,7 @@ def reference_run(runs: Sequence[Run]) -> int:
     """Position in ``runs`` of the reference: the first recording of the ``scan`` index (by its metadata,
     else its ``index`` column), else 0."""
     for j, r in enumerate(runs):
-        idx = r.meta.get("index") if isinstance(r.meta, dict) else None
-        idx = idx.get("name") if isinstance(idx, dict) else idx  # metadata: {"name": ..., "options": ...}
-        if idx is None and "index" in r.columns and len(r):
-            col = r.columns["index"]
-            idx = col[0] if (col == col[0]).all() else None
-        if idx == "scan":
+        if _index_of(r) == "scan":
             return j
     return 0
 
@@ -122,8 +141,8 @@ def mismatch_warnings(runs: Sequence[Run]) -> list[str]:
 
 def compare_runs(runs: Sequence[Run], columns: Sequence[str] = TIMED_COLUMNS + COUNTS,
                  reference: int | None = None, warn: Callable[[str], None] | None = _warn_stderr) -> list[CompareRow]:
-    """Rows of the comparison, grouped by column then run; ratios against ``runs[reference]`` (default:
-    :func:`reference_run`). A column some run lacks (a recording of an older schema version) is left out.
+    """Rows of the comparison, grouped by column then run; ratios are speed-ups over ``runs[reference]``
+    (default: :func:`reference_run`): its value over the run's. A column some run lacks (a recording of an older schema version) is left out.
     A run without rows is left out with a warning through ``warn`` (:func:`runs_with_rows`; ``reference``
     counts the runs left); none with rows is a :class:`UserError`."""
     runs = runs_with_rows(runs, "compare", warn)
@@ -133,25 +152,158 @@ def compare_runs(runs: Sequence[Run], columns: Sequence[str] = TIMED_COLUMNS + C
         ref = _stats(ref_run[col])
         for j, r in enumerate(runs):
             v = _stats(r[col])
-            ratios = {k: (v[k] / ref[k] if ref[k] != 0 else None) for k in STATS}
+            ratios = {k: (ref[k] / v[k] if v[k] != 0 else None) for k in STATS}
             rows.append(CompareRow(col, r.label, len(r), v, ratios))
     return rows
 
 
 def compare_files(paths: Sequence[str | os.PathLike]) -> list[CompareRow]:
+    """:func:`compare_runs` of the recordings at ``paths``."""
     return compare_runs(read_runs(paths))
+
+
+def format_ratio(v: float | None, digits: int = 3) -> str:
+    """A ratio to ``digits`` significant digits, trailing zeros kept: ``4.00``, ``0.250``, ``12.0``, ``3448``
+    (whole numbers from 1000 up), ``2.90e-04`` (below 0.001); ``-`` for None or a value that is not finite."""
+    if v is None or not np.isfinite(v):
+        return "-"
+    if v == 0:
+        return "0"
+    if abs(v) >= 10 ** digits:
+        return f"{v:.0f}"
+    if abs(v) < 1e-3:
+        return f"{v:.{digits - 1}e}"
+    return f"{v:#.{digits}g}".rstrip(".")
+
+
+def _index_of(run: Run) -> str | None:
+    """The index a run recorded (its metadata's, else its ``index`` column's when it holds one name)."""
+    idx = run.meta.get("index") if isinstance(run.meta, dict) else None
+    idx = idx.get("name") if isinstance(idx, dict) else idx
+    if idx is None and "index" in run.columns and len(run):
+        col = run.columns["index"]
+        idx = col[0] if (col == col[0]).all() else None
+    return str(idx) if isinstance(idx, str) and idx else None
+
+
+def reference_line(runs: Sequence[Run], reference: int | None = None) -> str:
+    """``reference: scan · clustered-100k (100k) (the scan run); x faster = ...``: which run every ratio is
+    against, and which way the ratios point. ``runs``: runs with rows (:func:`runs_with_rows`)."""
+    j = reference_run(runs) if reference is None else reference
+    why = "the scan run" if _index_of(runs[j]) == "scan" else ("no scan run: the first" if len(runs) > 1 else "the only run")
+    return (f"reference: {escape_text(runs[j].label)} ({why}); x faster = its time (or count) / the run's, "
+            "above 1 = faster")
+
+
+def _ms(v: float) -> str:
+    return f"{v:#.3g}".rstrip(".") if v < 1000 else f"{v:.0f}"
+
+
+def _count(v: float) -> str:
+    return f"{v:,.0f}" if v == int(v) else f"{v:,.1f}"
+
+
+def _speed_words(s: float) -> str:
+    """A speed-up as words: ``4.00x faster than``, ``2.10x slower than``, ``about as fast as``."""
+    if s >= 1.05:
+        return f"{format_ratio(s)}x faster than"
+    if s <= 1 / 1.05:
+        return f"{format_ratio(1 / s)}x slower than"
+    return "about as fast as"
+
+
+def _frame_words(s: float) -> str:
+    """A speed-up of the whole frame: ``4% faster``, ``2.50x slower``, ``as fast``."""
+    if 0.995 <= s <= 1.005:
+        return "as fast"
+    if s >= 2 or s <= 0.5:
+        return f"{format_ratio(s if s > 1 else 1 / s)}x {'faster' if s > 1 else 'slower'}"
+    pct = (s - 1) * 100 if s > 1 else (1 / s - 1) * 100
+    return f"{pct:.0f}% {'faster' if s > 1 else 'slower'}"
+
+
+def _renderer(runs: Sequence[Run]) -> str:
+    """The GL renderer the runs' metadata name (``llvmpipe`` of ``llvmpipe (LLVM 15.0.7, 256 bits)``), ""
+    when none or several do."""
+    names = set()
+    for r in runs:
+        gl = r.meta.get("gl") if isinstance(r.meta, dict) else None
+        name = gl.get("renderer") if isinstance(gl, dict) else None
+        if isinstance(name, str) and name.strip():
+            names.add(name.split(" (")[0].strip())
+    return escape_text(names.pop()) if len(names) == 1 else ""
+
+
+def verdicts(runs: Sequence[Run], reference: int | None = None) -> list[str]:
+    """One sentence per run other than the reference: how much faster it answers queries (the medians of
+    ``query_ms``), the candidates it tests, how much faster its whole frame is (``frame_ms``), and the stage
+    that takes most of that frame when one takes half of it or more (on the renderer the runs' metadata name).
+    ``runs``: runs with rows (:func:`runs_with_rows`)."""
+    j = reference_run(runs) if reference is None else reference
+    ref = runs[j]
+    ref_ix = _index_of(ref)
+    ref_name = "the scan" if ref_ix == "scan" else "the reference"
+    indexes = [_index_of(r) for r in runs]
+    unique = None not in indexes and len(set(indexes)) == len(indexes)
+    renderer = _renderer(runs)
+    med = lambda r, c: float(np.median(np.asarray(r[c], dtype=np.float64)))  # noqa: E731
+    out = []
+    for k, r in enumerate(runs):
+        if k == j:
+            continue
+        name = indexes[k] if unique else escape_text(r.label)
+        parts = []
+        if "query_ms" in r.columns and "query_ms" in ref.columns:
+            q, q0 = med(r, "query_ms"), med(ref, "query_ms")
+            if q > 0 and q0 > 0:
+                text = (f"{name} answers queries {_speed_words(q0 / q)} {ref_name} "
+                        f"(median {_ms(q)} ms against {_ms(q0)})")
+            else:
+                text = f"{name} answers queries in {_ms(q)} ms (median) against {_ms(q0)}"
+            if "candidates" in r.columns and "candidates" in ref.columns:
+                c, c0 = med(r, "candidates"), med(ref, "candidates")
+                if c != c0:
+                    text += f", testing {_count(c)} candidates a frame against {_count(c0)}"
+            parts.append(text)
+        if "frame_ms" in r.columns and "frame_ms" in ref.columns:
+            f, f0 = med(r, "frame_ms"), med(ref, "frame_ms")
+            if f > 0 and f0 > 0:
+                text = f"the frame is {_frame_words(f0 / f)} ({_ms(f)} ms against {_ms(f0)})"
+                shares = {c: med(r, c) / f for c in _STAGE_WORDS if c in r.columns}
+                top = max(shares, key=shares.get, default=None)
+                if top is not None and shares[top] >= 0.5:
+                    text += f": {_STAGE_WORDS[top]} is {min(shares[top], 1.0):.0%} of it"
+                    if top != "query_ms" and renderer:
+                        text += f" on this renderer ({renderer})"
+                parts.append(text)
+        if not parts:
+            continue
+        if len(parts) == 1 and not parts[0].startswith(name):
+            parts[0] = f"{name}: {parts[0]}"
+        sentence = "; ".join(parts)
+        out.append(sentence + ".")
+    return out
+
+
+def summary(runs: Sequence[Run], reference: int | None = None) -> list[str]:
+    """What the comparison found, as lines: :func:`reference_line`, then :func:`verdicts`."""
+    return [reference_line(runs, reference), *verdicts(runs, reference)]
 
 
 def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
     """The table as aligned ``text``, ``markdown`` or ``csv``. A run's label is written with its control
     characters escaped (:func:`viewer.reports._text.escape_text`: no terminal escape sequence, line break or
-    NUL reaches the output), and in markdown its ``|`` too."""
-    head = ["column", "run", "frames", *STATS, *(f"x{s}" for s in STATS)]
+    NUL reaches the output), and in markdown its ``|`` too. The ratio columns are speed-ups over the reference
+    (:data:`RATIO_HEADERS`: ``x faster (median)``, ``x_faster_median``; in text under one group header),
+    to three significant digits (:func:`format_ratio`)."""
+    if fmt not in RATIO_HEADERS:
+        raise ValueError(f"unknown table format {fmt!r}")
+    head = ["column", "run", "frames", *STATS, *RATIO_HEADERS[fmt]]
     body = []
     for r in rows:
         is_ms = r.column.endswith("_ms")
         vals = [(f"{r.values[s]:.3f}" if is_ms else f"{r.values[s]:.1f}") for s in STATS]
-        rat = ["-" if r.ratios[s] is None else f"{r.ratios[s]:.2f}" for s in STATS]
+        rat = [format_ratio(r.ratios[s]) for s in STATS]
         label = escape_text(r.run)
         if fmt == "markdown":
             label = label.replace("|", "\\|")
@@ -166,15 +318,24 @@ def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(head))) + "|"]
         lines += ["| " + " | ".join(b) + " |" for b in body]
         return "\n".join(lines) + "\n"
-    if fmt != "text":
-        raise ValueError(f"unknown table format {fmt!r}")
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
     right = [i >= 2 for i in range(len(head))]
+    n = len(STATS)
+    groups = ((3, 3 + n, _VALUE_GROUP), (3 + n, 3 + 2 * n, _RATIO_GROUP))
+    for lo, hi, title in groups:  # widen a group's columns alike until its header fits above them
+        short = len(title) - (sum(widths[lo:hi]) + 2 * (hi - lo - 1))
+        for i in range(lo, hi):
+            widths[i] += max(0, short) // (hi - lo) + (i < lo + max(0, short) % (hi - lo))
 
     def line(cells):
         return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
 
-    out = [line(head), line(["-" * w for w in widths])]
+    top = ""
+    for lo, hi, title in groups:
+        start = sum(widths[:lo]) + 2 * lo
+        span = sum(widths[lo:hi]) + 2 * (hi - lo - 1)
+        top = top.ljust(start) + title.rjust(span)
+    out = [top, line(head), line(["-" * w for w in widths])]
     prev = None
     for b in body:
         if prev is not None and b[0] != prev:
