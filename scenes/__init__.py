@@ -17,10 +17,10 @@ machine. Pure: imports only the standard library and numpy (no GL).
 from .build import generate_recipe, generate_scene, make_motion
 from .construct import scene_from_arrays
 from .errors import SceneError
-from .files import bundled_recipes, load_scene, read_recipe, resolve_scene_path
+from .files import bundled_recipes, check_import_options, load_scene, read_recipe, resolve_scene_path
 from .format import FORMAT_VERSION, read_npz, save_scene
 from .generators import GENERATORS
-from .importers import IMPORT_FORMATS, import_scene
+from .importers import IMPORT_FORMATS, IMPORT_OPTIONS, import_line, import_scene
 from .limits import MAX_N
 from .look import PALETTES
 from .meshes import MeshSet
@@ -32,6 +32,7 @@ __all__ = [
     "FORMAT_VERSION",
     "GENERATORS",
     "IMPORT_FORMATS",
+    "IMPORT_OPTIONS",
     "MAX_N",
     "MOTION_FIELDS",
     "MOTION_KINDS",
@@ -44,9 +45,11 @@ __all__ = [
     "Scene",
     "SceneError",
     "bundled_recipes",
+    "check_import_options",
     "check_recipe",
     "generate_recipe",
     "generate_scene",
+    "import_line",
     "import_scene",
     "load_scene",
     "make_motion",

@@ -11,10 +11,11 @@ from typing import Callable
 from .build import generate_recipe
 from .errors import SceneError
 from .format import read_npz
-from .importers import IMPORT_FORMATS, import_scene
+from .importers import IMPORT_FORMATS, IMPORT_OPTIONS, import_scene
 from .scene import Scene
 
-__all__ = ["BUNDLED_DIR", "bundled_recipes", "resolve_scene_path", "read_recipe", "load_scene"]
+__all__ = ["BUNDLED_DIR", "bundled_recipes", "resolve_scene_path", "read_recipe", "load_scene",
+           "check_import_options"]
 
 BUNDLED_DIR = Path(__file__).resolve().parent
 SUFFIXES = (".toml", ".npz", *IMPORT_FORMATS)
@@ -81,15 +82,43 @@ def read_recipe(path) -> dict:
     return recipe
 
 
-def load_scene(path, progress: Callable[[int, int], None] | None = None) -> Scene:
+def check_import_options(path: Path, import_options: dict[str, str | None] | None,
+                         shown: str | None = None) -> dict[str, str]:
+    """The import options that are set (``import_options`` without its None values), after checking that
+    ``path`` (a resolved scene path, shown to the user as ``shown``) is a file to import: for a recipe or a
+    ``.npz`` a :class:`SceneError` naming the first flag given (``--view-distance``; ``--columns``): its
+    view distances are the recipe's or the file's own, and an option that would be silently ignored is
+    refused. An unknown key is a ``TypeError`` (a programming error, not a user's)."""
+    options = {k: v for k, v in (import_options or {}).items() if v is not None}
+    unknown = sorted(set(options) - set(IMPORT_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown import options {unknown}; known: {sorted(IMPORT_OPTIONS)}")
+    if options and path.suffix.lower() not in IMPORT_FORMATS:
+        flag = next(IMPORT_OPTIONS[k] for k in IMPORT_OPTIONS if k in options)
+        if path.suffix == ".toml":
+            kind = "a recipe (.toml), whose view distances come from its [radius] table (set them there)"
+        else:
+            kind = (f"scene data (.npz), whose view distances are the file's own (re-import the original with "
+                    f"'viewer scene import FILE {flag} ...')")
+        raise SceneError(f"{flag} applies only to a file imported on the fly ({', '.join(IMPORT_FORMATS)}); this "
+                         f"is {kind}", source=shown or str(path))
+    return options
+
+
+def load_scene(path, progress: Callable[[int, int], None] | None = None, *,
+               import_options: dict[str, str | None] | None = None) -> Scene:
     """Open a scene: a ``.toml`` recipe (generated now), a ``.npz`` data file, or a file to import
-    (glTF, PLY, CSV, TSV, Parquet: :func:`viewer.scenes.importers.import_scene` with its defaults).
+    (glTF, PLY, CSV, TSV, Parquet: :func:`viewer.scenes.importers.import_scene`).
 
     Returns a :class:`Scene` with ``source`` (the file) and ``sha256`` (of its bytes) set. Any
     problem with the file raises :class:`SceneError` whose message names the file and the field.
-    ``progress(done, n)`` is called while a recipe is generated.
+    ``progress(done, n)`` is called while a recipe is generated. ``import_options``: keyword arguments of
+    ``import_scene`` (keys of :data:`~viewer.scenes.importers.IMPORT_OPTIONS`: ``view_distance``,
+    ``columns``; None values are left out); given for a recipe or a ``.npz`` they are refused with a
+    :class:`SceneError` naming the flag (:func:`check_import_options`), before anything is generated.
     """
     p = resolve_scene_path(path)
+    options = check_import_options(p, import_options, shown=str(path))
     try:
         digest = _sha256(p)
     except OSError as exc:
@@ -98,7 +127,7 @@ def load_scene(path, progress: Callable[[int, int], None] | None = None) -> Scen
         if p.suffix == ".toml":
             scene = generate_recipe(read_recipe(p), progress)
         elif p.suffix.lower() in IMPORT_FORMATS:
-            scene = import_scene(p)
+            scene = import_scene(p, **options)
         else:
             scene = read_npz(p)
     except SceneError as exc:

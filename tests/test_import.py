@@ -66,13 +66,18 @@ def test_gltf_objects_are_mesh_nodes_and_gpu_instances_with_world_bounds(tmp_pat
     centres, extents, ids = expected()
     assert s.n == 5  # node 0, three instances on node 3, node 2 (a child of a rotated node)
     np.testing.assert_array_equal(s.centres, centres)
-    np.testing.assert_array_equal(s.radii, 200.0 * extents)  # the default rule, size:factor=200
+    # the default rule, from the file's own scale: the median object seen from an eighth of the extent
+    extent = float(np.ptp(centres, axis=0).max())
+    factor = float(f"{min(200.0, extent / 8 / np.median(extents)):.2g}")
+    cap = float(f"{extent / 2:.2g}")
+    np.testing.assert_array_equal(s.radii, np.minimum(factor * extents, cap))
     np.testing.assert_array_equal(s.sizes, (extents / 2).astype(np.float32))
     np.testing.assert_array_equal(s.meshes.ids, ids)
     assert s.meshes.k == 2 and s.meshes.faces.shape[0] == 12 + 4
     assert s.colours[:4].tolist() == [[255, 0, 0, 255]] * 4  # the material's base colour
     assert s.colours[4].tolist() == [0, 0, 255, 255]  # the mean vertex colour
-    assert s.recipe["import"]["format"] == "gltf" and s.recipe["import"]["view_distance"] == "size:factor=200"
+    assert s.recipe["import"]["format"] == "gltf"
+    assert s.recipe["import"]["view_distance"].startswith(f"size:factor={factor:g}")
     # transforms map each mesh's vertices onto the object's world-space box
     v, _ = s.meshes.mesh(0)
     a = s.meshes.transforms[2]
@@ -84,7 +89,8 @@ def test_a_gltf_file_is_a_scene_for_every_command(tmp_path, capsys):
     src = write_glb(tmp_path / "level.glb")
     code, out, err = run(capsys, "scene", "info", src)
     assert code == 0, err
-    assert "imported   gltf file level.glb, view distances size:factor=200" in out
+    assert "imported   gltf file level.glb, view distances size:factor=" in out
+    assert "(default, from the file's 1010-unit extent" in out  # its centres span 1009.5 in z
     assert "meshes     2 distinct, 16 triangles" in out
     assert load_scene(src).n == 5
 

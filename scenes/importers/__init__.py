@@ -19,16 +19,21 @@ from viewer.domain import RADIUS_LIMIT
 from ..errors import SceneError
 from ..scene import Scene
 from ..construct import check_domain
-from ._build import make_scene
+from ._build import import_line, make_scene
 from .columns import ROLES, parse_columns
-from .rules import DEFAULT_POINTS, DEFAULT_SIZED, parse_rule
+from .rules import DEFAULT_POINTS, DEFAULT_SIZED, default_rule, parse_rule
 
-__all__ = ["IMPORT_FORMATS", "ROLES", "DEFAULT_POINTS", "DEFAULT_SIZED", "import_scene", "parse_rule"]
+__all__ = ["IMPORT_FORMATS", "IMPORT_OPTIONS", "ROLES", "DEFAULT_POINTS", "DEFAULT_SIZED", "default_rule",
+           "import_line", "import_scene", "parse_rule"]
 
 #: file suffix -> format
 IMPORT_FORMATS: dict[str, str] = {
     ".gltf": "gltf", ".glb": "gltf", ".ply": "ply", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet",
 }
+
+#: the options of an import (keyword arguments of :func:`import_scene`) -> the flag that gives them on the
+#: command line (``viewer scene import``, and every command that imports a file on the fly)
+IMPORT_OPTIONS: dict[str, str] = {"view_distance": "--view-distance", "columns": "--columns"}
 
 
 def _read(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
@@ -51,8 +56,8 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
 
     columns : ``"x=px,y=py,z=pz,r=view"`` or ``{"x": "px", ...}``: which column plays which role
     view_distance : a rule for files without view distances (``constant:value=500``, ``size:factor=200``,
-        ``table:1=300,10=2000,100=inf``); default :data:`DEFAULT_SIZED` for objects with sizes, else
-        :data:`DEFAULT_POINTS`
+        ``table:1=300,10=2000,100=inf``); default: one picked from the file's own scale
+        (:func:`default_rule`)
     """
     p = Path(path)
     fmt = IMPORT_FORMATS.get(p.suffix.lower())

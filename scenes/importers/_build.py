@@ -17,9 +17,9 @@ from ..limits import fit_box
 from ..look import PALETTES, _ramp
 from ..meshes import MeshSet
 from ..scene import Scene
-from .rules import DEFAULT_POINTS, DEFAULT_SIZED, ViewDistanceRule, parse_rule
+from .rules import ViewDistanceRule, default_rule, parse_rule
 
-__all__ = ["make_scene", "radius_colours"]
+__all__ = ["make_scene", "radius_colours", "import_line"]
 
 
 def radius_colours(radii: np.ndarray) -> np.ndarray:
@@ -48,8 +48,9 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
     radii : (N,) float64 view distances from the file, or None: the ``rule`` decides
     extents : (N,) float64 object sizes (largest edge of each world-space bounding box), or None
     colours : (N, 4) uint8 RGBA from the file, or None (by view distance, :func:`radius_colours`)
-    rule : a view-distance rule (:mod:`.rules`); None: :data:`DEFAULT_SIZED` with sizes, else
-        :data:`DEFAULT_POINTS`. Ignored when ``radii`` is given.
+    rule : a view-distance rule (:mod:`.rules`); None: the default picked from the file's own scale
+        (:func:`.rules.default_rule`, the reason kept as ``view_distance_why``). Ignored when ``radii`` is
+        given.
     facts : what to record about the import (format, columns, ...); the recipe keeps them with the rule
     """
     centres = check_centres(centres)
@@ -57,7 +58,10 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
     diagonal = world * math.sqrt(3.0)
     record = {"format": fmt, **(facts or {})}
     if radii is None:
-        text = rule or (DEFAULT_SIZED if extents is not None else DEFAULT_POINTS)
+        if rule:
+            text, why = rule, "--view-distance"
+        else:
+            text, why = default_rule(centres, extents)
         r = parse_rule(text)
         if r.needs_sizes and extents is None:
             raise SceneError(f"the rule {text!r} needs object sizes, and this file gives none (add a size "
@@ -66,6 +70,7 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
         # checked here, naming what decided them, before colours are drawn from them
         check_domain(radii, "view distance", limit=RADIUS_LIMIT, nonnegative=True, rows="object")
         record["view_distance"] = text
+        record["view_distance_why"] = why
         record["inf_means"] = diagonal
     else:
         record["view_distance"] = "from the file"
@@ -74,6 +79,29 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
         colours = radius_colours(radii)
     return scene_from_arrays(centres, radii, sizes=sizes, colours=colours, world=world, origin=origin, name=name,
                              recipe={"import": record}, meshes=meshes)
+
+
+def import_line(scene: Scene) -> str:
+    """What an import made, in one line (``viewer scene import`` prints it after the output file, and every
+    command that imports a file on the fly prints it after the file): ``N objects, K meshes (FORMAT), view
+    distance: RULE (WHY; --view-distance to change): radii MIN..MAX (median MED)``, every figure with the
+    same significant digits (:func:`viewer.scenes.fmt.span`)."""
+    from ..fmt import span
+
+    rec = (scene.recipe or {}).get("import", {})
+    k = scene.meshes.k if scene.meshes is not None else 0
+    meshes = f", {k} mesh{'es' if k != 1 else ''}" if scene.meshes is not None else ""
+    text = rec.get("view_distance", "from the file")
+    if text == "from the file":
+        how = "from the file (its r column)"
+    else:
+        why = rec.get("view_distance_why")
+        words = parse_rule(text).describe()
+        if why == "--view-distance":
+            how = f"{words} (--view-distance {text})"
+        else:
+            how = f"{words} ({why + '; ' if why else ''}--view-distance to change)"
+    return f"{scene.n:,} objects{meshes} ({rec.get('format', '?')}), view distance: {how}: radii {span(scene.radii)}"
 
 
 def _apply(rule: ViewDistanceRule, extents: np.ndarray | None, n: int, diagonal: float) -> np.ndarray:

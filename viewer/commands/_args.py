@@ -8,7 +8,52 @@ import math
 
 from ..errors import UserError
 
-SCENE_HELP = "a scene recipe (.toml), scene data (.npz) or a bundled recipe name"
+SCENE_HELP = ("a scene recipe (.toml), scene data (.npz), a bundled recipe name, or a file to import "
+              "(.gltf, .glb, .ply, .csv, .tsv, .parquet; see the import options)")
+
+#: how ``--view-distance`` is documented wherever it is accepted
+VIEW_DISTANCE_HELP = (
+    "view distances for an imported file without an r column: constant:value=500 (every object seen from "
+    "500 world units), size:factor=40 (40 x the object's size; size:factor=40,max=300 caps it), "
+    "table:1=300,10=2000,100=inf (size up to 1 -> 300, up to 10 -> 2000, up to 100 -> never culled); inf is "
+    "the diagonal of the box around the objects. Default: picked from the file's own scale (size-based, the "
+    "median object seen from an eighth of the level's extent, none further than half of it; points: a tenth "
+    "of the diagonal), named in the import line")
+
+
+def add_import_options(parser: argparse.ArgumentParser) -> None:
+    """Add the import options (``--view-distance``, ``--columns``: how a glTF, PLY, CSV, TSV or Parquet file
+    becomes a scene) to ``parser``: declared once here for every command that takes such a file
+    (``view``, ``record``, ``soak``, ``scene info``, ``scene import``). Their values reach
+    :func:`viewer.scenes.load_scene` through :func:`import_options` (:func:`load_scene` here does both);
+    given with a recipe or a ``.npz`` they are refused, naming the flag."""
+    g = parser.add_argument_group("import options (a .gltf, .glb, .ply, .csv, .tsv or .parquet scene)")
+    g.add_argument("--view-distance", metavar="RULE", help=VIEW_DISTANCE_HELP)
+    g.add_argument("--columns", metavar="MAP",
+                   help="which column plays which role, e.g. x=px,y=py,z=pz,r=view "
+                        "(roles: x, y, z, r, size, red, green, blue, alpha)")
+
+
+def import_options(args: argparse.Namespace) -> dict[str, str | None]:
+    """The import options of parsed ``args`` (see :func:`add_import_options`), as the keyword arguments of
+    :func:`viewer.scenes.importers.import_scene` (None: not given)."""
+    return {"view_distance": getattr(args, "view_distance", None), "columns": getattr(args, "columns", None)}
+
+
+def load_scene(args: argparse.Namespace, progress=None, quiet: bool = False):
+    """Load ``args.scene`` with the import options of ``args`` (:func:`viewer.scenes.load_scene`); for a file
+    imported on the fly print the import line (what it made and the view-distance rule it chose, and why) to
+    stderr unless ``quiet``. ``progress(done, n)`` as ``load_scene`` takes it. Raises
+    :class:`viewer.scenes.SceneError` (a :class:`UserError`) for a bad file or an option it refuses."""
+    import sys
+    from pathlib import Path
+
+    from viewer.scenes import IMPORT_FORMATS, import_line, load_scene as _load
+
+    scene = _load(args.scene, progress, import_options=import_options(args))
+    if not quiet and Path(scene.source or "").suffix.lower() in IMPORT_FORMATS:
+        print(f"imported {args.scene}: {import_line(scene)}", file=sys.stderr, flush=True)
+    return scene
 
 #: the most frames one run renders or simulates: 1e7 frames is 46 hours at 60 frames per second, and
 #: every frame's pose is held in memory (with a CSV row of ~250 bytes per index and frame)

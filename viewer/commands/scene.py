@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _args
+
 PERCENTILES = (1, 10, 50, 90, 99, 99.9)
 MAX_ROWS = 20  # clusters listed by `info` before summarising the rest
 
@@ -55,8 +57,9 @@ def add_parser(subparsers) -> None:
         help="describe a scene: N, bounds, radius percentiles, per-cluster counts",
         description="Describe a scene (a .toml recipe is generated first, nothing is written).",
     )
-    i.add_argument("scene", metavar="SCENE", help="a .toml recipe, a .npz scene file or a bundled recipe's name")
+    i.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     i.add_argument("--json", action="store_true", help="print the description as JSON")
+    _args.add_import_options(i)
     i.set_defaults(func=cmd_info)
 
     im = sub.add_parser(
@@ -76,10 +79,13 @@ def add_parser(subparsers) -> None:
             "view distances, when the file has no r column (--view-distance RULE):\n"
             "  constant:value=500             every object seen from 500 world units\n"
             "  size:factor=200                r = 200 x the object's size (a minimum on-screen size)\n"
+            "  size:factor=40,max=300         r = 40 x the size, none seen from further than 300\n"
             "  table:1=300,10=2000,100=inf    size up to 1 -> 300, up to 10 -> 2000, up to 100 -> never\n"
             "                                 culled; larger -> the last distance\n"
-            "  default: size:factor=200 when the file gives sizes (glTF, a size column), else\n"
-            "  constant:value=diagonal/10 (a tenth of the diagonal of the box around the objects).\n"
+            "  default: picked from the file's own scale and named in the output line. With sizes (glTF,\n"
+            "  a size column): size:factor=F,max=M, the median object seen from an eighth of the level's\n"
+            "  extent (the largest edge of the box around the centres; F at most 200) and none from further\n"
+            "  than half of it. Without: constant:value=diagonal/10 (a tenth of the box's diagonal).\n"
             "  inf means the diagonal of the scene's world box (the box around every centre): seen from\n"
             "  anywhere in it, and inside the numeric domain every index answers exactly.\n"
             "The rule and the column mapping are recorded in the scene's recipe (viewer scene info)."
@@ -87,12 +93,8 @@ def add_parser(subparsers) -> None:
     )
     im.add_argument("file", metavar="FILE", help="a .gltf, .glb, .ply, .csv, .tsv or .parquet file")
     im.add_argument("-o", "--output", metavar="OUT", help="output .npz file (default: FILE's stem + .npz, here)")
-    im.add_argument("--columns", metavar="MAP",
-                    help="which column plays which role, e.g. x=px,y=py,z=pz,r=view "
-                         "(roles: x, y, z, r, size, red, green, blue, alpha)")
-    im.add_argument("--view-distance", metavar="RULE",
-                    help="view distances for files without an r column (see below)")
     im.add_argument("--name", help="the scene's name (default: FILE's stem)")
+    _args.add_import_options(im)
     im.set_defaults(func=cmd_import)
 
     ls = sub.add_parser("list", help="list the bundled recipes", description="List the recipes bundled in scenes/.")
@@ -150,19 +152,51 @@ class _Progress:
             print(msg, file=sys.stderr, flush=True)
 
 
-def _load_for_generate(args, progress):
-    from viewer.scenes import SceneError, generate_recipe, load_scene, read_recipe, resolve_scene_path
+def renamed_for_n(name: str, old_n, new_n: int) -> str | None:
+    """The name of a scene whose recipe, named ``name`` for its ``old_n`` objects (``uniform-1m``: it ends in
+    ``-`` and the count as bundled names spell it), is generated with ``new_n`` instead: the same name for
+    the new count (``uniform-10m``); None when the name does not spell ``old_n`` or the count is unchanged
+    (``mine`` stays ``mine``)."""
+    from viewer.scenes.fmt import short_count
+
+    if not isinstance(old_n, int) or isinstance(old_n, bool) or old_n == new_n or old_n < 1:
+        return None
+    suffix = f"-{short_count(old_n)}"
+    if not name.endswith(suffix) or name == suffix:
+        return None
+    return name[: -len(suffix)] + f"-{short_count(new_n)}"
+
+
+def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
+    """What ``scene generate`` will do, decided before any work: the resolved path, the recipe with the
+    --n / --seed overrides (None without them), when --n changes the count a recipe's name spells
+    (``uniform-1m --n 1e7``) the name it was renamed from (the recipe then carries the new name), and the
+    recipe's own n."""
+    from viewer.scenes import SceneError, read_recipe, resolve_scene_path
 
     path = resolve_scene_path(args.recipe)
     if args.n is None and args.seed is None:
-        return load_scene(path, progress=progress)
+        return path, None, None, None
     if path.suffix != ".toml":
         raise SceneError("--n and --seed apply only to a .toml recipe", source=str(path))
     recipe = read_recipe(path)
+    was, old_n = None, recipe.get("n")
     if args.n is not None:
+        new = renamed_for_n(str(recipe.get("name", path.stem)), recipe.get("n"), args.n)
+        if new is not None:
+            was, recipe["name"] = recipe["name"], new
         recipe["n"] = args.n
     if args.seed is not None:
         recipe["seed"] = args.seed
+    return path, recipe, was, old_n
+
+
+def _load_for_generate(args, progress, plan=None):
+    from viewer.scenes import SceneError, generate_recipe, load_scene
+
+    path, recipe, _, _ = plan if plan is not None else _generate_plan(args)
+    if recipe is None:
+        return load_scene(path, progress=progress)
     try:
         scene = generate_recipe(recipe, progress)
     except SceneError as exc:
@@ -175,27 +209,33 @@ def cmd_generate(args) -> int:
     from viewer.scenes import SceneError, save_scene
 
     from viewer.host.output import check_output_file
+    from viewer.scenes.fmt import span
 
-    out = Path(args.output) if args.output is not None else Path(Path(args.recipe).stem + ".npz")
+    plan = _generate_plan(args)
+    was, old_n = plan[2], plan[3]
+    stem = Path(args.recipe).stem
+    if was is not None:  # uniform-1m --n 1e7 writes uniform-10m.npz, not a "1m" file of 10m objects
+        stem = renamed_for_n(stem, old_n, args.n) or stem
+    out = Path(args.output) if args.output is not None else Path(stem + ".npz")
     if out.suffix != ".npz":
         raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
     check_output_file(out, "-o/--output")  # before generating: a minute of work must not end in "cannot write"
     t0 = time.perf_counter()
-    scene = _load_for_generate(args, _Progress(f"generating {Path(args.recipe).stem}", not args.quiet))
+    scene = _load_for_generate(args, _Progress(f"generating {Path(args.recipe).stem}", not args.quiet), plan)
     save_scene(scene, out)
     dt = time.perf_counter() - t0
-    r = scene.radii
     gen = scene.generator or "data"
     size = out.stat().st_size / 1e6
+    name = f"{scene.name} (renamed from {was} for --n {args.n:,})" if was is not None else scene.name
     print(
-        f"wrote {out}: {scene.name}, {scene.n:,} objects ({gen}, seed {scene.seed}), "
-        f"radii {r.min():.3g}..{r.max():.4g} (median {np.median(r):.3g}), {size:.1f} MB, {dt:.2f} s"
+        f"wrote {out}: {name}, {scene.n:,} objects ({gen}, seed {scene.seed}), "
+        f"radii {span(scene.radii)}, {size:.1f} MB, {dt:.2f} s"
     )
     return 0
 
 
 def cmd_import(args) -> int:
-    from viewer.scenes import SceneError, save_scene
+    from viewer.scenes import SceneError, import_line, save_scene
     from viewer.scenes.importers import import_scene
 
     out = Path(args.output) if args.output else Path(Path(args.file).stem + ".npz")
@@ -208,14 +248,7 @@ def cmd_import(args) -> int:
     t1 = time.perf_counter()
     save_scene(scene, out)
     t2 = time.perf_counter()
-    r = scene.radii
-    how = scene.recipe["import"]["view_distance"]
-    meshes = f", {scene.meshes.k} meshes" if scene.meshes is not None else ""
-    print(
-        f"wrote {out}: {scene.name}, {scene.n:,} objects{meshes} ({scene.recipe['import']['format']}), view "
-        f"distances {how}: {r.min():.3g}..{r.max():.4g} (median {np.median(r):.3g}); "
-        f"read {t1 - t0:.2f} s, written {t2 - t1:.2f} s"
-    )
+    print(f"wrote {out}: {scene.name}, {import_line(scene)}; read {t1 - t0:.2f} s, written {t2 - t1:.2f} s")
     return 0
 
 
@@ -252,7 +285,10 @@ def describe(scene) -> dict:
             "max": float(r.max()),
             "mean": float(r.mean()),
         },
-        "sizes": {"min": float(scene.sizes.min()), "max": float(scene.sizes.max())},
+        # an object's size is its largest box edge (README, the view-distance rules); the arrays hold the drawn
+        # half-extent, so twice that
+        "sizes": {"min": 2.0 * float(scene.sizes.min()), "max": 2.0 * float(scene.sizes.max()),
+                  "measure": "largest box edge (twice the drawn half-extent)"},
         "background": int(np.count_nonzero(cat < 0)),
         "clusters": clusters,
         "extras": scene.extras,
@@ -264,9 +300,9 @@ def _fmt_vec(v) -> str:
 
 
 def cmd_info(args) -> int:
-    from viewer.scenes import load_scene
+    from viewer.scenes.fmt import num
 
-    scene = load_scene(args.scene, progress=_Progress(f"generating {Path(args.scene).stem}"))
+    scene = _args.load_scene(args, progress=_Progress(f"generating {Path(args.scene).stem}"), quiet=True)
     d = describe(scene)
     if args.json:
         print(json.dumps(d, indent=2))
@@ -285,8 +321,10 @@ def cmd_info(args) -> int:
             out.append(f"radius     {model} ({', '.join(f'{k}={v:g}' for k, v in rm.items())})")
     elif scene.recipe and "import" in scene.recipe:
         imp = scene.recipe["import"]
+        why = imp.get("view_distance_why")
+        why = f" ({why})" if why and why != "--view-distance" else ""
         out.append(f"imported   {imp.get('format')} file {imp.get('file')}, view distances {imp.get('view_distance')}"
-                   + (f" (inf = {imp['inf_means']:.6g})" if "inf_means" in imp else "")
+                   + why + (f" (inf = {imp['inf_means']:.6g})" if "inf_means" in imp else "")
                    + (f", columns {imp['columns']}" if imp.get("columns") else ""))
         if scene.meshes is not None:
             out.append(f"meshes     {scene.meshes.k} distinct, {scene.meshes.faces.shape[0]:,} triangles in all")
@@ -297,7 +335,8 @@ def cmd_info(args) -> int:
     out.append(f"bounds     {_fmt_vec(d['bounds'][0])} .. {_fmt_vec(d['bounds'][1])}")
     rr = d["radii"]
     out.append("radii      " + "  ".join(f"{k} {v:.4g}" for k, v in rr.items()))
-    out.append(f"sizes      {d['sizes']['min']:.4g} .. {d['sizes']['max']:.4g}")
+    out.append(f"size       largest box edge {num(d['sizes']['min'])} .. {num(d['sizes']['max'])} (each object's "
+               f"size, as view-distance rules read it: twice the drawn half-extent)")
     n = max(1, d["n"])
     cl = d["clusters"]
     out.append(f"clusters   {len(cl)}; background (no cluster) {d['background']:,} ({100 * d['background'] / n:.1f}%)")

@@ -46,6 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help="a scene with a [motion] table (.toml, .npz or a bundled name, "
                                                   "e.g. dynamic-100k)")
+    _args.add_import_options(p)
     p.add_argument("--index", default="octree", metavar="NAME", help="the index to soak (default: %(default)s)")
     p.add_argument("--frames", type=_args.frame_count, default=100_000, metavar="N",
                    help="frames to run (default 100000; 1e5 is accepted)")
@@ -86,8 +87,6 @@ def _mib(b: int) -> str:
 def run(args) -> int:
     import numpy as np
 
-    from viewer.scenes import load_scene
-
     from ..frame.events import VisibilityTracker, warm as warm_events
     from ..index import INDEXES, QueryOverflow, brute_query, make_index
     from ..frame.motion import MotionState, advance, warm as warm_motion
@@ -100,9 +99,12 @@ def run(args) -> int:
         raise UserError(f"--index {args.index}: not available here: {why}")
     say = (lambda *a: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
 
-    scene = load_scene(args.scene)
+    scene = _args.load_scene(args, quiet=args.quiet)
     state = MotionState.from_scene(scene)
     if state is None:
+        if (scene.recipe or {}).get("import"):  # glTF, PLY, CSV, Parquet: placements, never motion
+            raise UserError(f"{args.scene}: an imported file has no moving objects, nothing would move (soak runs a "
+                            "recipe with a [motion] table, e.g. dynamic-100k)")
         raise UserError(f"{args.scene}: the scene has no [motion] table, nothing would move (try dynamic-100k)")
     warm_motion()
     warm_events()

@@ -64,6 +64,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
+    _args.add_import_options(p)
     p.add_argument("--index", metavar="NAME",
                    help="the index to start with, or gpu (culling on the GPU; default: octree when available, "
                         "else brute); I cycles at run time")
@@ -168,10 +169,8 @@ def run(args) -> int:
 
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
-    from viewer.scenes import load_scene
-
     print(f"loading {args.scene} ...", file=sys.stderr)
-    scene = load_scene(args.scene)
+    scene = _args.load_scene(args)
     if args.headless:
         return _headless(args, scene, index, cam_path)
     return _window(args, scene, index, takes)
