@@ -146,3 +146,20 @@ def test_a_bad_rule_on_view_is_one_message(level, tmp_path):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading ")]
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "field '--view-distance'" in lines[0] and "write constant:value=DISTANCE" in lines[0], lines[0]
+
+
+def test_bench_takes_the_rule_for_a_scene_file_and_refuses_it_for_generators(level, tmp_path):
+    """bench runs an imported file with the given view distance (a larger one: more visible per query), and
+    refuses the option where it would be ignored: a generator's radii come from --radius."""
+    visible = {}
+    for value in (5, 500):
+        out = tmp_path / f"b{value}"
+        r = viewer(tmp_path, "bench", "--scene", level, "--index", "octree", "--queries", 20, "--rounds", 1,
+                   "--dynamic", "none", "--updates", 0, "--no-first-build", "--no-plots",
+                   "--view-distance", f"constant:value={value}", "--out", out, timeout=240)
+        assert r.returncode == 0, r.stderr[-2000:]
+        rows = [row for row in csv.DictReader((out / "bench.csv").open()) if row["index"] == "octree"]
+        visible[value] = float(rows[0]["mean_visible"])
+    assert visible[500] > visible[5] >= 0
+    r = viewer(tmp_path, "bench", "--scene", "uniform", "--n", "1e3", "--view-distance", "constant:value=5")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "--view-distance" in r.stderr, r.stderr

@@ -126,6 +126,7 @@ class BenchConfig:
     first_build: bool = False
     rounds: int = 3  # passes over the camera points (measure_static)
     estimate: bool = False  # say the run's time and memory first, from a small trial (viewer.bench.estimate)
+    import_options: dict = field(default_factory=dict)  # how scene files imported on the fly become scenes
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
@@ -194,7 +195,7 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
             _run_workload(cfg, wl, usable, results, reads, log)
     for path in files:
         t0 = time.perf_counter()
-        wl = scene_workload(path, queries=cfg.queries, seed=cfg.seed)
+        wl = scene_workload(path, queries=cfg.queries, seed=cfg.seed, import_options=cfg.import_options)
         log(f"[{wl.name}] loaded from {path} in {time.perf_counter() - t0:.1f} s")
         if fits(wl.n, f"{path} (N = {wl.n:,})"):
             _run_workload(cfg, wl, usable, results, reads, log)

@@ -74,13 +74,15 @@ def make_workload(
     return Workload(label, scene, n, sc.centres, sc.radii, pts, world)
 
 
-def scene_workload(path: str, queries: int = 300, seed: int = 0) -> Workload:
-    """A workload from a scene file: a ``.npz``, a ``.toml`` recipe or a bundled recipe's name
-    (``clustered-100k``), with its own N; labelled ``<scene name>-<N>`` (the name alone when it already ends
-    so). :class:`SceneError` naming the file for a bad one."""
+def scene_workload(path: str, queries: int = 300, seed: int = 0,
+                   import_options: dict[str, str | None] | None = None) -> Workload:
+    """A workload from a scene file: a ``.npz``, a ``.toml`` recipe, a bundled recipe's name
+    (``clustered-100k``) or a file imported on the fly (glTF, PLY, CSV, Parquet, with ``import_options``:
+    ``view_distance``, ``columns``), with its own N; labelled ``<scene name>-<N>`` (the name alone when it
+    already ends so). :class:`SceneError` naming the file for a bad one."""
     from viewer.scenes import load_scene
 
-    sc = load_scene(path)
+    sc = load_scene(path, import_options=import_options)
     pts = camera_points(sc.centres, sc.world, queries, seed, origin=sc.origin)
     n = len(sc.radii)
     label = sc.name if sc.name.endswith(f"-{_short(n)}") else f"{sc.name}-{_short(n)}"  # clustered-100k as is

@@ -118,7 +118,9 @@ def add_parser(sub) -> None:
     p.add_argument("--scene", default="uniform,clustered,diagonal",
                    help="comma-separated workloads: scene generators (see 'viewer scene --help'), generated at "
                         "every --n; or scene files (.npz, .toml recipes, bundled recipe names such as "
-                        "clustered-100k), run once at their own N")
+                        "clustered-100k; or a .gltf, .glb, .ply, .csv, .tsv or .parquet file imported on the fly, "
+                        "with the import options below), run once at their own N")
+    _args.add_import_options(p)
     p.add_argument("--radius", default="default", metavar="MODELS",
                    help="';'-separated view-radius models, each a workload of its own: 'default' (heavy-tailed: "
                         "most 5..30, a few up to 1000), 'constant:value=20', 'log-uniform:min=1,max=5', "
@@ -167,18 +169,24 @@ def run(args) -> int:
     from viewer.host.machine import machine, system
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
-    from viewer.scenes import SceneError, resolve_scene_path
+    from viewer.scenes import SceneError, check_import_options, resolve_scene_path
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
     if not scenes:
         raise UserError("--scene names no workload")
+    options = _args.import_options(args)
     for s in scenes:
         if s not in GENERATORS:
             try:
-                resolve_scene_path(s)
+                path = resolve_scene_path(s)
             except SceneError as exc:
                 raise UserError(f"--scene {s!r} is neither a scene generator ({', '.join(GENERATORS)}) nor a scene "
                                 f"file: {exc}") from None
+            check_import_options(path, options, shown=s)  # refused, naming the flag, for a recipe or .npz
+        elif any(v is not None for v in options.values()):
+            flag = "--view-distance" if options.get("view_distance") is not None else "--columns"
+            raise UserError(f"{flag} applies only to a scene file imported on the fly (.gltf, .glb, .ply, .csv, "
+                            f".tsv, .parquet); --scene {s} is a generator, whose view distances come from --radius")
     sep = ";" if (";" in args.index or ":" in args.index) else ","
     specs = [parse_index_spec(t) for t in args.index.split(sep) if t.strip()]
     if not specs:
@@ -193,7 +201,8 @@ def run(args) -> int:
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,
-                      first_build=not args.no_first_build, rounds=args.rounds, estimate=True)
+                      first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
+                      import_options={k: v for k, v in options.items() if v is not None})
     table = run_bench(cfg)
     where = machine()
     print(machine_line(where))
