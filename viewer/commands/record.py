@@ -13,6 +13,10 @@ from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
 
+#: frames of the default recording of a generated path (a demo: the whole flight at a larger step; --full: every
+#: frame at 1/60 s). About a minute on this repository's 2-core machine from an empty kernel cache, loaded.
+DEMO_FRAMES = 1800
+
 DESCRIPTION = """\
 Replay a camera path through the scene offscreen (EGL, no display needed), rendering every frame
 with a fixed time step, and record one row per frame (stage times, counts, camera pose) into
@@ -25,8 +29,15 @@ world, from the same seed), and the CSV's moved / update_ms columns carry the co
 the visibility events (--hysteresis MARGIN: leave only beyond r + MARGIN, or r * (1 + P%) for "P%").
 
 Without --path the scene's generated fly-through is used (--generated picks another: it crosses
-the clusters, runs along the diagonal, passes near the remote cluster). Read the results with
+the clusters, runs along the diagonal, passes near the remote cluster). By default that is a demo:
+the whole flight in at most 1800 frames (a larger step than 1/60 s when the flight is longer, about
+a minute on a 2-core machine even on a first run); --full records every frame at 1/60 s (the
+fly-through of clustered-100k: 5401 frames); --frames and --dt choose the frames themselves. Read the results with
 'viewer plot DIR/*.csv -o fig.png' and 'viewer compare DIR/*.csv'.
+
+The first run compiles the numba kernels the recording runs (tens of seconds, said on stderr as it
+happens; only the chosen indexes' build and query, their batch move in a moving world); later runs
+load them from the cache.
 
 A recording is never overwritten by accident: when DIR already holds INDEX.csv or INDEX.meta.json for
 one of the indexes to record (or a link by that name), the command stops before the scene loads and
@@ -45,13 +56,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("record", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
+    _args.add_import_options(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--path", metavar="PATH", help="a camera path file (.toml or .json) to replay")
     src.add_argument("--generated", choices=GENERATED, default="flythrough",
                      help="which generated path to replay when no --path is given (default: %(default)s)")
+    p.add_argument("--full", action="store_true",
+                   help=f"record the generated path in full, every frame at 1/60 s (default: a demo of the whole "
+                        f"flight in at most {DEMO_FRAMES} frames; a --path is always recorded in full)")
     p.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="render the whole path in N frames (dt = duration / (N - 1)); "
-                        "default: as many frames as the path lasts at --dt")
+                        "default: as many frames as the path lasts at --dt (a generated path without --full: "
+                        f"at most {DEMO_FRAMES})")
     p.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
     p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
@@ -133,9 +149,40 @@ def _warn_if_take_of_another_scene(path_file: str, scene) -> None:
 
 
 def run(args) -> int:
+    """``viewer record``: the recording, inside the warm-up scope :func:`_warm_kernels` opens (the indexes
+    built while it is open compile only what the recording runs)."""
+    from contextlib import ExitStack
+
+    with ExitStack() as scopes:
+        return _record(args, scopes)
+
+
+def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes) -> None:
+    """Compile (or load from numba's cache) the kernels this recording runs, and only those, before
+    anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.host.compile`):
+    the recorded indexes' build and query, ``move_many`` in a moving world (a :func:`viewer.index.warm_scope`
+    left open in ``scopes`` for the rest of the command, so the indexes built later compile nothing more),
+    the octree's for the generated path's probe (``probe``: :mod:`viewer.paths.generate` flies the GL-free
+    pipeline over an octree), and the frame's kernels (the movers' in a moving world). Every session still
+    warms up before its first recorded frame (:meth:`viewer.render.ViewerSession.warm_up`), finding them warm."""
     import sys
 
-    from viewer.scenes import load_scene
+    from ..frame.pipeline import warm
+    from ..host.compile import reporting
+    from ..index import INDEXES, warm_scope, warm_up
+
+    moving = scene.motion is not None and bool(scene.motion.m)
+    scopes.enter_context(warm_scope(("build", "query", "move_many") if moving else ("build", "query")))
+    indexes = [n for n in names if n in INDEXES]  # (gpu culling warms up in its session)
+    if probe and "octree" not in indexes:
+        indexes.append("octree")
+    with reporting(sys.stderr, enabled=not quiet):
+        warm_up(indexes)
+        warm(motion=moving)
+
+
+def _record(args, scopes) -> int:
+    import sys
 
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path
@@ -165,11 +212,12 @@ def run(args) -> int:
             bar = Progress(n, f"generate {Path(args.scene).name}", unit="objects", enabled=not args.quiet)
         bar.update(done)
 
-    scene = load_scene(args.scene, progress=loading)
+    scene = _args.load_scene(args, progress=loading, quiet=args.quiet)
     if bar is not None:
         bar.close()
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
+    _warm_kernels(scene, names, probe=cam_path is None, quiet=args.quiet, scopes=scopes)
     if cam_path is None:
         try:
             cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])
@@ -182,8 +230,11 @@ def run(args) -> int:
                      "sha256": hashlib.sha256(Path(args.path).read_bytes()).hexdigest()}
         what = f"--path {args.path}"
     _args.planned_frames(cam_path.duration, args.frames, args.dt or 1.0 / 60.0, what)
+    full = None  # frames of the full recording, when this one is the demo
     if args.frames is None and args.dt is None:
         samples = cam_path.sample(dt=1.0 / 60.0)
+        if args.path is None and not args.full and len(samples) > DEMO_FRAMES:
+            full, samples = len(samples), cam_path.sample(frames=DEMO_FRAMES)
     else:
         samples = cam_path.sample(frames=args.frames, dt=args.dt)
     path_meta.update(keyframes=len(cam_path), duration_s=cam_path.duration, frames=len(samples), dt=samples.dt)
@@ -191,10 +242,12 @@ def run(args) -> int:
         save_path(cam_path, args.save_path)
     if not args.quiet:
         moving = "" if scene.motion is None else f" ({scene.motion.m} moving)"
+        demo = "" if full is None else f" (a demo: the whole flight; --full records all {full} at 1/60 s)"
         print(f"{scene.name}: {len(scene.centres)} objects{moving}; path {cam_path.name}: {len(samples)} frames, "
-              f"dt {samples.dt:.4g} s; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
+              f"dt {samples.dt:.4g} s{demo}; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
     csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
-                  progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force)
+                  progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force,
+                  take_dt=args.frames is None and args.dt is None)  # a moving world's take: its own dt
     print(drawing_share(csvs))
     return 0
 

@@ -80,12 +80,19 @@ def pack_colours(rgba: np.ndarray) -> np.ndarray:
     return a.view(np.uint32).reshape(-1).copy()
 
 
-def warm() -> None:
-    """Compile the numba kernels of the pipeline (before anything timed)."""
-    frustum.warm()
-    _frame_kernels.warm()
-    motion.warm()
-    events.warm()
+def warm(*, motion: bool = True) -> None:
+    """Compile the numba kernels of the pipeline (before anything timed): the frustum cull, the gather and
+    sort, the visibility events and, with ``motion`` (a moving world), the movers' step. Compilations are
+    reported as the ``frame`` group (:func:`viewer.host.compile.compile_group`)."""
+    from ..host.compile import compile_group
+    from . import motion as movers  # (the argument hides the module's name)
+
+    with compile_group("frame"):
+        frustum.warm()
+        _frame_kernels.warm()
+        events.warm()
+        if motion:
+            movers.warm()
 
 
 class FramePipeline:
@@ -366,13 +373,13 @@ class FramePipeline:
     # ----------------------------------------------------------------------------- warm-up
     def warm_up(self) -> None:
         """Compile every kernel a frame of this pipeline runs, with the arrays it runs them on, so no
-        timed frame pays for compilation: the frame kernels (cull, gather, events, motion), the culling
+        timed frame pays for compilation: the frame kernels (cull, gather, events; motion in a moving world), the culling
         mode's own (:meth:`viewer.frame.CullingMode.warm_up`), and in a moving world one step of the
         movers on a copy of their state and a move of them in the mode to where they already are (the
         world does not change). Query, cull and gather then run in the caller's unrecorded warm-up frames."""
-        warm()
-        self.mode.warm_up()
         mo = self.motion
+        warm(motion=mo is not None and bool(mo.m))  # a still world never runs the movers' kernel
+        self.mode.warm_up()
         if mo is not None and mo.m:
             advance(copy.deepcopy(mo), 1e-3)
             self.mode.move_many(mo.ids, self.centres[mo.ids], self.radii[mo.ids] if mo.changes_radii else None)

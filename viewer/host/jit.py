@@ -27,17 +27,21 @@ import numba
 
 __all__ = ["CACHE", "KERNEL_DIGEST", "kernel_digest", "njit", "njit_noref"]
 
-_IMPORTS_NUMBA = re.compile(rb"^[ \t]*(import numba|from numba\b|from \S*jit import)", re.MULTILINE)
+# a module-level numba import (not one inside a function that only reads numba's version or threads), or
+# an import from this module anywhere
+_IMPORTS_NUMBA = re.compile(rb"^(import numba|from numba\b|[ \t]*from \S*jit import)", re.MULTILINE)
 
 #: the package's folder (``viewer/``); kernels of files under it get the digest in their cache key
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def kernel_digest(root: Path = _PACKAGE) -> str:
-    """SHA-256 (hex) over the path and bytes of every ``.py`` file under ``root`` that imports numba or
-    imports from this module (a line ``import numba``, ``from numba ...`` or ``from ...jit import ...``),
-    in path order: what every cached kernel of the package depends on (its own file, its callees, the
-    compile switches)."""
+    """SHA-256 (hex) over the path and bytes of every ``.py`` file under ``root`` that imports numba at
+    module level (an unindented line ``import numba`` or ``from numba ...``) or imports from this module
+    (a line ``from ...jit import ...``), in path order: what every cached kernel of the package depends on
+    (its own file, its callees, the compile switches). A module that imports numba only inside a function
+    (to read its threading layer or thread count: the bench's report, the machine's description) defines
+    no kernel: editing it recompiles nothing."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         data = path.read_bytes()

@@ -9,7 +9,7 @@
 import importlib
 from collections.abc import Iterator, Mapping
 
-from ._contract import QueryOverflow, QueryStats, SphereIndex
+from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, warm_scope
 from .brute import BruteForce, brute_query
 
 # name -> (module, class). Modules are imported on first use, so `from viewer.index import Octree`
@@ -57,6 +57,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "ENTRY_POINTS",
     "INDEXES",
     "BruteForce",
     "BucketTree",
@@ -73,6 +74,7 @@ __all__ = [
     "SphereIndex",
     "brute_query",
     "make_index",
+    "warm_scope",
     "warm_up",
 ]
 
@@ -86,9 +88,21 @@ def make_index(name: str, centres, radii, **options) -> SphereIndex:
     return cls(centres, radii, **options)
 
 
-def warm_up(names=None) -> None:
+def warm_up(names=None, entry_points=None) -> None:
     """Compile (or load from numba's cache) every kernel of the named indexes (keys of :data:`INDEXES`;
     default: every one whose libraries are installed), so no JIT time lands in a measurement. Each
-    class's :meth:`SphereIndex.warm_up` runs once per process; later calls return at once."""
+    class's :meth:`SphereIndex.warm_up` runs once per process; later calls return at once.
+
+    entry_points : only the build's kernels and those of these entry points (of :data:`ENTRY_POINTS`)
+        with those of an enclosing :func:`warm_scope` (None: the scope's, else all). Only meaningful inside
+        a :func:`warm_scope` naming at least as much: outside one, the next build warms every entry point.
+    Compilations are reported under each index's name when a :func:`viewer.host.compile.reporting` is on."""
+    from contextlib import nullcontext
+
+    from ..host.compile import compile_group
+
     for name in INDEXES if names is None else names:
-        INDEXES[name].warm_up()
+        cls = INDEXES[name]
+        # through a scope, not an argument: an index may override warm_up (the octree's runs on a thread)
+        with compile_group(name), nullcontext() if entry_points is None else warm_scope(entry_points):
+            cls.warm_up()

@@ -30,9 +30,10 @@ Public API (see :class:`SphereIndex`; every method validates here, then calls th
   in-band marker: a NaN radius can never be a real one). The whole batch is checked before anything
   moves; a bad batch changes nothing. The result equals the same moves made one by one with ``move``.
 - ``stats``: :class:`QueryStats` of the last query.
-- ``Cls.warm_up()``: compile (or load from numba's cache) every kernel the class's query, insert,
-  remove, move and move_many run, once per process, so JIT time never lands in a measurement;
-  building an index calls it. :func:`viewer.index.warm_up` does it for several classes.
+- ``Cls.warm_up(entry_points=None)``: compile (or load from numba's cache) every kernel the class's
+  build and the named entry points (:data:`ENTRY_POINTS`: query, insert, remove, move and move_many;
+  default: the :func:`warm_scope`'s, else all) run, once per process, so JIT time never lands in a
+  measurement; building an index calls it. :func:`viewer.index.warm_up` does it for several classes.
 
 **Errors**, one type per kind of mistake, raised before anything changes, the message naming the value:
 
@@ -51,15 +52,19 @@ for every index but one that stores -1 for a live object), and says where it is 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 import numpy as np
 
 from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
+from ..host.compile import compile_group
 from . import _contract_kernels as CK
 from . import _pages
 
 __all__ = [
+    "ENTRY_POINTS",
     "IdTable",
     "QueryOverflow",
     "QueryStats",
@@ -72,7 +77,57 @@ __all__ = [
     "check_batch",
     "check_id",
     "check_out",
+    "warm_scope",
 ]
+
+#: what a warm-up can compile, in the order :func:`_exercise` runs them (the build always)
+ENTRY_POINTS = ("build", "query", "insert", "move", "move_many", "remove")
+_ALL = frozenset(ENTRY_POINTS)
+#: the entry points of a warm-up that names none (every build's): set by :func:`warm_scope`, None: all
+_scope: frozenset | None = None
+_partly_warmed: set = set()  # classes warmed for fewer than all entry points inside a scope
+
+
+def _entry_points(points: Iterable[str] | None) -> frozenset:
+    """``points`` (None: the scope's, else all) checked, with the build added."""
+    if points is None:
+        return _scope if _scope is not None else _ALL
+    if isinstance(points, str):
+        points = (points,)
+    want = frozenset(points) | {"build"}
+    bad = sorted(want - _ALL)
+    if bad:
+        raise ValueError(f"unknown entry point(s) {', '.join(bad)}; choose from {', '.join(ENTRY_POINTS)}")
+    return want
+
+
+def is_warm(cls: type, entry_points: Iterable[str] | None = None) -> bool:
+    """Whether ``cls``'s warm-up has run for ``entry_points`` (None: the :func:`warm_scope`'s, else all):
+    what an index class overriding :meth:`SphereIndex.warm_up` checks, rather than its ``_warmed_up`` flag
+    alone (a warm-up inside a scope covers only the scope's entry points)."""
+    return bool(cls.__dict__.get("_warmed_up")) and _entry_points(entry_points) <= cls.__dict__.get("_warm_points", _ALL)
+
+
+@contextmanager
+def warm_scope(entry_points: Iterable[str]) -> Iterator[None]:
+    """Inside the block, a warm-up that names no entry points (the one every build runs, an index
+    class's ``warm_up()``) compiles only the build and ``entry_points`` (of :data:`ENTRY_POINTS`): what a
+    command will run (``viewer record``: the query, and ``move_many`` in a moving world), not every
+    entry point of the class. Every frame that runs only those still compiles nothing. On leaving the
+    outermost scope, a class warmed for fewer than all is marked not warmed, so a later warm-up (a
+    build outside any scope) completes it."""
+    global _scope
+    want = _entry_points(entry_points)
+    outer, _scope = _scope, want if _scope is None else _scope | want
+    try:
+        yield
+    finally:
+        _scope = outer
+        if outer is None:
+            for cls in list(_partly_warmed):
+                if cls.__dict__.get("_warm_points", _ALL) != _ALL:
+                    cls._warmed_up = False
+            _partly_warmed.clear()
 
 _NEG_COORD = -COORD_LIMIT
 _DOMAIN = f"|coordinate| <= 2**100 ({COORD_LIMIT:.4g})"
@@ -308,15 +363,19 @@ class SphereIndex:
 
     # ------------------------------------------------------------------------- warm-up
     @classmethod
-    def warm_up(cls) -> None:
-        """Compile (or load from numba's on-disk cache) every kernel this class's build, query,
-        insert, remove, move and move_many run, on a tiny index; once per class per process, so JIT
+    def warm_up(cls, entry_points: Iterable[str] | None = None) -> None:
+        """Compile (or load from numba's on-disk cache) every kernel this class's build and
+        ``entry_points`` run (of :data:`ENTRY_POINTS`; None: those of the :func:`warm_scope`, else all:
+        query, insert, remove, move and move_many), on a tiny index; once per class per process, so JIT
         time never lands in a measurement. Building an index calls it; call it before timing."""
-        if cls.__dict__.get("_warmed_up") or cls.unavailable():
+        want = _entry_points(entry_points)
+        if cls.__dict__.get("_exercising") or cls.unavailable():
+            return  # (the tiny indexes of its own warm-up)
+        if is_warm(cls, want):
             return
         cls._warmed_up = True
         try:
-            _exercise(cls)
+            _exercise(cls, want)
         except BaseException:
             cls._warmed_up = False
             raise
@@ -431,30 +490,57 @@ class SphereIndex:
         return f"<{type(self).__name__} {self.name!r} n={len(self)}>"
 
 
-def _exercise(cls: type[SphereIndex]) -> None:
-    """Run every public operation of ``cls`` on a tiny index (and an empty one), so each kernel is
-    compiled or loaded with the argument types real use passes."""
+def _exercise(cls: type[SphereIndex], entry_points: Iterable[str] | None = None) -> None:
+    """Run the build and the public operations ``entry_points`` names (None: the :func:`warm_scope`'s,
+    else all of :data:`ENTRY_POINTS`) of ``cls`` on a tiny index (and an empty one), so each kernel they
+    run is compiled or loaded with the argument types real use passes. Compilations are reported under
+    the class's name (:func:`viewer.host.compile.compile_group`)."""
+    want = _entry_points(entry_points)
+    cls._exercising = True
+    try:
+        with compile_group(cls.name):
+            _exercise_points(cls, want)
+    finally:
+        cls._exercising = False
+    cls._warm_points = want | cls.__dict__.get("_warm_points", frozenset())
+    if want != _ALL:
+        _partly_warmed.add(cls)
+
+
+def _exercise_points(cls: type[SphereIndex], want: frozenset) -> None:
     rng = np.random.default_rng(0)
     c = rng.uniform(-10, 10, (64, 3))
     r = rng.uniform(0.5, 3, 64)
     r[0] = 50.0
     out = np.empty(128, dtype=np.int64)
-    cls(np.zeros((0, 3)), np.zeros(0), **cls.warm_options).query_into((0.0, 0.0, 0.0), out)
+    query = "query" in want
+    empty = cls(np.zeros((0, 3)), np.zeros(0), **cls.warm_options)
+    if query:
+        empty.query_into((0.0, 0.0, 0.0), out)
     ix = cls(c, r, **cls.warm_options)
-    ix.query_into((0.0, 0.0, 0.0), out)
-    i = ix.insert((1.0, 2.0, 3.0), 1.0)
-    j = ix.insert((1.0, 2.0, 3.0), 100.0)
-    ix.insert((300.0, -300.0, 300.0), 0.5)
-    ix.move(i, (2.0, 2.0, 2.0))
-    ix.move(i, (2.0, 2.0, 2.0), 80.0)
-    ix.move(j, (-200.0, 5.0, 5.0), 1.0)
-    ix.move_many(np.arange(1, 4), c[1:4] + 1.0)  # a small batch
-    ix.move_many(np.arange(1, 4), c[1:4], r[1:4])
-    ix.move_many(np.arange(1, 64), c[1:] + 0.5)  # a batch of most objects (a bulk pass, where one exists)
-    ix.remove(i)
-    ix.remove(1)
-    ix._warm_more()
-    ix.query_into((0.0, 0.0, 0.0), out)
+    if query:
+        ix.query_into((0.0, 0.0, 0.0), out)
+    i, j = 5, 6  # without inserts, two of the tiny index's objects
+    if "insert" in want:
+        i = ix.insert((1.0, 2.0, 3.0), 1.0)
+        j = ix.insert((1.0, 2.0, 3.0), 100.0)
+        ix.insert((300.0, -300.0, 300.0), 0.5)
+    if "move" in want:
+        ix.move(i, (2.0, 2.0, 2.0))
+        ix.move(i, (2.0, 2.0, 2.0), 80.0)
+        ix.move(j, (-200.0, 5.0, 5.0), 1.0)
+    if "move_many" in want:
+        ix.move_many(np.arange(1, 4), c[1:4] + 1.0)  # a small batch
+        ix.move_many(np.arange(1, 4), c[1:4], r[1:4])
+        ix.move_many(np.arange(1, 64), c[1:] + 0.5)  # a batch of most objects (a bulk pass, where one exists)
+        if "move" not in want:  # far and growing, as the single moves do (roots wrapped, objects relinked)
+            ix.move_many(np.array([i, j]), np.array([[2.0, 2.0, 2.0], [-200.0, 5.0, 5.0]]), np.array([80.0, 1.0]))
+    if "remove" in want:
+        ix.remove(i)
+        ix.remove(1)
+    if query:
+        ix._warm_more()
+        ix.query_into((0.0, 0.0, 0.0), out)
 
 
 class IdTable:

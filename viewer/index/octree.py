@@ -54,7 +54,7 @@ import numpy as np
 
 from . import _octree_kernels as K
 from . import _pages
-from ._contract import SphereIndex, _exercise, as_objects, as_point, grown
+from ._contract import SphereIndex, _exercise, as_objects, as_point, grown, is_warm
 
 __all__ = ["Octree"]
 
@@ -122,10 +122,10 @@ class Octree(SphereIndex):
     def _warm_up_start(cls) -> threading.Thread | None:
         """Load the build's kernels and start the thread that loads the others; returns it (maybe
         started earlier), or None when the warm-up is done or runs on this thread's stack."""
-        if cls.__dict__.get("_warmed_up") or _quiet():
+        if is_warm(cls) or _quiet():  # warm for the warm_scope's entry points (all, outside a scope)
             return None
         with _WARM_LOCK:
-            if cls.__dict__.get("_warmed_up"):
+            if is_warm(cls):
                 return None
             t = cls.__dict__.get("_warm_thread")
             if t is None or not (t.is_alive() or cls.__dict__.get("_warm_error")):
