@@ -235,5 +235,7 @@ def replay(
         hv.close()
     if progress:
         for name, r in recorders.items():
-            print(f"wrote {r.path} ({r.rows_written} frames)", file=sys.stderr)
+            built = r.meta.get("build_s")
+            built = "" if built is None else f"; {name} built in {built:.3g} s"
+            print(f"wrote {r.path} ({r.rows_written} frames{built})", file=sys.stderr)
     return {name: r.path for name, r in recorders.items()}
