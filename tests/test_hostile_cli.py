@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.cli import refused
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
 
@@ -28,15 +30,6 @@ def viewer(*args, timeout=300, prefix=(), cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def refused(status, err, *words):
-    """Exit status 2, exactly one error line, naming every one of ``words``, and no traceback."""
-    assert status == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert len(lines) == 1, err
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli import refused
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.gl
 
@@ -24,15 +26,6 @@ def viewer(*args, timeout: float = 240, cwd=None) -> tuple[int, str, str]:
     return p.returncode, p.stdout, p.stderr
 
 
-def refused(status: int, err: str, *words: str) -> str:
-    """Exit status 2, exactly one error line naming every one of ``words``, no traceback; returns the line."""
-    assert status == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert len(lines) == 1, err
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 def tiny_recipe(directory: Path, bundled: str, name: str) -> Path:

@@ -5,7 +5,6 @@ labels with control characters, empty takes, huge labels and legends, and a Ctrl
 from __future__ import annotations
 
 import csv
-import json
 import re
 import signal
 import subprocess
@@ -14,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.cli import refused
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,15 +26,6 @@ def viewer(*args, timeout: float = 180, cwd=None) -> tuple[int, str, str]:
     return p.returncode, p.stdout, p.stderr
 
 
-def refused(status: int, err: str, *words: str) -> str:
-    """Exit status 2, exactly one error line naming every one of ``words``, no traceback; returns the line."""
-    assert status == 2, err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if "error:" in ln]
-    assert len(lines) == 1, err
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 def record(path: Path, frames: int = 12, label: str | None = None, scene: str = "tiny", index: str = "brute") -> Path:

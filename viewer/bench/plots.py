@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 __all__ = ["plot_bench"]
@@ -16,18 +14,11 @@ def _save(fig, path: Path) -> Path:
     replaced, never written through, and a failed write leaves no partial image. Closes ``fig``."""
     import matplotlib.pyplot as plt
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
+    from ..host.output import atomic_file
+
     try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_file(path) as fh:
             fig.savefig(fh, format="png", dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     finally:
         plt.close(fig)
     return path
