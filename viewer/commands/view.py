@@ -172,7 +172,10 @@ def run(args) -> int:
     print(f"loading {args.scene} ...", file=sys.stderr)
     scene = _args.load_scene(args)
     if args.headless:
-        return _headless(args, scene, index, cam_path)
+        from ..host.compile import reporting
+
+        with reporting(sys.stderr):  # a first run says that it compiles, and how long it takes
+            return _headless(args, scene, index, cam_path)
     return _window(args, scene, index, takes)
 
 
