@@ -107,3 +107,19 @@ def test_the_gpu_mode_draws_a_files_own_meshes_as_the_cpu_mode_does(gl, tmp_path
     assert (rows["gpu"].culling, rows["gpu"].drawn, rows["gpu"].draw_calls) == ("gpu", scene.n, 2)
     assert rows["brute"].draw_calls == 2
     np.testing.assert_array_equal(images["gpu"], images["brute"])
+
+
+def test_a_frame_that_draws_nothing_groups_into_no_batches():
+    """Grouping an empty frame by mesh (the camera looking away from every object) is no batch, not an
+    error, and the next frame groups as usual."""
+    from viewer.frame.instances import INSTANCE_DTYPE
+    from viewer.scenes.meshes import MeshSet
+
+    ms = MeshSet(np.zeros((3, 3), np.float32), np.zeros((1, 3), np.int32), np.array([0, 1, 2, 3]),
+                 np.array([0, 1, 1, 1]), np.array([2, 0, 2, 1, 0], np.int32), np.tile(np.eye(3, 4), (5, 1, 1)))
+    b = MeshBatches(ms, np.zeros((5, 3)))
+    b.group(np.array([4, 2], np.int64), np.zeros(2, INSTANCE_DTYPE))
+    b.group(np.zeros(0, np.int64), np.zeros(0, INSTANCE_DTYPE))
+    assert b.batches() == [] and b.n == 0
+    b.group(np.array([3], np.int64), np.zeros(1, INSTANCE_DTYPE))
+    assert b.batches() == [(1, 0, 1)]

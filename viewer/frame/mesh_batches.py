@@ -63,6 +63,10 @@ class MeshBatches:
         """Group the frame's drawn objects ``drawn`` (m,) int64 and their records ``instances`` (m,)
         :data:`INSTANCE_DTYPE`, in draw order, by mesh."""
         m = int(drawn.shape[0])
+        if m == 0:  # nothing drawn this frame: no batches
+            self.starts[:] = 0
+            self.n = 0
+            return
         if m > self.records.shape[0]:
             self.records = np.zeros(max(m, 2 * self.records.shape[0], 64), dtype=MESH_INSTANCE_DTYPE)
         mesh = self.mesh_of[drawn]
