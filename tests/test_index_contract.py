@@ -120,6 +120,65 @@ def test_query_into_and_overflow(name, rng):
         ix.query_into((0.0, 0.0, 0.0), np.zeros(10, dtype=np.int32))
 
 
+def _morton_order(points):
+    """Indices sorting ``points`` (K, 3) along a Z-order curve (a batch a view manager would send)."""
+    lo, hi = points.min(0), points.max(0)
+    q = ((points - lo) / np.maximum(hi - lo, 1e-300) * 1023).astype(np.int64)
+    key = np.zeros(len(points), dtype=np.int64)
+    for bit in range(10):
+        for a in range(3):
+            key |= ((q[:, a] >> bit) & 1) << (3 * bit + a)
+    return np.argsort(key, kind="stable")
+
+
+@pytest.mark.parametrize("batch", ["unsorted", "sorted", "duplicated", "one", "empty"])
+def test_query_many_equals_single_queries(name, batch, rng):
+    """query_many: each view's ids equal its own query_into's, in that order, and brute force's set."""
+    c, r = DISTRIBUTIONS["clustered"](rng, 2000)
+    ix = make_index(name, c, r)
+    pts = query_points(rng, c, 60)
+    if batch == "sorted":
+        pts = pts[_morton_order(pts)]
+    elif batch == "duplicated":
+        pts = np.concatenate([pts[:20], pts[:20], pts[5:6]])
+    elif batch == "one":
+        pts = pts[:1]
+    elif batch == "empty":
+        pts = np.zeros((0, 3))
+    offsets, ids = ix.query_many(pts)
+    assert offsets.shape == (len(pts) + 1,) and offsets.dtype == np.int64 and offsets[0] == 0
+    assert ids.dtype == np.int64 and offsets[-1] == ids.size
+    for k, p in enumerate(pts):
+        got = ids[offsets[k]:offsets[k + 1]]
+        assert np.array_equal(got, ix.query(p)), k
+        assert np.array_equal(np.sort(got), np.sort(brute_query(c, r, p))), k
+    ix.query_many(pts)
+    assert ix.stats.visible == ids.size
+
+
+def test_query_many_into_and_overflow(name, rng):
+    c = rng.uniform(-1, 1, (100, 3))
+    r = np.full(100, 10.0)  # every sphere holds the origin, none holds (1e6, 0, 0)
+    ix = make_index(name, c, r)
+    pts = np.array([[0.0, 0.0, 0.0], [1e6, 0.0, 0.0], [0.5, 0.5, 0.5]])
+    offsets = np.full(4, -1, dtype=np.int64)
+    out = np.full(250, -1, dtype=np.int64)
+    assert ix.query_many_into(pts, offsets, out) == 200
+    assert offsets.tolist() == [0, 100, 100, 200]
+    assert sorted(out[:100]) == list(range(100)) and sorted(out[100:200]) == list(range(100))
+    small = np.full(130, -1, dtype=np.int64)
+    with pytest.raises(QueryOverflow) as err:
+        ix.query_many_into(pts, offsets, small)
+    assert err.value.needed == 200 and offsets.tolist() == [0, 100, 100, 200]
+    assert sorted(small[:100]) == list(range(100)) and small.min() >= 0  # what fitted was written
+    with pytest.raises(ValueError):
+        ix.query_many_into(pts, np.zeros(3, dtype=np.int64), out)  # K + 1 offsets
+    with pytest.raises(ValueError):
+        ix.query_many([[0.0, 0.0]])
+    with pytest.raises(ValueError):
+        ix.query_many([[0.0, np.nan, 0.0]])
+
+
 def test_insert_remove_move(name, rng):
     c, r = DISTRIBUTIONS["clustered"](rng, 1000)
     ix = make_index(name, c, r)

@@ -105,8 +105,18 @@ def machine_for(name: str):
                 c, r = self.model[i]
                 self._compare(c + np.array([r, 0.0, 0.0]))  # exactly on the surface
 
-        def _compare(self, p):
-            got = np.sort(self.index.query(p))
+        @rule(ps=st.lists(point, max_size=6), surface=st.booleans())
+        def query_many(self, ps, surface):
+            pts = np.array(ps, dtype=np.float64).reshape(-1, 3)
+            if surface and self.model:  # a view exactly on an object's surface, as query_at_object
+                c, r = self.model[sorted(self.model)[0]]
+                pts = np.concatenate([pts, [c + np.array([0.0, r, 0.0])]])
+            offsets, ids = self.index.query_many(pts)
+            for k, p in enumerate(pts):
+                self._compare(p, ids[offsets[k]:offsets[k + 1]])
+
+        def _compare(self, p, got=None):
+            got = np.sort(self.index.query(p) if got is None else got)
             keys = np.array(sorted(self.model), dtype=np.int64)
             if keys.size:
                 cs = np.array([self.model[k][0] for k in keys])

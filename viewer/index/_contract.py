@@ -24,6 +24,13 @@ Public API (see :class:`SphereIndex`; every method validates here, then calls th
   ``needed = K``: a result is never truncated silently.
 - ``insert(centre, radius) -> int`` (a new id; ids are never reused), ``remove(id)``,
   ``move(id, centre, radius=None)``, ``len(index)``.
+- ``query_many(points) -> (offsets, ids)``: many views at once, ``points`` (K, 3); CSR: the ids of
+  view ``k`` are ``ids[offsets[k]:offsets[k + 1]]`` (``offsets`` (K + 1,) int64), in the order
+  ``query_into`` gives for that point. ``query_many_into(points, offsets, out) -> int`` writes them
+  into preallocated arrays (``offsets`` (K + 1,), ``out`` (M,) int64) and returns the total; when it
+  exceeds M, :class:`QueryOverflow` carries the total needed (``offsets`` complete, ``out`` holding
+  what fitted). An index may share work among the points (one pass over its arrays for all of them);
+  the base class calls its query once per point.
 - ``move_many(ids, centres, radii=None)``: ``ids`` (M,) integer array (no floats, no bools, 1-D,
   each id at most once), ``centres`` (M, 3), ``radii`` (M,) or None. **Keeping the radius:** pass
   ``radii=None`` to keep every object's radius; inside the hooks the kept radius is NaN (the one
@@ -432,6 +439,37 @@ class SphereIndex:
             raise QueryOverflow(k, out.shape[0])
         return k
 
+    def query_many(self, points) -> tuple[np.ndarray, np.ndarray]:
+        """Many views at once: ``points`` (K, 3) world units -> ``(offsets (K + 1,) int64, ids (T,)
+        int64)``, view ``k``'s ids being ``ids[offsets[k]:offsets[k + 1]]`` in the order
+        :meth:`query_into` gives for that point. ``stats`` then sums over the K points (candidates,
+        visible, nodes visited) and keeps the most nodes entered on one level."""
+        pts = as_centres(points, name="points")
+        offsets = np.empty(pts.shape[0] + 1, dtype=np.int64)
+        while True:
+            try:
+                total = self._query_many_checked(pts, offsets, self._qbuf)
+            except QueryOverflow as exc:
+                self._qbuf = np.empty(max(exc.needed, 2 * self._qbuf.size), dtype=np.int64)
+                continue
+            return offsets, self._qbuf[:total].copy()
+
+    def query_many_into(self, points, offsets: np.ndarray, out: np.ndarray) -> int:
+        """Allocation-free :meth:`query_many`: writes ``offsets`` ((K + 1,) int64) and the ids into
+        ``out`` ((M,) int64) and returns their total T; :class:`QueryOverflow` (``needed = T``, after
+        writing every offset and the ids that fit) when T > M."""
+        pts = as_centres(points, name="points")
+        check_out(offsets)
+        if offsets.shape[0] != pts.shape[0] + 1:
+            raise ValueError(f"offsets must hold K + 1 = {pts.shape[0] + 1} values, got {offsets.shape[0]}")
+        return self._query_many_checked(pts, offsets, check_out(out))
+
+    def _query_many_checked(self, pts: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
+        total = self._query_many(pts, offsets, out)
+        if total > out.shape[0]:
+            raise QueryOverflow(total, out.shape[0])
+        return total
+
     def insert(self, centre, radius) -> int:
         """Add a sphere (``centre`` (3,), ``radius`` world units); returns its new id."""
         x, y, z = as_point(centre, "centre")
@@ -465,6 +503,27 @@ class SphereIndex:
     # ------------------------------------------------------------------------- hooks
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
+        """``points`` (K, 3) validated; write ``offsets`` (K + 1,) and as many ids as ``out`` holds, in
+        each point's :meth:`_query` order; return the total (which may exceed ``out.size``). The base
+        queries point by point; an index that can share work among the points overrides it."""
+        size = out.shape[0]
+        pos = 0
+        cand = nodes = level = 0
+        offsets[0] = 0
+        for k in range(points.shape[0]):
+            x, y, z = points[k].tolist()
+            # past the end of ``out``, an empty view: the count still comes back
+            n = self._query(x, y, z, out[min(pos, size):])
+            s = self._stats
+            cand += int(s[0])
+            nodes += int(s[2])
+            level = max(level, int(s[3]))
+            pos += n
+            offsets[k + 1] = pos
+        self._record(cand, pos, nodes, level)
+        return pos
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -541,6 +600,7 @@ def _exercise_points(cls: type[SphereIndex], want: frozenset) -> None:
     if query:
         ix._warm_more()
         ix.query_into((0.0, 0.0, 0.0), out)
+        ix.query_many_into(c[:3], np.empty(4, dtype=np.int64), out)  # a batch kernel, where one exists
 
 
 class IdTable:
