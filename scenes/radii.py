@@ -85,6 +85,22 @@ def _check_heavy(p: dict, prefix: str) -> None:
         raise SceneError(f"must be >= max ({p['max']:g}), got {p['tail_max']:g}", f"{prefix}.tail_max")
 
 
+def _classes(rng, m, p):
+    """Three classes of object, each with its own fixed distance: a share ``medium_share`` at ``medium``, a
+    share ``large_share`` at ``large``, the rest at ``small``."""
+    u = rng.random(m)
+    r = np.full(m, p["small"], dtype=np.float64)
+    r[u < p["medium_share"] + p["large_share"]] = p["medium"]
+    r[u < p["large_share"]] = p["large"]
+    return r
+
+
+def _check_classes(p: dict, prefix: str) -> None:
+    if p["medium_share"] + p["large_share"] > 1.0:
+        raise SceneError(f"medium_share + large_share must be at most 1, got {p['medium_share'] + p['large_share']:g}",
+                         f"{prefix}.large_share")
+
+
 _POS = dict(lo=0.0, lo_open=True)
 
 RADIUS_MODELS: dict[str, RadiusModel] = {
@@ -125,6 +141,22 @@ RADIUS_MODELS: dict[str, RadiusModel] = {
         _heavy,
         lambda p: max(p["max"], p["tail_max"]) if p["tail"] > 0 else p["max"],
         _check_heavy,
+    ),
+    "classes": RadiusModel(
+        "classes",
+        "three classes of object, each seen from its own fixed distance (a game server's per-class net cull "
+        "distances: pickups, characters, vehicles)",
+        {
+            "small": Param("float", 15.0, lo=0.0, doc="distance of the commonest class (pickups), world units"),
+            "medium": Param("float", 150.0, lo=0.0, doc="distance of the middle class (characters), world units"),
+            "large": Param("float", 500.0, lo=0.0, doc="distance of the rarest class (vehicles), world units"),
+            "medium_share": Param("float", 0.3, lo=0.0, hi=1.0, doc="share of objects in the middle class"),
+            "large_share": Param("float", 0.05, lo=0.0, hi=1.0, doc="share of objects in the rarest class"),
+        },
+        _classes,
+        lambda p: max(p["small"], p["medium"] if p["medium_share"] > 0 else 0.0,
+                      p["large"] if p["large_share"] > 0 else 0.0),
+        _check_classes,
     ),
 }
 

@@ -142,6 +142,34 @@ def test_points_exactly_on_sphere_surfaces(gl, origin, unit):
     g.release()
 
 
+def test_query_many_answers_every_view_in_one_dispatch(gl):
+    """GpuCuller.query_many: each view's ids equal brute force's (ascending), on dense and empty views,
+    duplicated views, surface points and after moves; K = 0 and K = 1 included."""
+    centres, radii, sizes, colours = scene_arrays("clustered", 20_000)
+    g = culler(gl, centres, radii, sizes, colours)
+    rng = np.random.default_rng(11)
+    pts = np.concatenate([centres[rng.integers(0, len(radii), 40)] + rng.normal(0, 3, (40, 3)),
+                          rng.uniform(-1000, 1000, (20, 3)), [[1e6, 0.0, 0.0]]])
+    pts = np.concatenate([pts, pts[:5], centres[:3] + np.array([[0.0, 0.0, 1.0]]) * radii[:3, None]])
+
+    def check(c, r, views):
+        offsets, ids = g.query_many(views)
+        assert offsets.shape == (len(views) + 1,) and offsets[-1] == ids.size
+        for k, p in enumerate(views):
+            assert np.array_equal(ids[offsets[k]:offsets[k + 1]], np.sort(brute_query(c, r, p))), k
+        return ids.size
+
+    assert check(centres, radii, pts) > 1000
+    assert check(centres, radii, pts[:1]) >= 0 and g.query_many(np.zeros((0, 3)))[0].tolist() == [0]
+    movers = rng.choice(len(radii), 2000, replace=False)
+    c2, r2 = centres.copy(), radii.copy()
+    c2[movers] += rng.normal(0, 50, (2000, 3))
+    r2[movers] *= 1.5
+    g.move(movers, c2[movers], r2[movers])
+    check(c2, r2, pts)
+    g.release()
+
+
 def test_after_moves_and_the_events_match_the_tracker(gl):
     centres, radii, sizes, colours = scene_arrays("clustered", 20_000, seed=5)
     world_c, world_r = centres.copy(), radii.copy()

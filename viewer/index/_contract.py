@@ -69,6 +69,7 @@ from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
 from ..host.compile import compile_group
 from . import _contract_kernels as CK
 from . import _pages
+from ._morton import morton_order
 
 __all__ = [
     "ENTRY_POINTS",
@@ -524,6 +525,29 @@ class SphereIndex:
             offsets[k + 1] = pos
         self._record(cand, pos, nodes, level)
         return pos
+
+    def _query_in_curve_order(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray, run) -> int:
+        """A ``_query_many`` for an index whose batch kernel answers the points one after another in one
+        call: the points go in Morton order (so consecutive ones share the upper levels, cells and rows
+        of the structure, warm in cache), then the answers are copied into view order.
+
+        ``run(points, order, scratch, start, count, stats) -> total`` answers ``points[order[j]]`` for
+        j = 0, 1, ... into ``scratch`` (as many ids as it holds), writing each view's ``start`` and
+        ``count`` and the summed counters into ``stats``; it runs again on a larger scratch when the
+        total did not fit."""
+        k = points.shape[0]
+        order = morton_order(points) if k > 1 else np.zeros(k, dtype=np.int64)
+        start = np.empty(k, dtype=np.int64)
+        count = np.empty(k, dtype=np.int64)
+        scratch = self.__dict__.get("_batch_scratch")
+        if scratch is None:
+            scratch = self._batch_scratch = np.empty(4096, dtype=np.int64)
+        while True:
+            total = run(points, order, scratch, start, count, self._stats)
+            if total <= scratch.shape[0]:
+                break
+            scratch = self._batch_scratch = np.empty(max(total, 2 * scratch.shape[0]), dtype=np.int64)
+        return CK.scatter_views(scratch, start, count, offsets, out)
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from viewer.host.jit import njit_noref
 
-__all__ = ["PAD_ABS", "PAD_REL", "box_pad", "emit", "first_bad_id", "holds"]
+__all__ = ["PAD_ABS", "PAD_REL", "box_pad", "emit", "first_bad_id", "holds", "scatter_views"]
 
 # The predicate (dx*dx + dy*dy) + dz*dz <= r*r is evaluated in float64: its roundings accept points a
 # few ulps of |c| + r outside the exact sphere (PAD_REL covers them), and its squares underflow to 0
@@ -72,3 +72,22 @@ def first_bad_id(ids, next_id, state, live_from, seen):
     for k in range(stop):
         seen[ids[k]] = 0
     return bad, why
+
+
+@njit_noref
+def scatter_views(scratch, start, count, offsets, out):
+    """The CSR answer of a batch answered out of order: view ``k``'s ids are ``scratch[start[k]:start[k] +
+    count[k]]`` (``start``, ``count`` (K,) int64); they are copied into ``out`` in view order (as many as
+    it holds) and ``offsets`` (K + 1,) int64 is written. Returns the total."""
+    size = out.shape[0]
+    pos = 0
+    offsets[0] = 0
+    for k in range(start.shape[0]):
+        s = start[k]
+        n = count[k]
+        stop = min(n, size - pos)
+        for i in range(stop):
+            out[pos + i] = scratch[s + i]
+        pos += n
+        offsets[k + 1] = pos
+    return pos

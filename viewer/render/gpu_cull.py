@@ -43,11 +43,11 @@ import moderngl
 import numpy as np
 
 from ..frame.culling import GPU, NO_INDEX, CullingMode
-from ..index import QueryStats
+from ..index import QueryOverflow, QueryStats
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from .shaders import ShaderLibrary
 
-__all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "gpu_cull_unavailable"]
+__all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_unavailable"]
 
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = INSTANCE_DTYPE.itemsize
@@ -113,6 +113,7 @@ class GpuCuller:
         c = np.asarray(centres, dtype=np.float64).reshape(-1, 3)
         n = c.shape[0]
         self.ctx = ctx
+        self.shaders = shaders
         self.n = n
         self.prefilter = shaders.program("cull", {"PREFILTER": 1})
         self.exact = shaders.program("cull")
@@ -222,9 +223,7 @@ class GpuCuller:
         f["query"][3] = fade
         f["query_f"][:3] = f["query"][:3]
         # the prefilter's absolute slack, rounded up to float32 (see the module docstring)
-        p_max = float(np.abs(f["query"][:3]).max())
-        delta = math.sqrt(3.0) * _U * (p_max + self.max_coord) * (1.0 + 8.0 * _U) + 2.0**-120
-        f["query_f"][3] = np.nextafter(np.float32(delta), np.float32(np.inf))
+        f["query_f"][3] = self._slack(f["query"][None, :3])[0]
         f["eye"][:3] = eye
         f["hysteresis"][0] = self.margin
         f["hysteresis"][1] = 1.0 if self.relative else 0.0
@@ -286,6 +285,64 @@ class GpuCuller:
         if k == 0:
             return np.zeros((0, 6), dtype=np.float32)
         return np.frombuffer(self.instances.read(k * _RECORD), dtype=np.float32).reshape(k, INSTANCE_WORDS).copy()
+
+    def _slack(self, points: np.ndarray) -> np.ndarray:
+        """(K,) float32: the prefilter's absolute slack for each query point (the module docstring's
+        bound), rounded up to float32."""
+        p_max = np.abs(points).max(axis=1) if points.size else np.zeros(0)
+        delta = math.sqrt(3.0) * _U * (p_max + self.max_coord) * (1.0 + 8.0 * _U) + 2.0**-120
+        return np.nextafter(delta.astype(np.float32), np.float32(np.inf))
+
+    def query_many(self, points) -> tuple[np.ndarray, np.ndarray]:
+        """The index contract's batch query on the GPU: every object tested against every point of
+        ``points`` (K, 3) float64 in one dispatch (``shaders/cull_many.glsl``: the float32 prefilter, then
+        the exact float64 predicate). Returns ``(offsets (K + 1,) int64, ids)``: view ``k``'s ids are
+        ``ids[offsets[k]:offsets[k + 1]]``, ascending. Waits for the GPU (a readback of 8 bytes a hit)."""
+        pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        k = pts.shape[0]
+        if k == 0 or self.n == 0:
+            return np.zeros(k + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        views = np.zeros((k, 4), dtype=np.float64)
+        views[:, :3] = pts
+        views_f = np.empty((k, 4), dtype=np.float32)
+        views_f[:, :3] = pts
+        views_f[:, 3] = self._slack(pts)
+        prog = self.shaders.program("cull_many")
+        bufs = [self.ctx.buffer(views.tobytes()), self.ctx.buffer(views_f.tobytes()), self.ctx.buffer(reserve=4)]
+        try:
+            cap = getattr(self, "_pair_cap", 0) or max(4096, 4 * k)
+            while True:
+                pairs = self.ctx.buffer(reserve=cap * 8)
+                try:
+                    bufs[2].write(np.zeros(1, dtype=np.uint32))
+                    self.objects.bind_to_storage_buffer(0)
+                    self.approx.bind_to_storage_buffer(1)
+                    bufs[0].bind_to_storage_buffer(2)
+                    bufs[1].bind_to_storage_buffer(3)
+                    pairs.bind_to_storage_buffer(4)
+                    bufs[2].bind_to_storage_buffer(5)
+                    prog["objects_n"].value = self.n
+                    prog["views_n"].value = k
+                    prog["capacity"].value = cap
+                    prog.run(*self._groups)
+                    self.ctx.memory_barrier()
+                    total = int(np.frombuffer(bufs[2].read(4), dtype=np.uint32)[0])
+                    if total <= cap:
+                        got = np.frombuffer(pairs.read(total * 8), dtype=np.uint32).reshape(total, 2) if total else \
+                            np.zeros((0, 2), dtype=np.uint32)
+                        break
+                finally:
+                    pairs.release()
+                cap = max(total, 2 * cap)
+            self._pair_cap = cap
+        finally:
+            for b in bufs:
+                b.release()
+        order = np.lexsort((got[:, 1], got[:, 0]))
+        ids = got[order, 1].astype(np.int64)
+        offsets = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(np.bincount(got[:, 0], minlength=k), out=offsets[1:])
+        return offsets, ids
 
     def release(self) -> None:
         """Free the GPU buffers."""
@@ -370,6 +427,48 @@ class GpuCulling(CullingMode):
     def drawn_ids(self, frame) -> np.ndarray:
         """A readback from the GPU, in the order drawn."""
         return self.culler.drawn_ids()
+
+    def release(self) -> None:
+        self.culler.release()
+
+
+class GpuQueries:
+    """The index contract's two queries on the GPU, for the clients bench (``viewer clients --index gpu``):
+    ``query_into`` (one view: a batch of one) and ``query_many_into`` (every view in one dispatch) over a
+    :class:`GpuCuller`; no events, no frustum. Each call waits for the GPU and reads the hits back, which
+    is what a server would do with the answer.
+
+    ctx, shaders : a context with compute shaders (:func:`gpu_cull_unavailable`) and its library
+    centres : (N, 3) float64, radii : (N,) float64, world units
+    """
+
+    name = GPU
+    shares_work = True  # one dispatch tests every object against every view
+
+    def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray):
+        n = len(radii)
+        self.culler = GpuCuller(ctx, shaders, centres, radii, np.zeros(n, np.float32), np.zeros(n, np.uint32))
+
+    def query_many(self, points) -> tuple[np.ndarray, np.ndarray]:
+        return self.culler.query_many(points)
+
+    def query(self, point) -> np.ndarray:
+        return self.culler.query_many(np.asarray(point, dtype=np.float64).reshape(1, 3))[1]
+
+    def query_many_into(self, points, offsets: np.ndarray, out: np.ndarray) -> int:
+        offs, ids = self.culler.query_many(points)
+        offsets[:] = offs
+        out[: min(ids.size, out.size)] = ids[: out.size]
+        if ids.size > out.size:
+            raise QueryOverflow(ids.size, out.size)
+        return ids.size
+
+    def query_into(self, point, out: np.ndarray) -> int:
+        ids = self.query(point)
+        out[: min(ids.size, out.size)] = ids[: out.size]
+        if ids.size > out.size:
+            raise QueryOverflow(ids.size, out.size)
+        return ids.size
 
     def release(self) -> None:
         self.culler.release()
