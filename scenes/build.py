@@ -147,6 +147,8 @@ def generate_recipe(
     else:
         colours = make_colours(look_rng, centres, radii, category, r["look"])
     motion = make_motion(_rng(s_motion), n, r["motion"]) if r.get("motion") else None
+    if r.get("radius_scale") is not None:  # a global view-distance scale: after the look, which reads radii
+        radii *= r["radius_scale"]
     try:
         return scene_from_arrays(
             centres, radii, sizes=sizes, colours=colours, category=category, world=world, origin=origin,
@@ -156,7 +158,8 @@ def generate_recipe(
     except SceneError as exc:
         # the recipe's bounds keep what it generates in the numeric domain; a model drawing past them by
         # rounding is refused here, naming what the recipe says about it, not by an index mid-run
-        field = _RECIPE_FIELD.get(exc.field, exc.field)
+        scaled = exc.field == "radii" and r.get("radius_scale") is not None
+        field = "radius_scale" if scaled else _RECIPE_FIELD.get(exc.field, exc.field)
         raise SceneError(f"the recipe generated {exc.problem}", field) from None
 
 

@@ -13,6 +13,8 @@ A recipe (from TOML or a Python dict) has these fields::
     [radius]     a radius model: {model = "...", ...} (see RADIUS_MODELS); default heavy-tailed
     [look]       sizes and colours (see scenes.look.LOOK_PARAMS)
     [motion]     optional: a share of the objects moves (see MOTION_FIELDS); absent: a static scene
+    radius_scale float > 0 .. 1e6, optional: a global view-distance scale, every radius multiplied by it
+                 after the look is drawn (``viewer map --budget`` finds one); absent: 1
 
 Generation (:mod:`.build`) runs a checked recipe; the ``.npz`` reader checks the recipe a file keeps the
 same way (through :func:`viewer.scenes.construct.scene_from_arrays`).
@@ -46,6 +48,8 @@ RECIPE_FIELDS: dict[str, Param] = {
     "radius": Param("table", None, doc="the view-radius model"),
     "look": Param("table", {}, doc="sizes and colours"),
     "motion": Param("table", None, doc="moving objects (absent: a static scene)"),
+    "radius_scale": Param("float", None, lo=0.0, lo_open=True, hi=1e6,
+                          doc="every view radius times this, after sizes and colours (absent: 1)"),
 }
 
 # Sections a later version will read. A recipe using one gets a clear "not supported yet" error;
@@ -105,6 +109,8 @@ def check_recipe(recipe: Mapping) -> dict:
         del r["motion"]  # a static recipe stays exactly what it was before [motion] existed
     else:
         r["motion"] = check_motion(r["motion"], "motion")
+    if r["radius_scale"] is None:
+        del r["radius_scale"]  # as for [motion]: a recipe without it checks to exactly what it did before
     if r["name"] is None:
         r["name"] = f"{r['generator']}-{r['n']}"
     return r

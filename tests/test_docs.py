@@ -26,6 +26,7 @@ MOVED = [
     "viewer/paths/README.md",
     "viewer/frame/README.md",
     "viewer/render/README.md",
+    "viewer/reports/README.md",
     "scenes/README.md",
 ]
 

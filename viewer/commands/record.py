@@ -202,19 +202,11 @@ def _record(args, scopes) -> int:
     if not args.force:
         _check_no_recording(out, names)
 
-    from ..host.progress import Progress
+    from ..host.progress import ProgressCallback
 
-    bar = None
-
-    def loading(done: int, n: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = Progress(n, f"generate {Path(args.scene).name}", unit="objects", enabled=not args.quiet)
-        bar.update(done)
-
+    loading = ProgressCallback(f"generate {Path(args.scene).name}", enabled=not args.quiet)
     scene = _args.load_scene(args, progress=loading, quiet=args.quiet)
-    if bar is not None:
-        bar.close()
+    loading.close()
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
     _warm_kernels(scene, names, probe=cam_path is None, quiet=args.quiet, scopes=scopes)

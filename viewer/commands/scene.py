@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -49,6 +48,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("-o", "--output", metavar="FILE", help="output .npz file (default: RECIPE's stem + .npz, here)")
     g.add_argument("--n", type=_count, metavar="N", help="override the recipe's number of objects (e.g. 1e7)")
     g.add_argument("--seed", type=_seed, metavar="SEED", help="override the recipe's seed")
+    g.add_argument("--radius-scale", type=_radius_scale, metavar="S",
+                   help="multiply every view radius by S (saved as the recipe's radius_scale, so a recording "
+                        "of the file uses it; 'viewer map --budget' finds one)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     g.set_defaults(func=cmd_generate)
 
@@ -125,31 +127,24 @@ def _seed(text: str) -> int:
     return v
 
 
-class _Progress:
-    """Progress of a long generation on stderr: one updating line on a terminal, a few lines otherwise."""
+def _radius_scale(text: str) -> float:
+    from viewer.scenes import RECIPE_FIELDS
 
-    MIN_N = 1_000_000
+    hi = RECIPE_FIELDS["radius_scale"].hi
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < v <= hi:
+        raise argparse.ArgumentTypeError(f"must be a number > 0 and <= {hi:g}, got {text!r}")
+    return v
 
-    def __init__(self, label: str, enabled: bool = True):
-        self.label = label
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.t0 = time.perf_counter()
-        self.last = -1
 
-    def __call__(self, done: int, n: int) -> None:
-        if not self.enabled or n < self.MIN_N:
-            return
-        pct = int(100 * done / n)
-        step = 1 if self.tty else 25
-        if pct // step == self.last // step and done < n:
-            return
-        self.last = pct
-        msg = f"{self.label}: {done:,}/{n:,} objects ({pct}%, {time.perf_counter() - self.t0:.1f} s)"
-        if self.tty:
-            print("\r" + msg, end="\n" if done >= n else "", file=sys.stderr, flush=True)
-        else:
-            print(msg, file=sys.stderr, flush=True)
+def _progress(label: str, enabled: bool = True):
+    """Progress of a long generation (a million objects or more) on stderr (:mod:`viewer.host.progress`)."""
+    from viewer.host.progress import ProgressCallback
+
+    return ProgressCallback(label, enabled=enabled, min_total=1_000_000)
 
 
 def renamed_for_n(name: str, old_n, new_n: int) -> str | None:
@@ -169,16 +164,16 @@ def renamed_for_n(name: str, old_n, new_n: int) -> str | None:
 
 def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
     """What ``scene generate`` will do, decided before any work: the resolved path, the recipe with the
-    --n / --seed overrides (None without them), when --n changes the count a recipe's name spells
-    (``uniform-1m --n 1e7``) the name it was renamed from (the recipe then carries the new name), and the
-    recipe's own n."""
+    --n / --seed / --radius-scale overrides (None without them), when --n changes the count a recipe's
+    name spells (``uniform-1m --n 1e7``) the name it was renamed from (the recipe then carries the new
+    name), and the recipe's own n."""
     from viewer.scenes import SceneError, read_recipe, resolve_scene_path
 
     path = resolve_scene_path(args.recipe)
-    if args.n is None and args.seed is None:
+    if args.n is None and args.seed is None and args.radius_scale is None:
         return path, None, None, None
     if path.suffix != ".toml":
-        raise SceneError("--n and --seed apply only to a .toml recipe", source=str(path))
+        raise SceneError("--n, --seed and --radius-scale apply only to a .toml recipe", source=str(path))
     recipe = read_recipe(path)
     was, old_n = None, recipe.get("n")
     if args.n is not None:
@@ -188,6 +183,8 @@ def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
         recipe["n"] = args.n
     if args.seed is not None:
         recipe["seed"] = args.seed
+    if args.radius_scale is not None:
+        recipe["radius_scale"] = args.radius_scale
     return path, recipe, was, old_n
 
 
@@ -221,7 +218,7 @@ def cmd_generate(args) -> int:
         raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
     check_output_file(out, "-o/--output")  # before generating: a minute of work must not end in "cannot write"
     t0 = time.perf_counter()
-    scene = _load_for_generate(args, _Progress(f"generating {Path(args.recipe).stem}", not args.quiet), plan)
+    scene = _load_for_generate(args, _progress(f"generating {Path(args.recipe).stem}", not args.quiet), plan)
     save_scene(scene, out)
     dt = time.perf_counter() - t0
     gen = scene.generator or "data"
@@ -302,7 +299,7 @@ def _fmt_vec(v) -> str:
 def cmd_info(args) -> int:
     from viewer.scenes.fmt import num
 
-    scene = _args.load_scene(args, progress=_Progress(f"generating {Path(args.scene).stem}"), quiet=True)
+    scene = _args.load_scene(args, progress=_progress(f"generating {Path(args.scene).stem}"), quiet=True)
     d = describe(scene)
     if args.json:
         print(json.dumps(d, indent=2))
@@ -319,6 +316,8 @@ def cmd_info(args) -> int:
             rm = dict(d["radius_model"])
             model = rm.pop("model", "?")
             out.append(f"radius     {model} ({', '.join(f'{k}={v:g}' for k, v in rm.items())})")
+        if (scene.recipe or {}).get("radius_scale") is not None:
+            out.append(f"radius x   {scene.recipe['radius_scale']:g} (the recipe's radius_scale)")
     elif scene.recipe and "import" in scene.recipe:
         imp = scene.recipe["import"]
         why = imp.get("view_distance_why")
