@@ -16,6 +16,7 @@ from .brute import BruteForce, brute_query
 # does not pay for compiling-or-loading every rival's kernels (about 0.3 s of import here).
 _CLASSES: dict[str, tuple[str, str]] = {
     "brute": ("brute", "BruteForce"),
+    "bsp": ("bsp", "BSPTree"),
     "buckettree": ("buckettree", "BucketTree"),
     "bvh": ("bvh", "BVH"),
     "ckdtree": ("peers", "CKDTreeIndex"),
@@ -25,6 +26,7 @@ _CLASSES: dict[str, tuple[str, str]] = {
     "octree": ("octree", "Octree"),
     "rtree": ("peers", "RTreeIndex"),
     "scan": ("scan", "LinearScan"),
+    "spheretree": ("spheretree", "SphereTree"),
 }
 
 
@@ -60,6 +62,7 @@ __all__ = [
     "ENTRY_POINTS",
     "INDEXES",
     "BruteForce",
+    "BSPTree",
     "BucketTree",
     "BVH",
     "CKDTreeIndex",
@@ -72,6 +75,7 @@ __all__ = [
     "QueryStats",
     "RTreeIndex",
     "SphereIndex",
+    "SphereTree",
     "brute_query",
     "make_index",
     "warm_scope",

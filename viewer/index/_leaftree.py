@@ -219,4 +219,4 @@ class LeafTree(SphereIndex):
         assert live == self._n
         tight = self._nf.copy()
         K.refit_all(self._obj, tight, self._ni, self._ex.copy(), self._st.copy())
-        assert np.array_equal(tight[:nn], self._nf[:nn]), "a node's bounds are not tight"
+        assert np.array_equal(tight[:nn], self._nf[:nn], equal_nan=True), "a node's bounds are not tight"

@@ -1,13 +1,16 @@
-"""Kernels the two leaf-bucket binary trees (``bvh``, ``kdtree``; :mod:`viewer.index._leaftree`) share:
-quickselect for their builds, the gather that splits a full leaf, the moves of a leaf's slot range and
-the allocation of a split leaf's children, the slot -> leaf map. ``ni`` columns 0..5 are CHILD, START,
-CNT, CAP, PARENT, DEPTH in both trees; ``st`` is [nnodes, nslots, garbage, maxdepth]."""
+"""Kernels the leaf-bucket binary trees (``bvh``, ``kdtree``, ``bsp``, ``spheretree``;
+:mod:`viewer.index._leaftree`) share: quickselect for their builds, the gather that splits a full leaf,
+the moves of a leaf's slot range, the allocation of a split leaf's children and the filling of them, the
+slot -> leaf map, a leaf's scan. ``ni`` columns 0..5 are CHILD, START, CNT, CAP, PARENT, DEPTH in every
+tree; ``st`` is [nnodes, nslots, garbage, maxdepth]."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from viewer.host.jit import njit
+
+from ._contract_kernels import emit, holds
 
 
 @njit
@@ -234,3 +237,38 @@ def finish_query(stats, k, cand, visited, levels, deepest):
 def in_box(b, i, x, y, z):
     """Is the point inside box ``b[i]`` (lo x, y, z, hi x, y, z; closed)?"""
     return b[i, 0] <= x <= b[i, 3] and b[i, 1] <= y <= b[i, 4] and b[i, 2] <= z <= b[i, 5]
+
+
+@njit(inline="always")
+def scan_leaf(node, px, py, pz, obj, oid, ni, out, size, k, cand):
+    """Test every object of leaf ``node`` (``ni`` columns START, CNT) with the contract's predicate and
+    emit the hits; returns the new ``(k, cand)``."""
+    s = ni[node, 1]
+    e = s + ni[node, 2]
+    for t in range(s, e):
+        if holds(px, py, pz, obj[t, 0], obj[t, 1], obj[t, 2], obj[t, 3]):
+            k = emit(out, size, k, oid[t])
+    return k, cand + e - s
+
+
+@njit
+def fill_split(left, m, order, tmp, tid, obj, oid, idslot, leafof, ni):
+    """Store the ``m`` objects of a leaf split by :func:`split_leaf` (rows ``tmp``, ids ``tid``, taken
+    in ``order``) into its two new children ``left`` and ``left + 1``, half each."""
+    for j in range(2):
+        c, lo_t, hi_t = child_range(left, j, m)
+        s = ni[c, 1]
+        for t in range(lo_t, hi_t):
+            o = order[t]
+            set_slot(s + t - lo_t, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot, leafof, c)
+
+
+@njit(inline="always")
+def start_query(stack, levels, enter_root):
+    """The counters of a query's descent ``(k, cand, visited, deepest, sp)``, the root (node 0) pushed on
+    ``stack`` when ``enter_root``."""
+    levels[0] = 0
+    if enter_root:
+        stack[0] = 0
+        return 0, 0, 0, 0, 1
+    return 0, 0, 0, 0, 0

@@ -1,8 +1,9 @@
 """The update kernels the leaf-bucket trees (:mod:`viewer.index._leaftree`) share: remove, move, batch
 move and the bottom-up refit of a batch, written once. Each calls its tree's own ``_recompute``,
-``_move`` and ``_detach``, chosen at compile time by the type of the extra array ``ex`` (1-D: the BVH's
-summed volume; 2-D: the kd-tree's node regions), so a compiled kernel holds only its tree's code.
-The array layout is described in :mod:`viewer.index._bvh_kernels` and :mod:`viewer.index._kdtree_kernels`.
+``_move`` and ``_detach``, chosen at compile time by the number of dimensions of the extra array ``ex``
+(1: the BVH's summed volume; 2: the kd-tree's node regions; 3: the sphere tree's summed radius cubes;
+4: the BSP tree's summed box volume), so a compiled kernel holds only its tree's code. The array layout
+is described in :mod:`viewer.index._bvh_kernels` and :mod:`viewer.index._kdtree_kernels`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from numba.extending import overload
 
 from viewer.host.jit import njit
 
+from . import _bsp_kernels as P
 from . import _bvh_kernels as B
 from . import _kdtree_kernels as D
+from . import _spheretree_kernels as S
 
 PARENT = B.PARENT
 assert PARENT == D.PARENT
@@ -40,6 +43,10 @@ def refit_up(node, obj, nf, ni, ex):  # pragma: no cover
 def _recompute_impl(node, obj, nf, ni, ex):
     if ex.ndim == 1:
         return lambda node, obj, nf, ni, ex: B._recompute(node, obj, nf, ni, ex)
+    if ex.ndim == 3:
+        return lambda node, obj, nf, ni, ex: S._recompute(node, obj, nf, ni, ex)
+    if ex.ndim == 4:
+        return lambda node, obj, nf, ni, ex: P._recompute(node, obj, nf, ni, ex)
     return lambda node, obj, nf, ni, ex: D._recompute(node, obj, nf, ni)
 
 
@@ -48,13 +55,19 @@ def _move_impl(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_
     if ex.ndim == 1:
         return lambda slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, refit: B._move(
             slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size, growth, refit)
+    if ex.ndim == 3:
+        return lambda slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, refit: S._move(
+            slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size, growth, refit)
+    if ex.ndim == 4:
+        return lambda slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, refit: P._move(
+            slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size, refit)
     return lambda slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, refit: D._move(
         slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, refit)
 
 
 @overload(_detach)
 def _detach_impl(slot, obj, oid, leafof, idslot, ni, ex):
-    if ex.ndim == 1:
+    if ex.ndim != 2:  # the BVH's, the sphere tree's and the BSP tree's: the leaf's last object fills the hole
         return lambda slot, obj, oid, leafof, idslot, ni, ex: B._detach(slot, obj, oid, leafof, idslot, ni)
     return lambda slot, obj, oid, leafof, idslot, ni, ex: D._detach(slot, obj, oid, idslot, leafof, ni)
 
@@ -63,6 +76,10 @@ def _detach_impl(slot, obj, oid, leafof, idslot, ni, ex):
 def _refit_up_impl(node, obj, nf, ni, ex):
     if ex.ndim == 1:
         return lambda node, obj, nf, ni, ex: B._refit_up(node, obj, nf, ni, ex)
+    if ex.ndim == 3:
+        return lambda node, obj, nf, ni, ex: S._refit_up(node, obj, nf, ni, ex)
+    if ex.ndim == 4:
+        return lambda node, obj, nf, ni, ex: P._refit_up(node, obj, nf, ni, ex)
     return lambda node, obj, nf, ni, ex: D._refit_up(node, obj, nf, ni)
 
 
