@@ -353,6 +353,115 @@ def _starfield_colours(rng, centres, radii, category, p):
     return star_colours(rng, radii, p["m_lim"], p["giants"])
 
 
+# --------------------------------------------------------------------------- terrain
+
+# the flat world's kinds of object: share of all objects, view-distance band [lo, hi) (disjoint, so a
+# radius tells its kind), share placed in villages and in forests (the rest scattered over the land)
+_KINDS = (  # name, share, r_lo, r_hi, in villages, in forests
+    ("rock", 0.30, 15.0, 60.0, 0.10, 0.30),
+    ("tree", 0.55, 60.0, 250.0, 0.05, 0.80),
+    ("building", 0.15, 250.0, 1200.0, 0.85, 0.0),
+)
+_KIND_RGBA = np.array([[128, 124, 118, 255], [46, 122, 52, 255], [170, 92, 64, 255]], dtype=np.uint8)
+
+
+def _terrain_check(p, world, prefix):
+    if p["height"] > world / 8:
+        raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p['height']:g}", f"{prefix}.height")
+    if p["village_spread"] > world / 8 or p["forest_spread"] > world / 8:
+        key = "village_spread" if p["village_spread"] > world / 8 else "forest_spread"
+        raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p[key]:g}", f"{prefix}.{key}")
+
+
+def _terrain_setup(rng, n, lo, hi, p, radius):
+    nv, nf = p["villages"], p["forests"]
+    span = hi - lo
+    margin = span * 0.05
+    sites = lo + margin + rng.random((nv + nf, 3)) * (span - 2 * margin)
+    spread = np.concatenate([_log_uniform(rng, nv, p["village_spread"] / 2, p["village_spread"]),
+                             _log_uniform(rng, nf, p["forest_spread"] / 2, p["forest_spread"])])
+    hill = p["hill_size"] if p["hill_size"] is not None else float(span[0]) / 10.0
+    cells = int(math.ceil(float(span.max()) / hill)) + 2
+    # value noise: a lattice of heights in [-1, 1] per octave (the second 4x finer, a quarter as high)
+    lattices = [rng.random((cells + 1, cells + 1)) * 2.0 - 1.0, rng.random((4 * cells + 1, 4 * cells + 1)) * 2.0 - 1.0]
+    state = {"hill": hill, "lattices": lattices, "lo": lo}
+    sites[:, 1] = _ground(sites[:, 0], sites[:, 2], state, p["height"]) + (lo[1] + hi[1]) / 2
+    extras = {"terrain": {"villages": nv, "forests": nf, "height": p["height"], "hill_size": hill,
+                          "kinds": [k[0] for k in _KINDS], "up": "y"}}
+    return Layout(sites, spread, extras, state)
+
+
+def _ground(x: np.ndarray, z: np.ndarray, state: dict, height: float) -> np.ndarray:
+    """Terrain height (m,) at (x, z): two octaves of value noise, smoothstep-interpolated (IEEE + and *
+    only, so bit-identical on every machine), at most ``height`` * 1.25 from the mean."""
+    h = np.zeros(x.shape)
+    for octave, (lat, amp) in enumerate(zip(state["lattices"], (1.0, 0.25))):
+        step = state["hill"] / 4.0**octave
+        u = (x - state["lo"][0]) / step
+        v = (z - state["lo"][2]) / step
+        i = np.clip(np.floor(u), 0, lat.shape[0] - 2).astype(np.int64)
+        j = np.clip(np.floor(v), 0, lat.shape[1] - 2).astype(np.int64)
+        fu = np.clip(u - i, 0.0, 1.0)
+        fv = np.clip(v - j, 0.0, 1.0)
+        su = fu * fu * (3.0 - 2.0 * fu)
+        sv = fv * fv * (3.0 - 2.0 * fv)
+        a = lat[i, j] + (lat[i + 1, j] - lat[i, j]) * su
+        b = lat[i, j + 1] + (lat[i + 1, j + 1] - lat[i, j + 1]) * su
+        h += amp * height * (a + (b - a) * sv)
+    return h
+
+
+def _kind_of(radii: np.ndarray) -> np.ndarray:
+    """Each object's kind (index into ``_KINDS``) from its view distance."""
+    return np.searchsorted(np.array([k[3] for k in _KINDS[:-1]]), radii, side="right")
+
+
+def _terrain_radii(rng, m, p):
+    kind = np.searchsorted(np.cumsum([k[1] for k in _KINDS])[:-1], rng.random(m), side="right")
+    r = np.empty(m)
+    for j, (_, _, a, b, _, _) in enumerate(_KINDS):
+        rows = np.flatnonzero(kind == j)
+        r[rows] = _log_uniform(rng, rows.size, a, b * (1.0 - 2.0**-40))  # strictly below the next band
+    return r
+
+
+def _terrain_sample(rng, lay, m, radii, lo, hi, p):
+    nv = p["villages"]
+    nf = p["forests"]
+    kind = _kind_of(radii)
+    u = rng.random(m)
+    village = np.zeros(m, dtype=bool)
+    forest = np.zeros(m, dtype=bool)
+    for j, (_, _, _, _, in_v, in_f) in enumerate(_KINDS):
+        mine = kind == j
+        village |= mine & (u < in_v) & (nv > 0)
+        forest |= mine & (u >= in_v) & (u < in_v + in_f) & (nf > 0)
+    which = np.full(m, -1, dtype=np.int32)
+    pick = rng.random(m)
+    which[village] = np.minimum((pick[village] * nv).astype(np.int32), nv - 1)
+    which[forest] = nv + np.minimum((pick[forest] * nf).astype(np.int32), nf - 1)
+    mid = (lo[1] + hi[1]) / 2
+
+    def draw(rows):
+        # uniform over the land, or Gaussian in x and z around the row's village or forest; y on the ground
+        pts = _uniform_box(rng, rows.size, lo, hi)
+        g = _gauss(rng, rows.size)
+        w = which[rows]
+        cl = np.flatnonzero(w >= 0)
+        for axis in (0, 2):
+            pts[cl, axis] = lay.cluster_centres[w[cl], axis] + lay.cluster_spread[w[cl]] * g[cl, axis]
+        pts[:, 1] = mid
+        return pts
+
+    pts = _keep_inside(draw(np.arange(m)), lo, hi, draw)
+    pts[:, 1] = _ground(pts[:, 0], pts[:, 2], lay.state, p["height"]) + mid
+    return pts, which
+
+
+def _terrain_colours(rng, centres, radii, category, p):
+    return _KIND_RGBA[_kind_of(radii)]
+
+
 # --------------------------------------------------------------------------- table
 
 GENERATORS: dict[str, Generator] = {
@@ -458,5 +567,30 @@ GENERATORS: dict[str, Generator] = {
         # 60-degree view, one 5 magnitudes brighter 10 times that; drawn as stars (shaders/stars.glsl) on black
         default_look={"size": {"model": "proportional", "factor": 0.001, "min": 0.0, "max": 1e12}, "style": "stars"},
         bytes_per_object=208,  # measured: 190 (the blackbody colours' temporaries)
+    ),
+    "terrain": Generator(
+        "terrain",
+        "a flat world (x-z plane, +y up): rocks, trees and buildings on a gently rolling surface (height "
+        "`height` over hills `hill_size` wide, in a world thousands wide), buildings mostly in villages, "
+        "trees mostly in forests (category = village, then forest), the rest scattered over sparse land. "
+        "View distances by kind: rocks 15 .. 60, trees 60 .. 250, buildings 250 .. 1200 (log-uniform; "
+        "30%, 55% and 15% of the objects); colours by kind. The recipe's [radius] table does not apply",
+        {
+            "villages": Param("int", 40, lo=0, hi=1_000_000, doc="number of villages"),
+            "forests": Param("int", 60, lo=0, hi=1_000_000, doc="number of forests"),
+            "village_spread": Param("float", 80.0, lo=0.0, lo_open=True,
+                                    doc="largest village spread (std dev in x and z), world units"),
+            "forest_spread": Param("float", 300.0, lo=0.0, lo_open=True,
+                                   doc="largest forest spread (std dev in x and z), world units"),
+            "height": Param("float", 30.0, lo=0.0, doc="hill height (the surface stays within 1.25x of it)"),
+            "hill_size": Param("float", None, lo=0.0, lo_open=True,
+                               doc="hill width, world units (default: world / 10)"),
+        },
+        _terrain_setup,
+        _terrain_sample,
+        _terrain_check,
+        radii=_terrain_radii,
+        colours=_terrain_colours,
+        default_look={"size": {"model": "proportional", "factor": 0.02, "min": 0.3, "max": 25.0}},
     ),
 }
