@@ -36,6 +36,8 @@ def test_every_requested_share_has_its_columns_in_table_csv_and_json(tmp_path):
         for p in labels:
             ms, x = f"dynamic_{p}pct_ms", f"dynamic_{p}pct_x_scan"
             assert float(r[ms]) > 0 and j[ms] == pytest.approx(float(r[ms]), rel=1e-5)
+            p99, worst = float(r[f"dynamic_{p}pct_p99_ms"]), float(r[f"dynamic_{p}pct_max_ms"])
+            assert float(r[ms]) <= p99 <= worst and j[f"dynamic_{p}pct_max_ms"] == pytest.approx(worst, rel=1e-5)
             assert float(r[x]) == pytest.approx(float(scan[ms]) / float(r[ms]), rel=1e-4)
             assert j[x] == pytest.approx(float(r[x]), rel=1e-4)
 
@@ -48,3 +50,23 @@ def test_every_requested_share_has_its_columns_in_table_csv_and_json(tmp_path):
         for ln, r in zip(printed, rows):
             shown = ln[:end].split()[-1]
             assert shown != "-" and float(shown) == pytest.approx(float(r[f"dynamic_{p}pct_ms"]), abs=0.006)
+
+
+def test_dynamic_columns_are_the_median_p99_and_max_of_the_frames():
+    """Each share's columns summarise every frame measured: the median, p99 (numpy's linear interpolation) and the
+    worst frame, and the scan's median over the index's."""
+    import numpy as np
+
+    from viewer.bench.measure import IndexResult
+    from viewer.bench.report import rows
+
+    frames = np.arange(1.0, 101.0)  # 1..100 ms
+    idx = IndexResult("octree", "w", 10, dynamic_frames_ms={0.1: frames})
+    scan = IndexResult("scan", "w", 10, dynamic_frames_ms={0.1: 2 * frames})
+    got = {r["index"]: r for r in rows([scan, idx], shares=[0.1])}["octree"]
+    assert got["dynamic_10pct_ms"] == pytest.approx(50.5)
+    assert got["dynamic_10pct_p99_ms"] == pytest.approx(99.01)
+    assert got["dynamic_10pct_max_ms"] == 100.0
+    assert got["dynamic_10pct_x_scan"] == pytest.approx(2.0)
+    assert list(got).index("dynamic_10pct_ms") < list(got).index("dynamic_10pct_p99_ms") < list(got).index(
+        "dynamic_10pct_max_ms") < list(got).index("dynamic_10pct_x_scan")

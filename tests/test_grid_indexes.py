@@ -27,24 +27,61 @@ def same_as_brute(ix, centres, radii, points, ids=None):
 # --------------------------------------------------------------------------- hashgrid
 
 
-def test_hashgrid_large_spheres_go_to_the_big_list(rng):
+def test_hashgrid_large_spheres_go_to_a_coarser_level(rng):
+    """A sphere whose box would span more than max_span cells an axis is stored on the lowest level whose
+    cells (twice, four times... as wide) it spans at most max_span of: at most max_span^3 entries each; a
+    move that grows or shrinks it changes its level; a query reads one cell a level in use."""
+    from viewer.index import _hashgrid_kernels as K
+
     c = rng.uniform(-100, 100, (300, 3))
     r = rng.uniform(0.5, 4.0, 300)
-    r[:10] = 60.0  # 120 wide: 12+ cells of 10
+    r[:10] = 60.0  # 120 wide: 12+ cells of 10; at most 4 of 40 (level 2), or of 80 (level 3)
     ix = HashGrid(c, r, cell_size=10.0, max_span=4)
-    assert sorted(ix.big_ids().tolist()) == list(range(10))
-    # a sphere spans at most max_span cells per axis -> at most max_span^3 entries each
-    assert ix.entry_count <= 290 * 4**3
-    # growing a small sphere moves it to the big list, shrinking moves it back
+    assert ix.big_count == 0
+    lev = [K.level_of(*c[i], r[i], 0.1, 4) for i in range(300)]
+    assert all(lev[i] in (2, 3) for i in range(10)) and all(v <= 1 for v in lev[10:])
+    assert ix.level_counts.sum() == 300 and ix.level_counts[2:].sum() == 10
+    assert ix.entry_count <= 300 * 4**3
     ix.move(20, c[20], 60.0)
     ix.move(0, c[0], 1.0)
-    assert sorted(ix.big_ids().tolist()) == list(range(1, 10)) + [20]
+    assert ix.level_counts[2:].sum() == 10 and ix.entry_count <= 300 * 4**3
     r2 = r.copy()
     r2[20], r2[0] = 60.0, 1.0
     same_as_brute(ix, c, r2, query_points(rng, c, 100))
-    # only the point's cell and the big list are entered
     ix.query(c[5])
-    assert ix.stats.nodes_visited <= 2
+    assert ix.stats.nodes_visited <= int(np.count_nonzero(ix.level_counts))
+
+
+def test_hashgrid_spheres_past_the_last_level_go_to_the_big_list(rng):
+    from viewer.index import _hashgrid_kernels as K
+
+    c = rng.uniform(-100, 100, (200, 3))
+    r = rng.uniform(0.5, 4.0, 200)
+    r[:5] = 1e9  # 2^30 cells of 1: past LEVELS levels of 4 cells
+    ix = HashGrid(c, r, cell_size=1.0, max_span=4)
+    assert sorted(ix.big_ids().tolist()) == list(range(5)) and K.LEVELS < 30
+    ix.move(7, c[7], 1e9)
+    ix.move(0, c[0], 2.0)
+    assert sorted(ix.big_ids().tolist()) == [1, 2, 3, 4, 7]
+    r2 = r.copy()
+    r2[7], r2[0] = 1e9, 2.0
+    same_as_brute(ix, c, r2, query_points(rng, c, 50))
+
+
+def test_hashgrid_default_cap_keeps_a_few_entries_an_object(rng):
+    """Without max_span the grid takes the largest cap of SPANS whose spheres average at most ENTRY_BUDGET
+    entries (the smallest cap when none does): small spheres keep one level, a heavy tail is capped."""
+    from viewer.index.hashgrid import ENTRY_BUDGET, SPANS
+
+    c = rng.uniform(0, 10_000, (5000, 3))
+    small = HashGrid(c, rng.uniform(5, 30, 5000))
+    assert small.max_span == SPANS[0] and small.entry_count / 5000 <= ENTRY_BUDGET
+    r = 5.0 * 200.0 ** (rng.random(5000) ** 4)  # a tenth of the radii above 150
+    heavy = HashGrid(c, r, cell_size=small.cell_size)
+    assert heavy.max_span < SPANS[0]
+    assert heavy.entry_count / 5000 <= ENTRY_BUDGET or heavy.max_span == SPANS[-1]
+    assert HashGrid(c, r, cell_size=small.cell_size, max_span=SPANS[0]).entry_count > heavy.entry_count
+    same_as_brute(heavy, c, r, query_points(rng, c, 30))
 
 
 @pytest.mark.parametrize("cell", [0.5, 3.0, 20.0, 500.0])

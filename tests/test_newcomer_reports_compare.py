@@ -77,7 +77,7 @@ def test_csv_and_markdown_say_the_direction_and_keep_stdout_a_table(tmp_path):
     done = viewer("compare", *runs, "--format", "csv")
     assert done.returncode == 0, done.stderr
     table = list(csv.DictReader(done.stdout.splitlines()))
-    assert list(table[0])[-3:] == ["x_faster_median", "x_faster_p95", "x_faster_max"]
+    assert list(table[0])[-4:] == ["x_faster_median", "x_faster_p95", "x_faster_p99", "x_faster_max"]
     octree = next(r for r in table if r["column"] == "candidates" and r["run"].startswith("octree"))
     assert octree["x_faster_median"] == "3448"
     assert done.stderr.startswith("reference: scan · clustered-100k (100k)") and "octree answers" in done.stderr
@@ -85,7 +85,7 @@ def test_csv_and_markdown_say_the_direction_and_keep_stdout_a_table(tmp_path):
     assert done.returncode == 0, done.stderr
     head = done.stdout.splitlines()[0]
     print(head)
-    assert head.endswith("| x faster (median) | x faster (p95) | x faster (max) |")
+    assert head.endswith("| x faster (median) | x faster (p95) | x faster (p99) | x faster (max) |")
     assert "reference: scan" in done.stderr
 
 

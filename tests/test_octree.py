@@ -438,7 +438,7 @@ def test_drifting_batches_stay_exact(dist, rng):
 def test_bulk_build_leaves_exact_boxes_and_sorted_runs(dist, rng):
     """The bulk build's boxes and octant runs are what a full refit computes (nothing loose, nothing
     to re-sort), its rows are breadth-first (a parent before its children, siblings adjacent), and
-    its blocks are exactly sized and contiguous."""
+    its blocks are contiguous, each with the build's room (an eighth more and one spare slot)."""
     c, r = DISTRIBUTIONS[dist](rng, 5000)
     c[:300] = c[0] + rng.normal(0, 1e-3, (300, 3))  # a dense block: octant runs
     r[:300] = 1e-3
@@ -454,7 +454,8 @@ def test_bulk_build_leaves_exact_boxes_and_sorted_runs(dist, rng):
     assert parent[0] == -1 and np.all(parent[1:] < np.arange(1, top))
     assert np.all(np.diff(ix._nlev[:top].astype(int)) <= 0)  # levels never rise along the rows
     size, count, start = ix._nint[:top, K.SIZE], ix._nint[:top, K.COUNT], ix._nint[:top, K.START]
-    assert np.array_equal(size, count) and int(size.sum()) == len(ix) == int(ix._meta[K.POOL_TOP])
+    assert int(count.sum()) == len(ix)
+    assert np.array_equal(size, [K.build_room(int(k)) for k in count]) and int(size.sum()) == int(ix._meta[K.POOL_TOP])
     used = np.argsort(start[size > 0], kind="stable")
     s, z = start[size > 0][used], size[size > 0][used]
     assert s[0] == 0 and np.array_equal(s[1:], s[:-1] + z[:-1])  # back to back, no gaps
@@ -530,16 +531,20 @@ def test_bulk_build_retries_when_its_node_counts_overflow(rng, monkeypatch):
 
 
 def test_full_pool_is_repacked_not_doubled(rng):
-    """Moves that keep leaving their nodes fill the object pool with freed blocks; a full pool is
+    """Moves that keep leaving their nodes fill the object pool with freed blocks; a full pool grows in
+    place while its reserved address space lasts (1 + POOL_RESERVE times its built size), then is
     repacked (live blocks copied in node order, each with spare room, free blocks dropped) and grows
-    only when the live blocks need it: after many frames the pool stays under twice the objects'
-    repacked size, the tree stays exact and check() passes."""
+    only when the live blocks need it: after many frames the pool stays under the larger of the two
+    bounds, the tree stays exact and check() passes."""
     from viewer.index import brute_query
     from viewer.index import _octree_kernels as K
+
+    from viewer.index.octree import POOL_RESERVE
 
     n = 3000
     c, r = DISTRIBUTIONS["clustered"](rng, n)
     ix = Octree(c, r)
+    built = ix._obj.shape[0]
     for frame in range(60):
         ids = rng.choice(n, n // 2, replace=False)
         c[ids] += rng.normal(0, 3.0, (ids.size, 3)) * r[ids][:, None]
@@ -549,7 +554,7 @@ def test_full_pool_is_repacked_not_doubled(rng):
             for p in query_points(rng, c, 20):
                 assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
     need = int(K.repack_need(ix._nint, ix._meta))
-    assert ix._obj.shape[0] <= 2 * need + 16
+    assert ix._obj.shape[0] <= max(2 * need + 16, (1 + POOL_RESERVE) * built)
     assert ix._meta[K.POOL_TOP] <= ix._obj.shape[0]
 
 
@@ -594,3 +599,66 @@ print("ok")
 '''
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-3000:]
+
+
+def test_refit_is_spread_over_batches_and_leaves_the_boxes_a_full_refit_makes(rng, monkeypatch):
+    """Batches of moves never run the whole refit; each refits a few nodes (as many objects as the
+    batch counted growths), so the tree stays exact batch after batch, octant runs dropped by moves come
+    back (their rows compacted when they run out), and once the steps have gone round the tree the own
+    boxes are exactly a full refit's and every subtree box holds the full refit's."""
+    from viewer.index import brute_query
+
+    n = 4000
+    c, r = DISTRIBUTIONS["clustered"](rng, n)
+    c[:400] = c[0] + rng.normal(0, 1e-2, (400, 3))  # dense blocks: octant runs
+    r[:400] = 1e-3
+    ix = Octree(c, r)
+    rows = int(ix._meta[K.AUX_TOP])
+    assert rows > 0
+    ix._set_aux(ix._aux[:rows].copy())  # no row to spare: the steps must make room
+    whole = K.refit
+
+    def no_full_refit(*a):
+        raise AssertionError("a batch of moves ran the whole refit")
+
+    monkeypatch.setattr(K, "refit", no_full_refit)
+    for frame in range(40):
+        ids = rng.choice(n, n // 4, replace=False)
+        c[ids] += rng.normal(0, 0.5, (ids.size, 3)) * r[ids][:, None]
+        ix.move_many(ids, c[ids])
+        ix.check()
+        if frame % 8 == 7:
+            for p in np.concatenate([query_points(rng, c, 10), c[:3]]):
+                assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+    ix._meta[K.LOOSE] = 2 * (n + ix.node_count)  # steps worth twice round the tree
+    ix._refit_step()
+    ix.check()
+    top = int(ix._meta[K.NODE_TOP])
+    assert ix._aux.shape[0] > rows or int(ix._meta[K.AUX_TOP]) < rows  # grown or compacted
+    own, sub = ix._nq[:top, 0:6].copy(), ix._nq[:top, 6:12].astype(int)
+    monkeypatch.setattr(K, "refit", whole)
+    ix.refit()
+    live = ix._nint[:top, K.PARENT] != -2
+    assert np.array_equal(own[live], ix._nq[:top, 0:6][live])
+    full = ix._nq[:top, 6:12].astype(int)
+    empty = full[:, 0] > full[:, 3]
+    hold = (sub[:, :3] <= full[:, :3]).all(axis=1) & (sub[:, 3:] >= full[:, 3:]).all(axis=1)
+    assert (hold | empty)[live].all()
+
+
+def test_a_full_pool_grows_in_place(rng):
+    """A pool of 2 MiB or more grows in its own reserved address space: after moves that fill it, the
+    object rows are the same memory, longer (no copy, no repack in the frame), and the tree is exact."""
+    from viewer.index import brute_query
+
+    n = 100_000
+    c, r = DISTRIBUTIONS["uniform"](rng, n)
+    ix = Octree(c, r)
+    at, cap = ix._obj.ctypes.data, ix._obj.shape[0]
+    ids = rng.choice(n, n // 10, replace=False)
+    c[ids] = c[ids[0]] + rng.normal(0, 5.0, (ids.size, 3))  # a tenth of the world piles into one place
+    ix.move_many(ids, c[ids])
+    assert ix._obj.shape[0] > cap and ix._obj.ctypes.data == at
+    ix.check()
+    for p in np.concatenate([query_points(rng, c, 10), c[ids[:3]]]):
+        assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))

@@ -115,22 +115,24 @@ def test_compare_matches_a_hand_computation(tmp_path):
     a = _small_csv(tmp_path / "a.csv", [1, 2, 3, 4, 5], [10, 20, 30, 40, 100], [0, 1, 2, 3, 4], label="A")
     b = _small_csv(tmp_path / "b.csv", [2, 4, 6, 8, 10], [5, 5, 5, 5, 5], [0, 0, 0, 0, 0], label="B")
     rows = {(r.column, r.run): r for r in compare_runs(read_runs([a, b]))}
-    # query_ms of A: median 3; p95 = 4 + 0.8 * (5 - 4) = 4.8 (linear interpolation); max 5
+    # query_ms of A: median 3; p95 = 4 + 0.8 * (5 - 4) = 4.8 (linear interpolation), p99 = 4 + 0.96 = 4.96; max 5
     qa = rows[("query_ms", "A")]
-    assert qa.values == {"median": 3.0, "p95": pytest.approx(4.8), "max": 5.0}
-    assert qa.ratios == {"median": 1.0, "p95": 1.0, "max": 1.0}
+    assert qa.values == {"median": 3.0, "p95": pytest.approx(4.8), "p99": pytest.approx(4.96), "max": 5.0}
+    assert qa.ratios == {"median": 1.0, "p95": 1.0, "p99": 1.0, "max": 1.0}
     qb = rows[("query_ms", "B")]
-    assert qb.values == {"median": 6.0, "p95": pytest.approx(9.6), "max": 10.0}
+    assert qb.values == {"median": 6.0, "p95": pytest.approx(9.6), "p99": pytest.approx(9.92), "max": 10.0}
     # every ratio is a speed-up over the reference (A, the first run): its value over the run's
-    assert qb.ratios == {"median": 0.5, "p95": pytest.approx(0.5), "max": 0.5}
-    # frame_ms of A: sorted 10 20 30 40 100 -> median 30, p95 = 40 + 0.8 * 60 = 88, max 100
+    assert qb.ratios == {"median": 0.5, "p95": pytest.approx(0.5), "p99": pytest.approx(0.5), "max": 0.5}
+    # frame_ms of A: sorted 10 20 30 40 100 -> median 30, p95 = 40 + 0.8 * 60 = 88, p99 = 40 + 0.96 * 60, max 100
     fa, fb = rows[("frame_ms", "A")], rows[("frame_ms", "B")]
-    assert fa.values == {"median": 30.0, "p95": pytest.approx(88.0), "max": 100.0}
-    assert fb.ratios == {"median": pytest.approx(30 / 5), "p95": pytest.approx(88 / 5), "max": 20.0}
+    assert fa.values == {"median": 30.0, "p95": pytest.approx(88.0), "p99": pytest.approx(97.6), "max": 100.0}
+    assert fb.ratios == {"median": pytest.approx(30 / 5), "p95": pytest.approx(88 / 5), "p99": pytest.approx(97.6 / 5),
+                         "max": 20.0}
     # visible of A: median 2, p95 = 3.8, max 4; B is all zeros: a zero in the run gives no ratio
-    assert rows[("visible", "A")].values == {"median": 2.0, "p95": pytest.approx(3.8), "max": 4.0}
-    assert rows[("visible", "B")].ratios == {"median": None, "p95": None, "max": None}
-    assert rows[("update_ms", "B")].ratios == {"median": None, "p95": None, "max": None}
+    assert rows[("visible", "A")].values == {"median": 2.0, "p95": pytest.approx(3.8), "p99": pytest.approx(3.96),
+                                             "max": 4.0}
+    assert rows[("visible", "B")].ratios == {"median": None, "p95": None, "p99": None, "max": None}
+    assert rows[("update_ms", "B")].ratios == {"median": None, "p95": None, "p99": None, "max": None}
     assert rows[("query_ms", "A")].frames == 5
 
 
@@ -140,7 +142,7 @@ def test_compare_cli_prints_the_table(tmp_path, capsys):
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and " B " in ln)
-    assert line.split()[-6:] == ["6.000", "9.600", "10.000", "0.500", "0.500", "0.500"]
+    assert line.split()[-8:] == ["6.000", "9.600", "9.920", "10.000", "0.500", "0.500", "0.500", "0.500"]
     assert main(["compare", str(a), str(b), "--format", "csv", "--stages-only"]) == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     from viewer.frame.stages import TIMED_COLUMNS

@@ -53,8 +53,14 @@ class IndexResult:
     move_s: float = float("nan")
     batch_moves: int = 0  # objects moved by move_many() calls (the batch API)
     move_many_s: float = float("nan")
-    dynamic_ms: dict = field(default_factory=dict)  # share moving -> median frame ms (update + query)
+    dynamic_frames_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame (update + query)
     note: str = ""
+
+    def dynamic_ms(self, share: float, q: float = 50.0) -> float:
+        """The ``q``-th percentile (numpy's default, linear interpolation) of the frames of ``share`` moving,
+        ms: 50 the median, 100 the worst frame (NaN when that share was not measured)."""
+        t = self.dynamic_frames_ms.get(share)
+        return float(np.percentile(t, q)) if t is not None and len(t) else float("nan")
 
     @property
     def remove_per_s(self) -> float:
@@ -260,15 +266,16 @@ def _query(ix, p, out, name):
 def measure_dynamic(
     built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int,
     budget_s: float = 20.0,
-) -> tuple[dict[str, dict[float, float]], dict[str, np.ndarray]]:
-    """Per-frame cost (ms, median over ``frames``) with a share of the objects drifting every frame:
-    ``move_many`` of the movers, then one query at the frame's camera point. Interleaved by frame.
-    An index whose frames have taken ``budget_s`` seconds stops there (its median is over the
+) -> tuple[dict[str, dict[float, np.ndarray]], dict[str, np.ndarray]]:
+    """Per-frame cost (ms, each of ``frames``: (F,) float64 per index and share) with a share of the objects
+    drifting every frame: ``move_many`` of the movers, then one query at the frame's camera point (the first
+    frame is the first move since the build, as a game's first moving frame follows its load). Interleaved by
+    frame. An index whose frames have taken ``budget_s`` seconds stops there (its figures are over the
     frames it ran). The order of the turns changes by frame as in :func:`measure_static`. Also returns,
     per index, where its objects are afterwards ((N, 3) centres)."""
     rng = np.random.default_rng(seed + 1)
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
-    result: dict[str, dict[float, float]] = {name: {} for name in built}
+    result: dict[str, dict[float, np.ndarray]] = {name: {} for name in built}
     where = {name: wl.centres.copy() for name in built}
     for share in shares:
         m = max(1, int(share * wl.n))
@@ -287,7 +294,7 @@ def measure_dynamic(
                 _query(ix, p, out, name)
                 times[name].append((time.perf_counter_ns() - t0) / 1e6)
         for name in built:
-            result[name][share] = float(np.median(times[name]))
+            result[name][share] = np.asarray(times[name], dtype=np.float64)
             if times[name]:
                 where[name][movers] = pos[name]
     return result, where

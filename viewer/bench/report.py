@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
+from viewer.frame.stages import TIME_STATS
+
 from .measure import IndexResult
 from .workloads import point_kinds
 
-__all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "baseline_line", "columns", "dynamic_columns",
+__all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "DYNAMIC_STATS", "baseline_line", "columns", "dynamic_columns",
            "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
 
 #: the index every ratio is measured against
@@ -24,7 +26,7 @@ BASELINE = "scan"
 DEFAULT_SHARES: tuple[float, ...] = (0.01, 0.1)
 
 # name, header, format; the CSV has every column, the printed table the ones with a header. The dynamic
-# workload's columns (two per share measured) go between _STATIC and _TAIL: see columns().
+# workload's columns (four per share measured) go between _STATIC and _TAIL: see columns().
 _STATIC: tuple[tuple[str, str, str], ...] = (
     ("workload", "workload", "{}"),
     ("index", "index", "{}"),
@@ -76,10 +78,20 @@ def share_label(share: float) -> str:
     return f"{share * 100:.6g}"
 
 
-def dynamic_columns(share: float) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
-    """The two columns of one share moving: the median frame cost (ms) and the scan's over it."""
+#: the statistics of the moving frames (name in the column, printed header, percentile of the frames):
+#: the median, and the worst frames a player sees as a stutter (a subset of ``viewer compare``'s,
+#: :data:`viewer.frame.stages.TIME_STATS`)
+DYNAMIC_STATS: tuple[tuple[str, str, float], ...] = tuple(
+    ("" if name == "median" else f"{name}_", "ms" if name == "median" else name, q)
+    for name, q in TIME_STATS if name in ("median", "p99", "max"))
+
+
+def dynamic_columns(share: float) -> tuple[tuple[str, str, str], ...]:
+    """The columns of one share moving: the frame cost's median, p99 and max (ms, over the frames measured:
+    ``--frames``, at least 100 by default) and the scan's median over this index's."""
     p = share_label(share)
-    return ((f"dynamic_{p}pct_ms", f"dyn{p}% ms", "{:.2f}"), (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"))
+    return (*((f"dynamic_{p}pct_{key}ms", f"dyn{p}% {head}", "{:.2f}") for key, head, _ in DYNAMIC_STATS),
+            (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"))
 
 
 def columns(shares=DEFAULT_SHARES) -> tuple[tuple[str, str, str], ...]:
@@ -96,7 +108,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = columns()
 def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
          shares=DEFAULT_SHARES) -> list[dict]:
     """One dict per (workload, index) with every column of :func:`columns` of ``shares`` (the shares of
-    the dynamic workload measured, keys of :attr:`IndexResult.dynamic_ms`), in that order. ``read_us``: per
+    the dynamic workload measured, keys of :attr:`IndexResult.dynamic_frames_ms`), in that order. ``read_us``: per
     workload, the median read floor of the baseline scan (us)."""
     read_us = read_us or {}
     base = {r.workload: r for r in results if r.index == BASELINE}
@@ -142,10 +154,11 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
             "move_many_s": r.move_many_s,
         }
         for share in shares:
-            (ms, _, _), (x, _, _) = dynamic_columns(share)
-            d = r.dynamic_ms.get(share, nan)
-            row[ms] = d
-            row[x] = (b.dynamic_ms.get(share, nan) / d) if b and d > 0 else nan
+            *stats, (x, _, _) = dynamic_columns(share)
+            for (col, _, _), (_, _, q) in zip(stats, DYNAMIC_STATS):
+                row[col] = r.dynamic_ms(share, q)
+            d = r.dynamic_ms(share)
+            row[x] = (b.dynamic_ms(share) / d) if b and d > 0 else nan
         row["updates"] = r.note
         out.append(row)
     return out
@@ -196,9 +209,9 @@ def _spec(name: str) -> tuple[str, str, str]:
     for c in (*_STATIC, *_TAIL):
         if c[0] == name:
             return c
-    m = re.fullmatch(r"dynamic_(.+)pct_(ms|x_scan)", name)
+    m = re.fullmatch(r"dynamic_(.+?)pct_.*", name)
     if m:
-        return (name, f"dyn{m.group(1)}% {'ms' if m.group(2) == 'ms' else 'x'}", "{:.2f}")
+        return next((c for c in dynamic_columns(float(m.group(1)) / 100) if c[0] == name), (name, "", "{}"))
     return (name, "", "{}")
 
 

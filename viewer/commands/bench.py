@@ -144,10 +144,12 @@ def add_parser(sub) -> None:
                         "their seconds)")
     p.add_argument("--dynamic", type=_shares, default=[0.01, 0.1], metavar="SHARES",
                    help="shares of objects moving every frame in the dynamic workload, each in (0, 1] ('none' "
-                        "to skip); each share gets its columns (dynamic_<P>pct_ms, dynamic_<P>pct_x_scan) in "
+                        "to skip); each share gets its columns (the frames' median, p99 and max: dynamic_<P>pct_ms, "
+                        "dynamic_<P>pct_p99_ms, dynamic_<P>pct_max_ms; dynamic_<P>pct_x_scan) in "
                         "the table, bench.csv and bench.json")
-    p.add_argument("--frames", type=_whole(1, 10**6, "1e6", " (--dynamic none skips the dynamic workload)"), default=10,
-                   help="frames of the dynamic workload (--dynamic none skips it)")
+    p.add_argument("--frames", type=_whole(1, 10**6, "1e6", " (--dynamic none skips the dynamic workload)"), default=100,
+                   help="frames of the dynamic workload, each share's median, p99 and max taken over them (the first "
+                        "frame is the first move since the build; --dynamic none skips the dynamic workload)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
     p.add_argument("--out", type=Path, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")

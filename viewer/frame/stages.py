@@ -30,6 +30,7 @@ __all__ = [
     "STAGE_COLUMNS",
     "Stage",
     "TIMED_COLUMNS",
+    "TIME_STATS",
     "columns_of_version",
     "culler_of",
 ]
@@ -165,6 +166,11 @@ STAGE_COLUMNS: tuple[str, ...] = tuple(s.column for s in STAGES)
 
 #: The timed columns: every stage, then the whole frame (the rows of ``plot`` and ``compare``).
 TIMED_COLUMNS: tuple[str, ...] = (*STAGE_COLUMNS, _FRAME_MS.name)
+
+#: The statistics a timed column is summarised by over a run's frames (``compare``'s columns, ``record``'s
+#: summary, the bench's moving frames), each a percentile of the frames (numpy's default, linear
+#: interpolation): the typical frame, and the worst ones a player notices as a stutter.
+TIME_STATS: tuple[tuple[str, float], ...] = (("median", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
 
 #: The count columns the HUD and the summaries show, with their labels, in file order.
 HUD_COUNTS: tuple[tuple[str, str], ...] = tuple((c.name, c.hud) for c in COLUMN_INFO if c.hud)

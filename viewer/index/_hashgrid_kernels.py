@@ -18,11 +18,15 @@ Hash grid arrays (E entry slots, B big-list slots, I ids):
 - ``el`` (E, 3) int32: previous entry in the cell's list (-1: the head), cell record, next entry of
   the same object (-1 ends): updates reach an object's entries, and unlink each, in O(1) per entry
   instead of walking cell lists (thousands long in dense clusters).
+- Levels: level L has cells of edge ``cell_size * 2**L`` (keys (L, cx, cy, cz)); a sphere is stored on the
+  lowest level where its box spans at most ``max_span`` cells on every axis (so at most ``max_span**3``
+  entries), at most ``LEVELS`` levels; a query reads one cell of every level in use.
 - ``bd`` (B, 4) float64 / ``bi`` (B,) int64: the big list (spheres spanning more than ``max_span`` cells on
-  an axis), dense, swap-removed.
+  an axis even on the last level), dense, swap-removed.
 - ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot;
   ``oe`` (I,) int32: first entry of the object's chain (-1: none).
-- ``meta`` (8,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE.
+- ``meta`` (META,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV (levels in use: one above the
+  highest that ever held a sphere), then from LEV0 the spheres on each level.
 
 Every kernel is compiled without reference counting (``njit_noref``): none allocates, the classes pass
 every buffer.
@@ -37,7 +41,11 @@ from viewer.host.jit import njit_noref
 from ._contract_kernels import emit, holds
 
 CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
-ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE = 0, 1, 2, 3, 4
+ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV = 0, 1, 2, 3, 4, 5
+LEV0 = 8
+#: the most levels (cell edges cell_size * 2**L, L < LEVELS); larger spheres go to the big list
+LEVELS = 24
+META = LEV0 + LEVELS
 
 _LIM = 1073741824.0  # cell coordinates are clamped to +-2^30 so they fit int32 (monotone, so still exact)
 _P1 = -7046029254386353131
@@ -182,6 +190,19 @@ def _is_big(x, y, z, r, inv, max_span):
 
 
 @njit_noref
+def level_of(x, y, z, r, inv, max_span):
+    """The level a sphere is stored on: the lowest L whose cells (edge 1 / (inv * 2**-L)) its box spans at
+    most ``max_span`` of on every axis; -1 past ``LEVELS`` (the big list). ``inv * 2**-L`` is exact (a power
+    of two times inv), so every kernel finds the same level and cells for the same sphere."""
+    lim = inv
+    for lev in range(LEVELS):
+        if not _is_big(x, y, z, r, lim, max_span):
+            return lev
+        lim *= 0.5
+    return -1
+
+
+@njit_noref
 def _ent_alloc(ei, meta):
     if meta[ENT_FREEN] > 0:
         e = meta[ENT_FREE]
@@ -204,11 +225,11 @@ def room(tab, ck, cmeta, ed, bd, meta, need):
 
 
 @njit_noref
-def _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta):
-    """A new entry for object i at the head of cell (cx, cy, cz)'s list and of i's own chain."""
-    c = cell_find(tab, 0, cx, cy, cz)
+def _link(i, x, y, z, r, lev, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta):
+    """A new entry for object i at the head of cell (lev, cx, cy, cz)'s list and of i's own chain."""
+    c = cell_find(tab, lev, cx, cy, cz)
     if c < 0:
-        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
+        c = cell_add(tab, ck, cfree, cmeta, lev, cx, cy, cz, -1)
     e = _ent_alloc(ei, meta)
     ed[e, 0] = x
     ed[e, 1] = y
@@ -256,7 +277,8 @@ def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi
     obj[i, 3] = r
     meta[NLIVE] += 1
     oe[i] = -1
-    if _is_big(x, y, z, r, inv, max_span):
+    lev = level_of(x, y, z, r, inv, max_span)
+    if lev < 0:
         j = meta[BIG_N]
         bd[j, 0] = x
         bd[j, 1] = y
@@ -267,13 +289,16 @@ def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi
         meta[BIG_N] = j + 1
         return
     ow[i] = -1
+    meta[LEV0 + lev] += 1
+    meta[NLEV] = max(meta[NLEV], lev + 1)
+    inv = inv * 0.5**lev
     x0, x1 = _span(x, r, inv)
     y0, y1 = _span(y, r, inv)
     z0, z1 = _span(z, r, inv)
     for cx in range(x0, x1 + 1):
         for cy in range(y0, y1 + 1):
             for cz in range(z0, z1 + 1):
-                _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
+                _link(i, x, y, z, r, lev, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
 
 
 @njit_noref
@@ -291,6 +316,8 @@ def _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
         meta[BIG_N] = last
         return
     e = oe[i]
+    if e >= 0:
+        meta[LEV0 + ck[el[e, 1], 0]] -= 1  # every entry's cell is on the object's level
     while e >= 0:
         nxt = el[e, 2]
         _unlink(e, tab, ck, cfree, cmeta, ei, el, meta)
@@ -301,7 +328,8 @@ def _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
 @njit_noref(inline="always")
 def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     w = ow[i]
-    big = _is_big(x, y, z, r, inv, max_span)
+    lev = level_of(x, y, z, r, inv, max_span)
+    big = lev < 0
     if w >= 0 and big:  # stays in the big list: in place
         bd[w, 0] = x
         bd[w, 1] = y
@@ -312,12 +340,13 @@ def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, b
         obj[i, 2] = z
         obj[i, 3] = r
         return
-    if w >= 0 or big:
+    if w >= 0 or big or oe[i] < 0 or ck[el[oe[i], 1], 0] != lev:  # to or from the big list, or another level
         _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta)
         _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
         return
-    # cells -> cells: walk i's own entries (each knows its cell), rewrite those whose cell is still in
-    # the new box, unlink the rest; then link the cells of the new box that the old one lacked
+    # cells -> cells on one level: walk i's own entries (each knows its cell), rewrite those whose cell is
+    # still in the new box, unlink the rest; then link the cells of the new box that the old one lacked
+    inv = inv * 0.5**lev
     x0, x1 = _span(x, r, inv)
     y0, y1 = _span(y, r, inv)
     z0, z1 = _span(z, r, inv)
@@ -349,7 +378,7 @@ def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, b
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
                     if not (a0 <= cx <= a1 and b0 <= cy <= b1 and c0 <= cz <= c1):
-                        _link(i, x, y, z, r, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
+                        _link(i, x, y, z, r, lev, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe, meta)
     obj[i, 0] = x
     obj[i, 1] = y
     obj[i, 2] = z
@@ -359,7 +388,7 @@ def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, b
 @njit_noref
 def insert_one(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     """Add object i; False (nothing changed) when the arrays must grow first."""
-    if not room(tab, ck, cmeta, ed, bd, meta, (max_span + 1) ** 3):
+    if not room(tab, ck, cmeta, ed, bd, meta, max_span**3):
         return False
     _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta)
     return True
@@ -374,7 +403,7 @@ def remove_one(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
 def move_one(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     """Move object i (radius kept when ``r`` is NaN); False (nothing changed) when the arrays must grow
     first."""
-    if not room(tab, ck, cmeta, ed, bd, meta, (max_span + 1) ** 3):
+    if not room(tab, ck, cmeta, ed, bd, meta, max_span**3):
         return False
     if r != r:
         r = obj[i, 3]
@@ -386,7 +415,7 @@ def move_one(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd
 def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``; returns where it
     stopped (len(ids) when done, less when the arrays need to grow)."""
-    need = (max_span + 1) ** 3
+    need = max_span**3
     for k in range(start, ids.shape[0]):
         if not room(tab, ck, cmeta, ed, bd, meta, need):
             return k
@@ -400,38 +429,64 @@ def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei
 
 
 @njit_noref
-def big_mask(cen, rad, inv, max_span, out):
-    """``out[i]``: does sphere i span more than ``max_span`` cells on some axis?"""
-    for i in range(cen.shape[0]):
-        out[i] = _is_big(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span)
+def mean_entries(cen, rad, inv, max_span, step):
+    """The entries an object would have (the cells of its box on its level) under ``max_span``, on average
+    over every ``step``-th sphere (NaN for none)."""
+    total = 0.0
+    k = 0
+    for i in range(0, cen.shape[0], step):
+        x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
+        lev = level_of(x, y, z, r, inv, max_span)
+        k += 1
+        if lev < 0:
+            continue  # the big list: no entry
+        li = inv * 0.5**lev
+        x0, x1 = _span(x, r, li)
+        y0, y1 = _span(y, r, li)
+        z0, z1 = _span(z, r, li)
+        total += float((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1))
+    return total / k if k else np.nan
 
 
 @njit_noref
-def build_count(start, cen, rad, big, inv, tab, ck, cfree, cmeta, cnt, need):
-    """Bulk build, pass 1: a record for every cell a small sphere's box touches, and in ``cnt`` how
-    many. Returns where it stopped (the cell arrays need to grow) or N."""
+def levels(cen, rad, inv, max_span, out, meta):
+    """``out[i]`` (N,) int8: the level sphere i is stored on (-1: the big list); the per-level counts and
+    NLEV into ``meta``."""
+    for i in range(cen.shape[0]):
+        lev = level_of(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span)
+        out[i] = lev
+        if lev >= 0:
+            meta[LEV0 + lev] += 1
+            meta[NLEV] = max(meta[NLEV], lev + 1)
+
+
+@njit_noref
+def build_count(start, cen, rad, lev, inv, tab, ck, cfree, cmeta, cnt, need):
+    """Bulk build, pass 1: a record for every cell of its level a sphere's box touches (those of level
+    ``lev[i]`` >= 0), and in ``cnt`` how many. Returns where it stopped (the cell arrays need to grow) or N."""
     n = cen.shape[0]
     for i in range(start, n):
-        if big[i]:
+        if lev[i] < 0:
             continue
         if not cell_room(tab, ck, cmeta, need):
             return i
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
-        x0, x1 = _span(x, r, inv)
-        y0, y1 = _span(y, r, inv)
-        z0, z1 = _span(z, r, inv)
+        li = inv * 0.5 ** lev[i]
+        x0, x1 = _span(x, r, li)
+        y0, y1 = _span(y, r, li)
+        z0, z1 = _span(z, r, li)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
-                    c = cell_find(tab, 0, cx, cy, cz)
+                    c = cell_find(tab, lev[i], cx, cy, cz)
                     if c < 0:
-                        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, -1)
+                        c = cell_add(tab, ck, cfree, cmeta, lev[i], cx, cy, cz, -1)
                     cnt[c] += 1
     return n
 
 
 @njit_noref
-def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
+def build_fill(cen, rad, lev, inv, tab, ck, off, ed, ei, el, oe):
     """Bulk build, pass 2: entries of each cell laid out consecutively from ``off[c]`` (the exclusive
     prefix sum of the counts), lists linked in that order; each object's entries chained from
     ``oe[i]`` (set to -1 beforehand)."""
@@ -439,16 +494,17 @@ def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
     for c in range(ncell):
         ck[c, 4] = off[c]
     for i in range(cen.shape[0]):
-        if big[i]:
+        if lev[i] < 0:
             continue
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
-        x0, x1 = _span(x, r, inv)
-        y0, y1 = _span(y, r, inv)
-        z0, z1 = _span(z, r, inv)
+        li = inv * 0.5 ** lev[i]
+        x0, x1 = _span(x, r, li)
+        y0, y1 = _span(y, r, li)
+        z0, z1 = _span(z, r, li)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
-                    c = cell_find(tab, 0, cx, cy, cz)
+                    c = cell_find(tab, lev[i], cx, cy, cz)
                     e = off[c]
                     off[c] = e + 1
                     ed[e, 0] = x
@@ -467,14 +523,22 @@ def build_fill(cen, rad, big, inv, tab, ck, off, ed, ei, el, oe):
 
 @njit_noref
 def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
-    """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are.
-    ``stats`` (4,) int64 gets candidates, visible, cells entered, 0."""
+    """Ids of the spheres holding p into ``out`` (the first len(out)); returns how many there are: one
+    cell of every level that holds spheres, then the big list. ``stats`` (4,) int64 gets candidates,
+    visible, cells entered, 0."""
     size = out.shape[0]
     k = 0
     cand = 0
     nodes = 0
-    c = cell_find(tab, 0, cell_of(px, inv), cell_of(py, inv), cell_of(pz, inv))
-    if c >= 0:
+    li = inv
+    for lev in range(meta[NLEV]):
+        if meta[LEV0 + lev] == 0:
+            li *= 0.5
+            continue
+        c = cell_find(tab, lev, cell_of(px, li), cell_of(py, li), cell_of(pz, li))
+        li *= 0.5
+        if c < 0:
+            continue
         nodes += 1
         e = ck[c, 4]
         while e >= 0:

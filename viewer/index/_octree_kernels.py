@@ -33,7 +33,7 @@ from ._morton import compact3, spread3
 # nint columns
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
-ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP, SNAP_LEV = range(12)
+ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP, SNAP_LEV, REFIT_AT = range(13)
 # One 64-byte cache line a node: corner (3 float64) | parent, child, sibling, block start, count,
 # block size (6 int32 from int32 index NINT_I32) | own and subtree boxes (12 uint8) and the octant-run
 # record + 1 (3 bytes) from byte NQ_BYTE | level (uint8) at LEV_BYTE. Strided views of one row array,
@@ -71,6 +71,13 @@ WORK = DEPTHS + STACK
 # pass the paper's test box; the looseness is counted and refit removes it.
 SLACK = 0.5
 LEAD = 8.0
+# The refit that removes that looseness is spread over the frames (refit_some): every counted growth
+# buys REFIT_PACE objects (and nodes) refitted, in slot order round the tree, so a whole pass follows
+# every N / REFIT_PACE growths and no frame pays for more than its own moves did (a full refit of 1e6
+# objects is 0.2-0.3 s). Single moves (Octree.move) take a step every REFIT_CHUNK growths, batches one
+# a batch.
+REFIT_PACE = 1
+REFIT_CHUNK = 1024
 
 EMPTY_Q = np.array([255, 255, 255, 0, 0, 0], dtype=np.uint8)
 
@@ -355,6 +362,26 @@ def _room(cnt):
     return cnt + (cnt >> 2) + 1
 
 
+@njit_noref
+def build_room(cnt):
+    """Slots the bulk build gives a block of ``cnt`` objects: an eighth more and one spare (none for an
+    empty node). Exactly sized blocks made the first moving frame after a build move a block for 3,400
+    of 57,000 nodes at 1e6 (dynamic-1m), against 600 a frame later: that frame took 2.5-4 times the
+    next ones, most of it writing fresh pages. About 4 bytes an object."""
+    return cnt + (cnt >> 3) + 1 if cnt > 0 else 0
+
+
+@njit
+def build_pool(t_count, m):
+    """Slots of the bulk build's blocks: :func:`build_room` of each of the ``m`` kept nodes' counts in
+    ``t_count`` (a bucket leaf's stored as -1 - count: see :func:`trie_walk`)."""
+    total = 0
+    for t in range(m):
+        c = t_count[t]
+        total += build_room(c if c >= 0 else -1 - c)
+    return total
+
+
 @njit
 def repack_need(nint, meta):
     """Slots :func:`repack` will lay out: ``_room`` of every live node's count."""
@@ -404,7 +431,7 @@ def aux_of(nq, n):
 @njit_noref
 def drop_aux(nq, n):
     # a removal or an in-place move reorders or changes a sorted block: scan it whole until the
-    # next refit sorts it again (always correct, only slower)
+    # refit (its next step at this node) sorts it again (always correct, only slower)
     nq[n, 12] = 0
     nq[n, 13] = 0
     nq[n, 14] = 0
@@ -739,13 +766,13 @@ def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z,
     """One move from Python (``Octree.move``): :func:`move_one` (radius kept when ``r`` is NaN)
     behind the node-room check, then the refit test, in one call instead of three. Returns
     :func:`move_one`'s code (0 done, 1 pool full, 2 rebuild), 3 when the node pool needs room
-    first (nothing done), 4 when done and a refit is due (the growths passed 4x the objects)."""
+    first (nothing done), 4 when done and a step of the refit is due (``REFIT_CHUNK`` growths counted)."""
     if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
         return 3
     if r != r:
         r = obj[ids[i, 0], 3]
     code = move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch)
-    if code == 0 and meta[LOOSE] > max(4 * meta[NOBJ], 4096):
+    if code == 0 and meta[LOOSE] >= REFIT_CHUNK:
         return 4
     return code
 
@@ -1093,8 +1120,8 @@ def trie_walk(place, srt, keys, dep, order, root_lev, min_lev, x0, y0, z0, bits,
 
     ``place`` True (the same walk again): writes each kept node at its breadth-first row
     (``per_depth``'s prefix sums: a depth's nodes in creation order, so siblings are neighbours),
-    links parents, children and siblings, gives it the block after the previous kept node's, exactly
-    sized, and scatters the objects into their blocks (a bucket leaf takes its subtree's); each block
+    links parents, children and siblings, gives it the block after the previous kept node's, of
+    :func:`build_room` slots (the pool must hold :func:`build_pool`), and scatters the objects into their blocks (a bucket leaf takes its subtree's); each block
     is thus in Morton order, i.e. sorted by octant. The ids of objects deeper than the key grid go
     to ``late``, for one-by-one insertion. Returns (kept nodes, late objects, kept nodes of at least
     ``AUX_MIN`` objects). Boxes and octant runs are left to :func:`refit` (boxes empty, no runs)."""
@@ -1119,8 +1146,8 @@ def trie_walk(place, srt, keys, dep, order, root_lev, min_lev, x0, y0, z0, bits,
     if place:  # the root: node 0, row 0
         size = t_count[0] if t_count[0] >= 0 else -1 - t_count[0]
         bk = 99 if t_count[0] >= 0 else 0
-        _trie_node(nint, nlev, ncorner, nq, 0, -1, root_lev, x0, y0, z0, pos, size)
-        pos += size
+        _trie_node(nint, nlev, ncorner, nq, 0, -1, root_lev, x0, y0, z0, pos, build_room(size))
+        pos += build_room(size)
         aux += size >= AUX_MIN
         row[0] = 1
     else:
@@ -1190,8 +1217,8 @@ def trie_walk(place, srt, keys, dep, order, root_lev, min_lev, x0, y0, z0, bits,
                     row[dd] = b + 1
                     p = stack[dd - 1]
                     size = t_count[m] if t_count[m] >= 0 else -1 - t_count[m]
-                    _trie_node(nint, nlev, ncorner, nq, b, p, root_lev - dd, cx, cy, cz, pos, size)
-                    pos += size
+                    _trie_node(nint, nlev, ncorner, nq, b, p, root_lev - dd, cx, cy, cz, pos, build_room(size))
+                    pos += build_room(size)
                     aux += size >= AUX_MIN
                     if nint[p, CHILD] < 0:
                         nint[p, CHILD] = b
@@ -1306,15 +1333,11 @@ def _put_box(dst, row, off, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6):
 
 
 @njit_noref
-def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
+def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, n, a, tmp, tmp_id, octant, q6):
     """Counting-sort node n's block by the octant of each centre (unless it is in octant order
     already, as a bulk build leaves it); record the 8 run ends and the quantised box of each run in
-    a new aux row, or return False when ``aux_end`` has no row left. The float64 box of the whole
-    block goes to tmp[0, 0:3] (lo) and tmp[1, 0:3] (hi)."""
-    a = meta[AUX_TOP]
-    if a >= aux_end.shape[0]:
-        return False
-    meta[AUX_TOP] = a + 1
+    aux row ``a`` and point the node at it. The float64 box of the whole block goes to tmp[0, 0:3]
+    (lo) and tmp[1, 0:3] (hi)."""
     s0 = nint[n, START]
     cnt = nint[n, COUNT]
     e = EDGE[nlev[n]]
@@ -1370,7 +1393,6 @@ def _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, 
     nq[n, 12] = a1 & 0xFF
     nq[n, 13] = (a1 >> 8) & 0xFF
     nq[n, 14] = (a1 >> 16) & 0xFF
-    return True
 
 
 @njit
@@ -1415,8 +1437,11 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
         nq[n, 14] = 0
         s0 = nint[n, START]
         if nint[n, COUNT] >= AUX_MIN:
-            if not _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, n, tmp, tmp_id, octant, q6):
+            a = meta[AUX_TOP]
+            if a >= aux_end.shape[0]:
                 return False
+            meta[AUX_TOP] = a + 1
+            _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, n, a, tmp, tmp_id, octant, q6)
             lo0, lo1, lo2 = tmp[0, 0], tmp[0, 1], tmp[0, 2]
             hi0, hi1, hi2 = tmp[1, 0], tmp[1, 1], tmp[1, 2]
         else:
@@ -1443,6 +1468,73 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
         top += 1
     meta[LOOSE] = 0
     return True
+
+
+@njit
+def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, budget):
+    """The refit spread over frames: recompute the boxes of the nodes below the cursor
+    ``meta[REFIT_AT]`` (node slots, downwards, wrapping around from ``NODE_TOP``) until ``budget``
+    objects and nodes are done, and move the cursor past them. Each node gets its exact own box (its
+    block sorted into octant runs again when it holds ``AUX_MIN`` or more, in its own aux row or a new
+    one), and a subtree box made of that and its children's subtree boxes as they are now. Those are
+    conservative at every moment (moves only grow them), so the result is too, whatever the order; the
+    slot order is what makes it tight: the bulk build numbers nodes breadth-first, so going down the
+    slots a node comes after its children. Returns 0, or -1 (the cursor at the node it stopped before)
+    when ``aux_end`` has no row left: make room and call again. Nothing allocated but one node's
+    sorting buffers."""
+    top = meta[NODE_TOP]
+    if top == 0:
+        return 0
+    q6 = np.empty(6, dtype=np.int64)
+    lo3 = np.empty(3)
+    hi3 = np.empty(3)
+    cap = AUX_MIN
+    tmp = np.empty((cap, 4))
+    tmp_id = np.empty(cap, dtype=np.int32)
+    octant = np.empty(cap, dtype=np.int64)
+    j = min(meta[REFIT_AT], top)
+    while budget > 0:
+        if j <= 0:
+            j = top
+        n = j - 1
+        if nint[n, PARENT] == -2:  # a free slot
+            j = n
+            budget -= 1
+            continue
+        cnt = nint[n, COUNT]
+        s0 = nint[n, START]
+        if cnt >= AUX_MIN:
+            a = aux_of(nq, n) - 1
+            if a < 0:
+                a = meta[AUX_TOP]
+                if a >= aux_end.shape[0]:
+                    meta[REFIT_AT] = j
+                    return -1
+                meta[AUX_TOP] = a + 1
+            if cnt > cap:
+                cap = 2 * cnt
+                tmp = np.empty((cap, 4))
+                tmp_id = np.empty(cap, dtype=np.int32)
+                octant = np.empty(cap, dtype=np.int64)
+            _sort_runs(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, n, a, tmp, tmp_id, octant, q6)
+            lo0, lo1, lo2 = tmp[0, 0], tmp[0, 1], tmp[0, 2]
+            hi0, hi1, hi2 = tmp[1, 0], tmp[1, 1], tmp[1, 2]
+        else:
+            drop_aux(nq, n)  # (its row, if it had one, waits for the next compaction: Octree._aux_room)
+            lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + cnt)
+        _put_box(nq, n, 0, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        c = nint[n, CHILD]
+        while c >= 0:
+            if nq[c, 6] <= nq[c, 9]:
+                decode(ncorner, nlev, nq, c, 6, lo3, hi3)
+                lo0, lo1, lo2 = min(lo0, lo3[0]), min(lo1, lo3[1]), min(lo2, lo3[2])
+                hi0, hi1, hi2 = max(hi0, hi3[0]), max(hi1, hi3[1]), max(hi2, hi3[2])
+            c = nint[c, SIB]
+        _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        budget -= cnt + 1
+        j = n
+    meta[REFIT_AT] = j
+    return 0
 
 
 # ----------------------------------------------------------------------------- inspection

@@ -3,9 +3,13 @@ contiguous array (N. Frykholm, "A spatial hash grid"), adapted to spheres of var
 
 The point of a query is not known ahead, the spheres' radii are; so each sphere is stored (as the
 article's "store the item in all neighbouring cells" variant) in every cell its bounding box touches,
-and a query reads exactly one cell: hash the point's cell, walk its list, test each sphere. A sphere
-whose box spans more than ``max_span`` cells on some axis would flood the grid, so it goes to one
-separate dense list that every query tests. The world is unbounded: only cells that hold something
+and a query reads one cell: hash the point's cell, walk its list, test each sphere. A sphere whose box
+would span more than ``max_span`` cells on some axis would flood the grid, so it is stored on a coarser
+level instead, as engines cap the cells one object may cover: level L has cells of edge
+``cell_size * 2**L`` (keyed by level in the same hash map), a sphere goes to the lowest level where it
+spans at most ``max_span`` cells an axis, so it has at most ``max_span**3`` entries, and a query reads
+one cell of each level in use (a world of small spheres uses one). Past ``K.LEVELS`` levels a sphere goes
+to one dense list that every query tests. The world is unbounded: only cells that hold something
 exist, in an open-addressing hash map over flat int32 arrays.
 
 Layout choices that make the idea as fast as it can be:
@@ -34,7 +38,16 @@ from . import _hashgrid_kernels as K
 from . import _pages
 from ._contract import SphereIndex, as_objects, as_radius, grown
 
-__all__ = ["CellTable", "GrowingIndex", "HashGrid", "default_cell_size"]
+__all__ = ["CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cell_size", "default_span"]
+
+#: the caps on the cells a sphere's box spans per axis that the default (``HashGrid(max_span=None)``) picks
+#: from: the largest whose entries average at most :data:`ENTRY_BUDGET` an object (:func:`default_span`)
+SPANS: tuple[int, ...] = (16, 8, 6, 4, 3, 2)
+#: entries (copies of a sphere in cells, ~52 bytes each) an object may average under the default cap: a
+#: few keep the grid within a few times the octree's memory on every bench world, and where a larger cap
+#: fits (the default three worlds) the grid keeps its single level, its fastest. The measurements behind
+#: it: viewer/index/README.md, "The hash grid's cap".
+ENTRY_BUDGET = 2.5
 
 
 def _pow2(n: int) -> int:
@@ -100,6 +113,17 @@ def default_cell_size(radii: np.ndarray, centres: np.ndarray | None = None, perc
     return cell if cell > 0.0 and np.isfinite(cell) else 1.0
 
 
+def default_span(centres: np.ndarray, radii: np.ndarray, cell_size: float, sample: int = 20_000) -> int:
+    """The largest cap of :data:`SPANS` under which the spheres (a sample of ``sample`` of them, evenly
+    strided) average at most :data:`ENTRY_BUDGET` entries on ``cell_size`` (world units), else the
+    smallest."""
+    step = max(1, radii.size // sample)
+    for span in SPANS:
+        if not K.mean_entries(centres, radii, 1.0 / cell_size, span, step) > ENTRY_BUDGET:
+            return span
+    return SPANS[-1]
+
+
 class GrowingIndex(SphereIndex):
     """An index whose update kernels take the arrays ``self._arrays()`` last and say when those must grow
     first (``self._grow()``): ``insert_one`` / ``move_one`` return False, a batch kernel
@@ -153,9 +177,11 @@ class HashGrid(GrowingIndex):
     cell_percentile, cell_scale : float
         The default cell edge is ``cell_scale`` x this percentile of the diameters (defaults 50, 8),
         capped by the data's density (see ``default_cell_size``).
-    max_span : int
-        A sphere whose box spans more than this many cells on some axis goes to the big list
-        (default 16).
+    max_span : int or None
+        The most cells a sphere's box may span on an axis (so at most ``max_span**3`` entries a sphere);
+        a larger one goes to the lowest coarser level (cells twice, four times, ... as wide) where it
+        spans no more. Default: the largest of :data:`SPANS` that keeps the entries at
+        :data:`ENTRY_BUDGET` an object on average (:func:`default_span`).
     """
 
     name = "hashgrid"
@@ -164,10 +190,11 @@ class HashGrid(GrowingIndex):
     live_from = -1  # _ow[id]: -2 removed, -1 in cells, >= 0 its row in the big list
 
     def __init__(self, centres, radii, cell_size=None, cell_percentile: float = 50.0,
-                 cell_scale: float = 8.0, max_span: int = 16):
+                 cell_scale: float = 8.0, max_span: int | None = None):
         super().__init__()
         centres, radii = as_objects(centres, radii)
-        if isinstance(max_span, bool) or not isinstance(max_span, (int, np.integer)) or not 1 <= max_span <= 64:
+        if max_span is not None and (isinstance(max_span, bool) or not isinstance(max_span, (int, np.integer))
+                                     or not 1 <= max_span <= 64):
             raise ValueError(f"hashgrid: max_span must be an integer in 1..64, got {max_span!r}")
         if cell_size is None:
             if not 0.0 <= cell_percentile <= 100.0:
@@ -180,9 +207,9 @@ class HashGrid(GrowingIndex):
             if cell_size <= 0.0:
                 raise ValueError("hashgrid: cell_size must be > 0")
         self.cell_size = float(cell_size)
-        self.max_span = int(max_span)
+        self.max_span = default_span(centres, radii, self.cell_size) if max_span is None else int(max_span)
         self._inv = 1.0 / self.cell_size
-        self._need = (self.max_span + 1) ** 3
+        self._need = self.max_span**3
         self._build(centres, radii)
 
     # ------------------------------------------------------------------------- build
@@ -195,9 +222,10 @@ class HashGrid(GrowingIndex):
         self._ow = np.full(icap, -2, dtype=np.int64)
         self._oe = np.full(icap, -1, dtype=np.int32)
         self._next_id = n
-        big = np.zeros(n, dtype=np.bool_)
-        K.big_mask(centres, radii, self._inv, self.max_span, big)
-        bidx = np.flatnonzero(big)
+        self._meta = np.zeros(K.META, dtype=np.int64)
+        lev = np.empty(n, dtype=np.int8)
+        K.levels(centres, radii, self._inv, self.max_span, lev, self._meta)
+        bidx = np.flatnonzero(lev < 0)
         nb = bidx.size
         bcap = max(16, 2 * nb)
         self._bd = np.zeros((bcap, 4))
@@ -207,15 +235,16 @@ class HashGrid(GrowingIndex):
         self._bi[:nb] = bidx
         self._ow[:n] = -1
         self._ow[bidx] = np.arange(nb)
-        self._meta = np.zeros(8, dtype=np.int64)
         self._meta[K.BIG_N] = nb
         self._meta[K.NLIVE] = n
 
-        self._ct = ct = CellTable(max(16, n))
+        # cells: from a quarter of the objects up, grown as the count pass finds them (a table sized for
+        # one cell an object took 66 bytes an object whatever the cells: 1e6 clustered, heavy tail)
+        self._ct = ct = CellTable(max(16, n // 4))
         cnt = np.zeros(ct.ck.shape[0], dtype=np.int64)
         s = 0
         while True:
-            s = K.build_count(s, centres, radii, big, self._inv, ct.tab, ct.ck, ct.cfree, ct.cmeta, cnt, self._need)
+            s = K.build_count(s, centres, radii, lev, self._inv, ct.tab, ct.ck, ct.cfree, ct.cmeta, cnt, self._need)
             if s == n:
                 break
             ct.grow_for(self._need)
@@ -229,7 +258,7 @@ class HashGrid(GrowingIndex):
         self._ed = _pages.zeros((ecap, 4))
         self._ei = _pages.full((ecap, 2), -1, np.int32)
         self._el = np.full((ecap, 3), -1, dtype=np.int32)
-        K.build_fill(centres, radii, big, self._inv, ct.tab, ct.ck, off, self._ed, self._ei, self._el, self._oe)
+        K.build_fill(centres, radii, lev, self._inv, ct.tab, ct.ck, off, self._ed, self._ei, self._el, self._oe)
         self._meta[K.ENT_TOP] = total
 
     # ------------------------------------------------------------------------- growth
@@ -284,6 +313,11 @@ class HashGrid(GrowingIndex):
     def big_count(self) -> int:
         """How many spheres are in the big list (tested by every query)."""
         return int(self._meta[K.BIG_N])
+
+    @property
+    def level_counts(self) -> np.ndarray:
+        """(LEVELS,) int64: the spheres stored on each level (cells of edge ``cell_size * 2**L``)."""
+        return self._meta[K.LEV0 : K.LEV0 + K.LEVELS].copy()
 
     def big_ids(self) -> np.ndarray:
         """Ids (B,) int64 of the spheres in the big list."""

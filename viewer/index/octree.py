@@ -16,8 +16,10 @@ Beyond the paper:
   grows it, and the subtree boxes up the path, ahead of the object (half its radius, and 8 times its
   displacement on the side it moves to), so a drifting object's next moves stay inside and only store
   their row; a removal recomputes its node's box and tightens the ancestors while they change; the
-  growths and leaving moves are counted, and :meth:`Octree.refit` (run once they exceed 4x the object
-  count: amortised O(1) a move) recomputes every box.
+  growths and leaving moves are counted, and each counted growth buys the refit of one object's worth
+  of nodes, in slot order round the tree, a few at the end of each batch of moves: every box is
+  recomputed once per N growths, amortised O(1) a move, and no frame pays for a whole refit
+  (:meth:`Octree.refit` still does it at once, on demand).
 - **Moves.** ``move_many`` runs in two passes: the moves that stay in their node's own box store their
   row (a few prefetched loads and four stores each); the rest are then made one by one (unlink, place
   from the old node up then down, append, grow the boxes), with prefetches reaching their parents and
@@ -32,8 +34,9 @@ Beyond the paper:
   query walks contiguous memory; removal is a swap with the block's last object (O(1)); a full block
   moves to one twice as large; freed blocks go to per-size-class free lists. A block of ``AUX_MIN``
   (24) or more objects is sorted into 8 octant runs with a box each, so a query in a dense node scans
-  only the runs whose box holds the point (a removal or in-place move drops the runs until the next
-  :meth:`Octree.refit`).
+  only the runs whose box holds the point (a removal or in-place move drops the runs until the refit's
+  steps come round to the node again). The pool and the node rows grow in place, into address space
+  reserved when they were made (:func:`viewer.index._pages.extend`): no frame waits for a copy.
 - **One cache line per node** (corner, links, block, boxes, level: 64 bytes), renumbered breadth-first
   after a bulk build so siblings are neighbours; the bulk build places objects in Morton order. A query
   prefetches, as it pushes a node, that node's first children's rows and the head of its object block.
@@ -67,6 +70,12 @@ _warming = threading.local()
 
 def _quiet() -> bool:
     return getattr(_warming, "quiet", False)
+
+
+# Address space (not memory: a page is backed when first written) reserved after the object pool and
+# the node rows of a build, in multiples of their size, so that they grow in place (Octree._make_room,
+# Octree._grow_nodes).
+POOL_RESERVE = 2
 
 
 def _level_of_edge(edge: float) -> int:
@@ -167,12 +176,13 @@ class Octree(SphereIndex):
 
         Objects are sorted by the Morton key of their centre; a first pass walks them with the
         current root-to-leaf path on a stack, counting the nodes each depth gets and each node's
-        objects; a second walk writes the nodes breadth-first and the objects into exactly sized
-        blocks (:func:`~._octree_kernels.trie_walk`); :func:`~._octree_kernels.refit` computes the
+        objects; a second walk writes the nodes breadth-first and the objects into their blocks
+        (:func:`~._octree_kernels.trie_walk`; each with an eighth more room than it holds:
+        :func:`~._octree_kernels.build_room`); :func:`~._octree_kernels.refit` computes the
         boxes and octant runs. Temporaries: ~30 bytes an object and 4 a kept node."""
         n = live.size
         corner, lev, snap = self._root_box(centres, radii, live, extra)
-        self._alloc(node_cap=1024, pool_cap=max(16, n), id_cap=max(16, id_cap))
+        self._alloc(node_cap=1024, pool_cap=16, id_cap=max(16, id_cap))  # the pool: after the count walk
         self._meta[K.SNAP_LEV] = _level_of_edge(snap)
         self._meta[K.MIN_LEV] = min_lev = max(lev - self.max_depth, 1) if min_lev is None else min_lev
         if n == 0:
@@ -203,7 +213,11 @@ class Octree(SphereIndex):
                 break
             cap *= 2
         node_cap = int(per_depth.sum() * 1.02) + K.NODE_RESERVE + 400
-        self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8))
+        pool_cap = max(16, int(K.build_pool(t_count, m)))
+        self._obj = _pages.zeros((pool_cap, 4), reserve=POOL_RESERVE * pool_cap)
+        self._oid = _pages.full(pool_cap, -1, np.int32, reserve=POOL_RESERVE * pool_cap)
+        self._meta[K.POOL_CAP] = pool_cap
+        self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8, reserve=POOL_RESERVE * node_cap))
         self._meta[K.NODE_CAP] = node_cap
         late = np.empty(later, dtype=np.int32)
         _, _, aux_rows = K.trie_walk(True, *walk, t_count, per_depth, late, centres, radii, *self._tree(), self._meta)
@@ -216,6 +230,7 @@ class Octree(SphereIndex):
                     break
                 self._grow_pool()
         self._refit(aux_rows)
+        self._refit_step()  # nothing to do yet: loads its kernel with the build's, never in a frame
 
     def _rebuild(self, x: float, y: float, z: float, r: float) -> None:
         """Build the tree again on a root that also holds (x, y, z, r): the root cannot grow that far
@@ -231,8 +246,8 @@ class Octree(SphereIndex):
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
         self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8))
-        self._obj = _pages.zeros((pool_cap, 4))
-        self._oid = _pages.full(pool_cap, -1, np.int32)
+        self._obj = _pages.zeros((pool_cap, 4), reserve=POOL_RESERVE * pool_cap)  # address space for _make_room
+        self._oid = _pages.full(pool_cap, -1, np.int32, reserve=POOL_RESERVE * pool_cap)
         self._ids = _pages.full((id_cap, 2), -1, np.int32)
         self._set_aux(np.zeros((16, K.AUX_BYTES), dtype=np.uint8))
         self._meta = np.zeros(16, dtype=np.int64)
@@ -286,9 +301,15 @@ class Octree(SphereIndex):
         return corner, _level_of_edge(edge), snap
 
     def _grow_nodes(self) -> None:
-        cap = 2 * self._node.shape[0]
-        self._set_nodes(grown(self._node, cap, 0))
-        self._meta[K.NODE_CAP] = cap
+        # in place while the build's reserve lasts (as _make_room): a copy of 1e5 node rows cost a
+        # moving frame 0.1 s here, mostly the first touch of the new pages
+        cap = self._node.shape[0]
+        node = _pages.extend(self._node, cap + max(cap // 4, 16))
+        if node is None:
+            cap *= 2
+            node = grown(self._node, cap, 0)
+        self._set_nodes(node)
+        self._meta[K.NODE_CAP] = node.shape[0]
 
     def _grow_pool(self) -> None:
         cap = 2 * self._obj.shape[0]
@@ -296,15 +317,29 @@ class Octree(SphereIndex):
         self._meta[K.POOL_CAP] = cap
 
     def _make_room(self) -> None:
-        """The object pool is full (an insert or move found no block): copy every node's block, in
-        node order, into a new pool, each with a quarter more room than it holds (so the next moves
-        into it append without moving the block and rewriting its objects' ids), dropping the free
-        blocks. The new pool has half again as many slots as the blocks take, and never fewer than
-        now: it grows when the objects need it and is only compacted when free blocks filled it."""
+        """The object pool is full (an insert or move found no block). While the pool's mapping has
+        address space reserved after it (the build and every repack reserve ``POOL_RESERVE`` times
+        the pool), the pool is lengthened in place by a quarter: no copy, so no pause in the frame it
+        happens in (the first moving frame after a bulk build, whose blocks were exactly full, used to
+        repack 1e6 objects here: 0.2-0.45 s; a drifting world's pool then grows to about twice its
+        objects). Once the reserve is used up: copy every node's block, in node
+        order, into a new pool, each with a quarter more room than it holds (so the next moves into
+        it append without moving the block and rewriting its objects' ids), dropping the free blocks.
+        The new pool has half again as many slots as the blocks take, and never fewer than now."""
+        cap = self._obj.shape[0]
+        more = cap + max(cap // 4, 16)
+        obj = _pages.extend(self._obj, more)
+        # (the new slots' ids are left 0, not -1: a slot past the pool's top is written before it is read,
+        # and filling it would touch the fresh pages in this frame: 8 ms at 1e6)
+        oid = None if obj is None else _pages.extend(self._oid, more)
+        if oid is not None:
+            self._obj, self._oid = obj, oid
+            self._meta[K.POOL_CAP] = more
+            return
         need = int(K.repack_need(self._nint, self._meta))
-        cap = max(self._obj.shape[0], need + need // 2, 16)
-        obj = _pages.zeros((cap, 4))
-        oid = _pages.full(cap, -1, np.int32)
+        cap = max(cap, need + need // 2, 16)
+        obj = _pages.zeros((cap, 4), reserve=POOL_RESERVE * cap)
+        oid = _pages.full(cap, -1, np.int32, reserve=POOL_RESERVE * cap)
         K.repack(self._nint, self._obj, self._oid, self._ids, self._meta, self._bfree, obj, oid)
         self._obj, self._oid = obj, oid
 
@@ -350,7 +385,7 @@ class Octree(SphereIndex):
             if code == 0:
                 return
             if code == 4:
-                self.refit()
+                self._refit_step()
                 return
             if code == 3:
                 self._grow_nodes()
@@ -361,11 +396,33 @@ class Octree(SphereIndex):
                     r = float(self._obj[self._ids[i, 0], 3])
                 self._rebuild(x, y, z, r)
 
-    def _maybe_refit(self) -> None:
-        # moves mostly grow boxes; once the moves that left a box loose add up to 4x the object
-        # count, recompute them all (O(nodes + N), so amortised O(1) per move)
-        if self._meta[K.LOOSE] > max(4 * int(self._meta[K.NOBJ]), 4096):
-            self.refit()
+    def _refit_step(self) -> None:
+        """The refit spread over frames (:func:`~._octree_kernels.refit_some`): the growths counted
+        since the last step buy ``REFIT_PACE`` objects refitted each, so a pass round the whole tree
+        follows every N / REFIT_PACE growths (amortised O(1) a move, and never a whole refit in one
+        frame: 0.2-0.3 s at 1e6)."""
+        budget = int(self._meta[K.LOOSE]) * K.REFIT_PACE
+        self._meta[K.LOOSE] = 0
+        while K.refit_some(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
+                           self._aux_end, self._aux_q, self._meta, budget) < 0:
+            self._aux_room()
+
+    def _aux_room(self) -> None:
+        """The octant-run rows are all used: keep the live ones (rows dropped by moves and removals are
+        left behind until here), renumbered from 0, in an array as large, or with room for as many
+        again."""
+        top = int(self._meta[K.NODE_TOP])
+        q = self._nq[:top, 12:15].astype(np.int64)
+        row = (q[:, 0] | (q[:, 1] << 8) | (q[:, 2] << 16)) - 1
+        nodes = np.flatnonzero((row >= 0) & (self._nint[:top, K.PARENT] != -2))
+        k = nodes.size
+        aux = np.zeros((max(2 * k + 16, self._aux.shape[0]), K.AUX_BYTES), dtype=np.uint8)
+        aux[:k] = self._aux[row[nodes]]
+        new = np.arange(1, k + 1, dtype=np.int64)
+        for b in range(3):
+            self._nq[nodes, 12 + b] = (new >> (8 * b)) & 0xFF
+        self._set_aux(aux)
+        self._meta[K.AUX_TOP] = k
 
     def refit(self) -> None:
         """Recompute every node's boxes exactly (moves leave them conservative but loose) and sort
@@ -411,7 +468,7 @@ class Octree(SphereIndex):
             else:
                 k = int(rest[done])
                 self._grow_room(ids[k], centres[k], rad[k])
-        self._maybe_refit()
+        self._refit_step()
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
         """After move_many stopped at a move it could not make: a full object pool, or a target the

@@ -1,4 +1,5 @@
-"""Comparing recordings: median / p95 / max of every stage per run, with ratios against a reference run:
+"""Comparing recordings: median / p95 / p99 / max of every stage per run (:data:`viewer.frame.stages.TIME_STATS`),
+with ratios against a reference run:
 the first run of the ``scan`` index (the multi-core linear scan, the baseline of every ratio the product
 prints) when there is one, else the first run.
 
@@ -26,14 +27,14 @@ import numpy as np
 from ..errors import UserError
 from ..recording.meta import describe_path, describe_scene, path_identity, scene_identity
 from ..recording.reader import Run, read_runs
-from ..frame.stages import HUD_COUNTS, TIMED_COLUMNS
+from ..frame.stages import HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
 from ._text import escape_text
 
 __all__ = ["RATIO_HEADERS", "STATS", "CompareRow", "compare_files", "compare_runs", "format_ratio", "format_table",
            "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows", "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
-STATS: tuple[str, ...] = ("median", "p95", "max")
+STATS: tuple[str, ...] = tuple(name for name, _ in TIME_STATS)
 
 #: count columns summarised under the stage times (the counts the HUD shows, but the object total and the
 #: per-level peak)
@@ -64,7 +65,7 @@ class CompareRow:
     column : the CSV column (``query_ms``, ..., or a count)
     run : the run's label
     frames : rows in the run
-    values : ``{"median": ..., "p95": ..., "max": ...}`` in the column's unit (ms, or objects)
+    values : ``{"median": ..., "p95": ..., "p99": ..., "max": ...}`` in the column's unit (ms, or objects)
     ratios : the speed-up over the reference run, statistic by statistic: the reference's value over this
         run's (above 1: this run is faster, or counts fewer; 1 for the reference itself; None where this
         run's value is 0)
@@ -79,7 +80,7 @@ class CompareRow:
 
 def _stats(a: np.ndarray) -> dict[str, float]:
     a = np.asarray(a, dtype=np.float64)
-    return {"median": float(np.median(a)), "p95": float(np.percentile(a, 95)), "max": float(np.max(a))}
+    return {name: float(np.percentile(a, q)) for name, q in TIME_STATS}
 
 
 def reference_run(runs: Sequence[Run]) -> int:
