@@ -74,6 +74,20 @@ def _heavy(rng, m, p):
     return r
 
 
+def _log_power(rng, m, p):
+    """r = min * (max/min)**(u**power), u uniform on [0, 1): power 1 is log-uniform; larger powers pile
+    the radii near min and leave a long thin tail up to max."""
+    u = rng.random(m)
+    if p["min"] == p["max"]:
+        return np.full(m, p["min"])
+    a = float(P.log2(np.array([p["min"]]))[0])
+    b = float(P.log2(np.array([p["max"]]))[0])
+    t = P.pow_(np.maximum(u, 2.0**-53), p["power"])  # (u near 0 gives min either way)
+    t *= b - a
+    t += a
+    return np.clip(P.exp2(t), p["min"], p["max"])  # rounding must not step past either end
+
+
 def _check_min_max(p: dict, prefix: str, lo_key="min", hi_key="max") -> None:
     if p[lo_key] > p[hi_key]:
         raise SceneError(f"must be <= {hi_key} ({p[hi_key]:g}), got {p[lo_key]:g}", f"{prefix}.{lo_key}")
@@ -157,6 +171,20 @@ RADIUS_MODELS: dict[str, RadiusModel] = {
         lambda p: max(p["small"], p["medium"] if p["medium_share"] > 0 else 0.0,
                       p["large"] if p["large_share"] > 0 else 0.0),
         _check_classes,
+    ),
+    "log-power": RadiusModel(
+        "log-power",
+        "r = min * (max/min)**(u**power), u uniform: power 1 is log-uniform, larger powers a heavier tail "
+        "(the defaults: a tenth of the radii above 150, most blocks of 64 objects holding one large radius)",
+        {
+            "min": Param("float", 5.0, **_POS, doc="smallest radius, world units"),
+            "max": Param("float", 1000.0, **_POS, doc="largest radius, world units"),
+            "power": Param("float", 4.0, hi=16.0, **_POS,
+                           doc="exponent of u (1: log-uniform; larger: most radii near min)"),
+        },
+        _log_power,
+        lambda p: p["max"],
+        _check_min_max,
     ),
 }
 

@@ -1,7 +1,7 @@
-"""The linear scan's 16-bit prefilter never changes the answer: objects on the sphere's surface to the
-last bit, at every magnitude of the domain, tiny and huge radii, and the multi-threaded path (N large
-enough to run on every core, hits in many chunks) after updates. The contract suite and the state
-machine cover the rest of the contract."""
+"""The prefilters of the linear scan (16-bit lanes) and of the reference loop ``loop32`` (float32 lanes)
+never change the answer: objects on the sphere's surface to the last bit, at every magnitude of the domain,
+tiny and huge radii, and the multi-threaded path (N large enough to run on every core, hits in many
+chunks) after updates. The contract suite and the state machine cover the rest of the contract."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from viewer.index import brute_query
-from viewer.index.scan import PARALLEL_FROM, LinearScan
+from viewer.index import loop32, scan
+from viewer.index.loop32 import Loop32
+from viewer.index.scan import LinearScan
+
+LINEAR = [LinearScan, Loop32]  # both exact by a float64 recheck of what a conservative prefilter passes
 
 
 def _edge_radii(centres: np.ndarray, point: np.ndarray) -> np.ndarray:
@@ -23,17 +27,19 @@ def _edge_radii(centres: np.ndarray, point: np.ndarray) -> np.ndarray:
     return r
 
 
+@pytest.mark.parametrize("cls", LINEAR)
 @pytest.mark.parametrize("scale", [1e-300, 1e-150, 1e-30, 1e-6, 1.0, 1e3, 1e8, 1e15, 1e25, 2.0**98])
-def test_surfaces_at_every_magnitude(scale, rng):
-    """One surface object per block of 64 (the rest hold no query point), so a block is rechecked only
-    if the prefilter passes that object itself."""
+def test_surfaces_at_every_magnitude(scale, cls, rng):
+    """One surface object in 64 (the rest hold no query point, and a radius 0 of their own octave, so the
+    scan stores the surface objects in blocks of their own): a block is rechecked only if the prefilter
+    passes one of them itself."""
     n = 64 * 300
     centres = rng.uniform(-1.0, 1.0, (n, 3)) * scale
     point = rng.uniform(-1.0, 1.0, 3) * scale
     radii = np.zeros(n)
     edge = np.arange(0, n, 64)
     radii[edge] = _edge_radii(centres[edge], point)
-    ix = LinearScan(centres, radii)
+    ix = cls(centres, radii)
     want = brute_query(centres, radii, point)
     assert want.size > 0
     if scale >= 1e-150:  # (below, every squared distance underflows to 0: every object is visible)
@@ -43,34 +49,52 @@ def test_surfaces_at_every_magnitude(scale, rng):
         assert np.array_equal(np.sort(ix.query(q)), brute_query(centres, radii, q))
 
 
-def test_small_spheres_far_from_the_origin(rng):
+@pytest.mark.parametrize("cls", LINEAR)
+@pytest.mark.parametrize("scale", [1e-140, 1.0, 1e4, 1e20])
+def test_every_object_on_its_surface(scale, cls, rng):
+    """Every object on, one ulp inside or one ulp outside its sphere, radii over ten octaves: a block's
+    largest radius (the scan's first pass) and each lane's own (its second) both meet surface lanes."""
+    n = 5000
+    centres = rng.uniform(-1.0, 1.0, (n, 3)) * scale * 2.0 ** rng.uniform(-10, 0, (n, 1))
+    point = rng.uniform(-1.0, 1.0, 3) * scale * 2.0**-10
+    radii = _edge_radii(centres, point)
+    ix = cls(centres, radii)
+    want = brute_query(centres, radii, point)
+    assert 0 < want.size < n
+    assert np.array_equal(np.sort(ix.query(point)), want)
+
+
+@pytest.mark.parametrize("cls", LINEAR)
+def test_small_spheres_far_from_the_origin(cls, rng):
     """Objects far from the origin with radii much smaller than their coordinates' float32 rounding (1/32)."""
     n = 4000
     centres = 1e6 + rng.uniform(0.0, 1.0, (n, 3))
     radii = rng.uniform(0.0, 0.05, n)
-    ix = LinearScan(centres, radii)
+    ix = cls(centres, radii)
     for p in centres[:50] + rng.normal(0.0, 0.02, (50, 3)):
         assert np.array_equal(np.sort(ix.query(p)), brute_query(centres, radii, p))
 
 
-def test_mixed_magnitudes_and_far_points(rng):
+@pytest.mark.parametrize("cls", LINEAR)
+def test_mixed_magnitudes_and_far_points(cls, rng):
     """Centres and radii over 330 decades, points beyond every frame's reach: the exact path answers."""
     n = 500
     mags = 10.0 ** rng.uniform(-300, 30, (n, 1))
     centres = rng.uniform(-1, 1, (n, 3)) * mags
     radii = 10.0 ** rng.uniform(-300, 30, n)
-    ix = LinearScan(centres, radii)
+    ix = cls(centres, radii)
     pts = np.concatenate([centres[:40], rng.uniform(-1, 1, (40, 3)) * 10.0 ** rng.uniform(-300, 30, (40, 1))])
     pts = np.concatenate([pts, [[2.0**99, -(2.0**99), 2.0**99], [0.0, 0.0, 0.0], [5e-324, 0.0, -5e-324]]])
     for p in pts:
         assert np.array_equal(np.sort(ix.query(p)), brute_query(centres, radii, p))
 
 
-def test_parallel_path_after_updates(rng):
-    n = PARALLEL_FROM + 5000
+@pytest.mark.parametrize("module,cls", [(scan, LinearScan), (loop32, Loop32)])
+def test_parallel_path_after_updates(module, cls, rng):
+    n = module.PARALLEL_FROM + 5000
     centres = rng.uniform(-1000, 1000, (n, 3))
     radii = rng.uniform(1, 80, n)
-    ix = LinearScan(centres, radii)
+    ix = cls(centres, radii)
     assert ix.threads >= 1
     ids = np.arange(n)
     live = np.ones(n, dtype=bool)
@@ -87,7 +111,7 @@ def test_parallel_path_after_updates(rng):
     all_c = np.concatenate([centres[live], extra_c])
     all_r = np.concatenate([radii[live], extra_r])
     all_ids = np.concatenate([ids[live], new])
-    assert len(ix) == all_ids.size >= PARALLEL_FROM
+    assert len(ix) == all_ids.size >= module.PARALLEL_FROM
     out = np.empty(3, dtype=np.int64)
     for p in np.concatenate([all_c[:30], rng.uniform(-1000, 1000, (30, 3))]):
         want = np.sort(all_ids[brute_query(all_c, all_r, p)])

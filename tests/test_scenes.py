@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -221,7 +222,26 @@ def test_coincident_objects_share_exact_sites():
 
 
 def test_radius_models_are_the_documented_set():
-    assert set(RADIUS_MODELS) == {"constant", "uniform", "log-uniform", "heavy-tailed"}
+    assert set(RADIUS_MODELS) == {"constant", "uniform", "log-uniform", "heavy-tailed", "log-power", "classes"}
+    root = Path(__file__).resolve().parents[1]
+    row = next(ln for ln in (root / "scenes" / "README.md").read_text().splitlines() if ln.startswith("| `radius` |"))
+    for name in RADIUS_MODELS:
+        assert f"`{name}`" in row, name
+
+
+def test_classes_radius_model_draws_its_three_distances_in_their_shares():
+    r = _radii({"model": "classes", "small": 15, "medium": 150, "large": 500, "medium_share": 0.3,
+                "large_share": 0.05})
+    values, counts = np.unique(r, return_counts=True)
+    assert values.tolist() == [15.0, 150.0, 500.0]
+    assert np.allclose(counts / r.size, [0.65, 0.3, 0.05], atol=0.01)
+
+
+def test_log_power_radius_model_has_the_heavy_tail_it_says():
+    r = _radii({"model": "log-power", "min": 5, "max": 1000, "power": 4})
+    assert r.min() >= 5 and r.max() <= 1000
+    # r = 5 * 200**(u**4): P(r > 150) = 1 - (log(30) / log(200))**(1/4), about a tenth
+    assert abs((r > 150).mean() - (1 - (np.log(30) / np.log(200)) ** 0.25)) < 0.01
 
 
 def _radii(spec, n=40_000, seed=11):

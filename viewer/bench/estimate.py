@@ -31,14 +31,14 @@ TRIAL_N = 20_000
 #: a fresh process's start-up before a first build (python, numpy, numba's cached kernels), seconds
 _FIRST_BUILD_START_S = 1.0
 #: how each index's query time grows with N: the linear ones read every object
-_LINEAR = ("scan", "brute")
+_LINEAR = ("scan", "brute", "loop32")
 _TREE_EXPONENT = 0.6
 #: the budgets of viewer.bench.measure.measure_dynamic (per share) and viewer.bench.updates (per phase), s
 _DYNAMIC_BUDGET_S = 20.0
 _UPDATE_BUDGET_S = 10.0
 #: rough bytes per object of each index at 1e6 (measured), the scene's arrays, and the dynamic workload's own
 #: copy of the centres per index plus its answer buffer
-_BYTES_PER_OBJECT = {"brute": 56, "scan": 80, "octree": 190, "ckdtree": 60, "rtree": 120}
+_BYTES_PER_OBJECT = {"brute": 56, "scan": 80, "loop32": 76, "octree": 190, "ckdtree": 60, "rtree": 120}
 _SCENE_BYTES_PER_OBJECT = 3 * 8 + 8 + 4 + 4 + 4 + 32
 _DYNAMIC_BYTES_PER_OBJECT = 3 * 8 + 8
 

@@ -16,16 +16,13 @@ from viewer.errors import UserError
 from viewer.index import INDEXES
 
 from . import measure
+from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
 from .report import BASELINE, rows, share_label
 from .updates import plan
 from .workloads import Workload, make_workload, scene_workload
 
 __all__ = ["BenchConfig", "IndexSpec", "estimate_bytes", "measured_shares", "parse_index_spec", "parse_radius_spec",
            "run_bench"]
-
-# rough bytes per object of each index at 1e6 (measured), for the memory estimate before a sweep
-_BYTES_PER_OBJECT = {"brute": 56, "scan": 80, "octree": 190, "ckdtree": 60, "rtree": 120}
-_SCENE_BYTES_PER_OBJECT = 3 * 8 + 8 + 4 + 4 + 4 + 32  # centres, radii, sizes, colours, category, slack
 
 
 @dataclass(frozen=True)
@@ -188,7 +185,7 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     for n in cfg.sizes:
         if not generators or not fits(n, f"N = {n:,}"):
             continue
-        for scene, radius in ((s, r) for s in generators for r in cfg.radii):
+        for scene, radius in ((s, r) for s in generators for r in _radii_of(s, cfg.radii, log)):
             t0 = time.perf_counter()
             wl = make_workload(scene, n, seed=cfg.seed, queries=cfg.queries, radius=radius)
             log(f"[{wl.name}] generated in {time.perf_counter() - t0:.1f} s")
@@ -204,6 +201,18 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
         raise UserError(f"nothing measured: every workload was skipped ({'; '.join(skipped)}): it would not fit "
                         "in memory; try a smaller --n or fewer --index")
     return rows(results, reads, measured_shares(cfg))
+
+
+def _radii_of(scene: str, radii: list, log) -> list:
+    """The radius models generator ``scene`` is run with: every one asked for, or only its own view
+    distances (once) for a generator that derives them (the star field's luminosities), said in the log."""
+    from viewer.scenes import GENERATORS
+
+    if GENERATORS[scene].radii is None:
+        return radii
+    if any(r is not None for r in radii):
+        log(f"[{scene}] derives its own view distances: run once with them, not with each --radius model")
+    return [None]
 
 
 def measured_shares(cfg: BenchConfig) -> list[float]:

@@ -5,12 +5,20 @@ core.
 Slots are laid out in blocks of :data:`BLOCK`; a query scans chunks of :data:`CHUNK` slots, one chunk per
 ``prange`` iteration. Slots past the live count are padding that no float64 test accepts (``rr`` -1).
 
-**The prefilter.** Each block has a frame: an origin ``bo[b]`` (float64) and a scale ``bs[b]`` (a power of
-two, at least ``2**-500``) such that its live centres lie within ``SPAN / 2`` scale units of the origin and its
-radii are at most ``RADIUS_UNITS`` units. A lane keeps its centre in the frame's units rounded to the nearest
-int16 (``qx, qy, qz``) and ``rq = ceil(r / s) + 1`` (uint16): 8 bytes an object where the float32 copy took
-16, and a query is bound by reading them. A frame is refitted to its block's live objects whenever a lane
-would not fit it (a move, an insert, a removal's swap), so every lane always fits.
+**The prefilter.** Each block has a frame: an origin ``bo[b, :3]`` (float64) and a scale s (a power of two,
+at least ``2**-500``; kept as its inverse ``bs[b] = bo[b, 4]``, so a query multiplies) such that its live
+centres lie within ``SPAN / 2`` scale units of the origin and its radii are at most ``RADIUS_UNITS`` units. A lane keeps its centre in the frame's units rounded to
+the nearest int16 (``qx, qy, qz``) and ``rq = ceil(r / s) + 1`` (uint16); ``bo[b, 3]`` is the block's
+largest ``rq``. A frame is refitted to its block's live objects whenever a lane would not fit it (a move,
+an insert, a removal's swap), so every lane always fits (``bo[b, 3]`` only grows between refits).
+
+**A query, per block.** Pass 1 (every block) tests each lane's centre against the block's largest radius:
+6 bytes an object read, three conversions a lane, one OR of the lanes' compares, no branch and no store.
+Only a block it flags gets pass 2, each lane against its own radius into a byte mask, and the float64
+operands are read for the lanes the mask passed alone: the slot is written and the count advanced by the
+exact predicate (no branch on it). The build stores a block's objects in one octave of radius
+(:func:`viewer.index.scan.slot_order`), so the block's largest radius is at most twice each lane's
+(except where two octaves meet) and pass 1 flags few blocks that hold no hit.
 
 **Why it is conservative** (it never drops an object the exact float64 predicate accepts). In units of s,
 with P = (p - o) / s and C = (c - o) / s exact: the float64 test implies |P - C| <= r/s (1 + 2**-50) +
@@ -19,8 +27,10 @@ per axis (|C| < 2**15; the float64 quotient rounds once, relatively), so within 
 query's A = float32(P) is within 2**-23 |P|_2 of P. So |A - Q| <= rq - 0.13 + 2**-23 |P|_1. The float32
 evaluation of (dx*dx + dy*dy) + dz*dz and of t*t, with t = float32(rq + sl), adds at most 8 roundings of
 2**-24 each: the test passes if |A - Q| <= (rq + sl)(1 - 2**-21), which holds with ``sl = |P|_1 * 2**-22``
-(rounded to float32) since 2**-21 * 65535 < 0.13. A block whose |P|_1 reaches :data:`FAR` (float32 squares could overflow) skips the
-prefilter: all its lanes get the exact test. No ``fastmath`` in the prefilter: the proof relies on IEEE
+(rounded to float32) since 2**-21 * 65535 < 0.13. Pass 1 uses ``tb = float32(bo[b, 3] + sl) >= t`` for
+every lane (rounding is monotone, and so is float32's ``tb*tb``), so it flags every block pass 2 would
+find a lane in. A block whose |P|_1 reaches :data:`FAR` (float32 squares could overflow) skips both
+passes: all its lanes get the exact test. No ``fastmath`` in the prefilter: the proof relies on IEEE
 rounding (the floor kernel, whose sum is thrown away, may use it).
 """
 
@@ -42,15 +52,15 @@ from numba import prange  # noqa: E402
 from viewer.host.jit import CACHE, njit, njit_noref  # noqa: E402
 from viewer.host.prefetch import prefetch  # noqa: E402
 
-BLOCK = 64  # slots per prefilter block: one frame, one any-hit test, then a recheck of the block if set
+BLOCK = 256  # slots per frame: one any-hit test (pass 1), then pass 2 and the recheck if it is set
 CHUNK = 1 << 14  # slots per parallel work item (16384 x 8 B = 128 KiB of prefilter: stays in L2)
 SPAN = 16000.0  # a frame's centres span at most this many units an axis (int16 holds +-32767: room to drift)
 RADIUS_UNITS = 65000.0  # the largest radius a frame holds, in its units (rq is a uint16)
 MIN_SCALE = 2.0**-500  # frames finer than this would let the float64 test's 2**-535 slack exceed a unit
 FAR = 2.0**40  # |P|_1 in frame units from here on: the block skips the prefilter
 
-__all__ = ["BLOCK", "CHUNK", "fit_slot", "frame_all", "frame_block", "move_rows", "read_floor", "read_floor_serial",
-           "remove_slot", "scan", "scan_serial"]
+__all__ = ["BLOCK", "CHUNK", "fit_slot", "frame_all", "frame_block", "gather", "move_rows", "read_floor",
+           "read_floor_serial", "recheck", "remove_slot", "scan", "scan_serial", "swap_remove", "write_row"]
 
 
 @njit_noref(inline="always")
@@ -83,7 +93,8 @@ def frame_block(x, y, z, r, qx, qy, qz, rq, bo, bs, b, n):
     bo[b, 1] = 0.5 * lo1 + 0.5 * hi1
     bo[b, 2] = 0.5 * lo2 + 0.5 * hi2
     ext = max(hi0 - lo0, hi1 - lo1, hi2 - lo2)
-    bs[b] = _pow2_at_least(max(ext / SPAN, rmax / RADIUS_UNITS, MIN_SCALE))
+    bs[b] = 1.0 / _pow2_at_least(max(ext / SPAN, rmax / RADIUS_UNITS, MIN_SCALE))  # exact: a power of two
+    bo[b, 3] = 0.0  # the block's largest rq, raised by each lane's _quantise
     for j in range(s0, s0 + BLOCK):
         if j < s1:
             _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j)
@@ -104,7 +115,7 @@ def frame_all(x, y, z, r, qx, qy, qz, rq, bo, bs, n):
 @njit_noref(inline="always")
 def _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
     """Quantise slot j in block b's frame; False (nothing written) if it does not fit the frame."""
-    inv = 1.0 / bs[b]  # exact: a power of two within 2**+-500
+    inv = bs[b]  # 1 / s
     u0 = (x[j] - bo[b, 0]) * inv
     u1 = (y[j] - bo[b, 1]) * inv
     u2 = (z[j] - bo[b, 2]) * inv
@@ -114,7 +125,9 @@ def _quantise(x, y, z, r, qx, qy, qz, rq, bo, bs, b, j):
     qx[j] = np.int16(np.rint(u0))
     qy[j] = np.int16(np.rint(u1))
     qz[j] = np.int16(np.rint(u2))
-    rq[j] = np.uint16(math.ceil(ur) + 1.0)
+    q = math.ceil(ur) + 1.0
+    rq[j] = np.uint16(q)
+    bo[b, 3] = max(bo[b, 3], q)
     return True
 
 
@@ -127,61 +140,87 @@ def fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, j, n):
 
 
 @njit(inline="always")
-def _chunk(qx, qy, qz, rq, bo, bs, x, y, z, rr, px, py, pz, lo, hi, hits):
+def _chunk(qx, qy, qz, rq, bo, x, y, z, rr, px, py, pz, lo, hi, hits, mask):
     """Scan blocks ``lo // BLOCK .. hi // BLOCK - 1``; write the slots the exact test accepts to
-    ``hits[lo:]``. Returns their count."""
+    ``hits[lo:]``. Returns their count. ``mask`` (BLOCK,) uint8 scratch: the lanes of one block the
+    prefilter passes (the caller's, one per chunk: numba would hoist an allocation here out of the
+    ``prange`` loop, and the threads would share it)."""
     k = 0
     for b in range(lo // BLOCK, hi // BLOCK):
-        inv = 1.0 / bs[b]  # exact: a power of two within 2**+-500
+        inv = bo[b, 4]  # 1 / s
         p0 = (px - bo[b, 0]) * inv
         p1 = (py - bo[b, 1]) * inv
         p2 = (pz - bo[b, 2]) * inv
         m = abs(p0) + abs(p1) + abs(p2)
-        near = m < FAR
-        a0 = np.float32(p0 if near else 0.0)
-        a1 = np.float32(p1 if near else 0.0)
-        a2 = np.float32(p2 if near else 0.0)
-        sl = np.float32(m * 2.0**-22 if near else 0.0)
         j0 = b * BLOCK
-        any_hit = not near
-        if near:
-            # unsigned indices: numba then emits no negative-index wraparound, and LLVM sees contiguous
-            # loads (with signed ones it vectorises with gathers)
-            for j in range(np.uint64(j0), np.uint64(j0 + BLOCK)):  # no branch: an OR of the lanes' compares
-                dx = a0 - np.float32(qx[j])
-                dy = a1 - np.float32(qy[j])
-                dz = a2 - np.float32(qz[j])
-                t = np.float32(rq[j]) + sl
-                any_hit |= (dx * dx + dy * dy) + dz * dz <= t * t
-        if any_hit:  # rare: the lanes again, and the float64 operands read only for the lanes that pass
-            for j in range(np.uint64(j0), np.uint64(j0 + BLOCK)):
-                passed = True
-                if near:
-                    dx = a0 - np.float32(qx[j])
-                    dy = a1 - np.float32(qy[j])
-                    dz = a2 - np.float32(qz[j])
-                    t = np.float32(rq[j]) + sl
-                    passed = (dx * dx + dy * dy) + dz * dz <= t * t
-                if passed:
-                    ex = px - x[j]
-                    ey = py - y[j]
-                    ez = pz - z[j]
-                    if (ex * ex + ey * ey) + ez * ez <= rr[j]:
-                        hits[lo + k] = j
-                        k += 1
+        if m < FAR:
+            a0 = np.float32(p0)
+            a1 = np.float32(p1)
+            a2 = np.float32(p2)
+            sl = np.float32(m * 2.0**-22)
+            # views of the block: indices from 0, so numba emits no negative-index wraparound and LLVM
+            # vectorises with contiguous loads
+            bx, by, bz, br = qx[j0 : j0 + BLOCK], qy[j0 : j0 + BLOCK], qz[j0 : j0 + BLOCK], rq[j0 : j0 + BLOCK]
+            tb = np.float32(bo[b, 3]) + sl
+            tb = tb * tb
+            any_hit = False
+            for j in range(BLOCK):  # pass 1, every block: each lane against the block's largest radius
+                dx = a0 - np.float32(bx[j])
+                dy = a1 - np.float32(by[j])
+                dz = a2 - np.float32(bz[j])
+                any_hit |= (dx * dx + dy * dy) + dz * dz <= tb
+            if any_hit:  # pass 2, a block that may hold a hit: each lane against its own radius
+                for j in range(BLOCK):
+                    dx = a0 - np.float32(bx[j])
+                    dy = a1 - np.float32(by[j])
+                    dz = a2 - np.float32(bz[j])
+                    t = np.float32(br[j]) + sl
+                    mask[j] = (dx * dx + dy * dy) + dz * dz <= t * t
+        else:  # too far for float32 squares: every lane gets the exact test
+            mask[:] = 1
+            any_hit = True
+        if any_hit:
+            k = recheck(mask, BLOCK, j0, x, y, z, rr, px, py, pz, hits, lo, k)
     return k
 
 
-def _scan(qx, qy, qz, rq, bo, bs, x, y, z, rr, ids, n, px, py, pz, counts, hits, out):
+@njit(inline="always")
+def recheck(mask, m, j0, x, y, z, rr, px, py, pz, hits, lo, k):
+    """The exact float64 predicate on the lanes ``mask[:m]`` passed (slots ``j0 + j``), their operands read
+    for those alone: each slot is written to ``hits[lo + k]`` and ``k`` advanced by the predicate (no branch
+    on it). Returns the new ``k``."""
+    for j in range(m):
+        if mask[j]:
+            s = j0 + j
+            ex = px - x[s]
+            ey = py - y[s]
+            ez = pz - z[s]
+            hits[lo + k] = s
+            k += (ex * ex + ey * ey) + ez * ez <= rr[s]
+    return k
+
+
+def _scan(q, rq, bo, f64, ids, n, px, py, pz, counts, hits, masks, out):
     """Ids of the slots ``0..n-1`` whose sphere holds ``(px, py, pz)`` into ``out`` (counting past its
-    size without writing); returns the count. ``counts`` (chunks,) int64 and ``hits`` (capacity,)
-    int32 are scratch."""
+    size without writing); returns the count. ``q`` (3, capacity) int16 rows ``qx, qy, qz``; ``rq``
+    (capacity,) uint16; ``bo`` (blocks, 5) the frames (origin, largest rq, scale); ``f64`` (5, capacity)
+    rows ``x, y, z, r, rr``. ``counts`` (chunks,) int64, ``hits`` (capacity,) int32 and ``masks`` (chunks,
+    BLOCK) uint8 are scratch."""
+    qx, qy, qz = q[0], q[1], q[2]
+    x, y, z, rr = f64[0], f64[1], f64[2], f64[4]
     nb = (n + BLOCK - 1) // BLOCK * BLOCK
     nc = (nb + CHUNK - 1) // CHUNK
     for c in prange(nc):
         lo = c * CHUNK
         hi = min(nb, lo + CHUNK)
-        counts[c] = _chunk(qx, qy, qz, rq, bo, bs, x, y, z, rr, px, py, pz, lo, hi, hits)
+        counts[c] = _chunk(qx, qy, qz, rq, bo, x, y, z, rr, px, py, pz, lo, hi, hits, masks[c])
+    return gather(ids, hits, counts, nc, out)
+
+
+@njit(inline="always")
+def gather(ids, hits, counts, nc, out):
+    """The ids (``ids[slot]``) of the ``nc`` chunks' hits (chunk c's ``counts[c]`` slots at ``hits[c * CHUNK:]``),
+    in chunk order, into ``out`` (counting past its size without writing); returns the count."""
     k = 0
     size = out.size
     for c in range(nc):
@@ -199,10 +238,11 @@ scan = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan)
 scan_serial = njit(_scan)
 
 
-def _read_floor(wx, wy, wz, wr, n, partial):
-    """Read the prefilter arrays of slots ``0..n-1`` once (``wx..wr``: the int16 / uint16 arrays viewed as
-    uint64 words, 4 slots a word), chunked and threaded as :func:`scan` is: the scan's physical floor.
-    ``partial`` (chunks,) uint64 scratch; returns a sum nobody needs."""
+def _read_floor(wx, wy, wz, n, partial):
+    """Read the arrays every query reads whole, the int16 centres of slots ``0..n-1`` (``wx..wz``: viewed as
+    uint64 words, 4 slots a word), once, chunked and threaded as :func:`scan` is: the scan's physical
+    floor (the radii are read only in the blocks pass 1 flags). ``partial`` (chunks,) uint64 scratch;
+    returns a sum nobody needs."""
     nb = (n + BLOCK - 1) // BLOCK * BLOCK
     nc = (nb + CHUNK - 1) // CHUNK
     for c in prange(nc):
@@ -210,7 +250,7 @@ def _read_floor(wx, wy, wz, wr, n, partial):
         hi = min(nb, c * CHUNK + CHUNK) // 4
         s = np.uint64(0)
         for j in range(np.uint64(lo), np.uint64(hi)):
-            s += (wx[j] ^ wy[j]) + (wz[j] ^ wr[j])
+            s += (wx[j] ^ wy[j]) + wz[j]
         partial[c] = s
     t = np.uint64(0)
     for c in range(nc):
@@ -238,32 +278,44 @@ def move_rows(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, slots, centres, radii, n):
             prefetch(rq, t, 0)
             prefetch(bo, t // BLOCK, 0)
         s = slots[k]
-        x[s] = centres[k, 0]
-        y[s] = centres[k, 1]
-        z[s] = centres[k, 2]
-        if radii[k] == radii[k]:
-            r[s] = radii[k]
-            rr[s] = radii[k] * radii[k]
+        write_row(x, y, z, r, rr, s, centres, radii, k)
         fit_slot(x, y, z, r, qx, qy, qz, rq, bo, bs, s, n)
+
+
+@njit_noref(inline="always")
+def write_row(x, y, z, r, rr, s, centres, radii, k):
+    """Slot ``s``'s float64 row from move ``k``: ``centres[k]`` (3,), ``radii[k]`` (NaN: keep the radius)."""
+    x[s] = centres[k, 0]
+    y[s] = centres[k, 1]
+    z[s] = centres[k, 2]
+    if radii[k] == radii[k]:
+        r[s] = radii[k]
+        rr[s] = radii[k] * radii[k]
+
+
+@njit_noref(inline="always")
+def swap_remove(x, y, z, r, rr, ids, slots, i, n):
+    """Remove the live id ``i`` from the float64 rows and ids of the ``n`` live slots: the last slot's row
+    moves into its hole (``slots``, id -> slot, follows), the freed slot becomes padding (``rr`` -1, id -1).
+    Returns ``(hole, freed)``, the two slots (equal when ``i`` held the last)."""
+    s = slots[i]
+    last = n - 1
+    if s != last:
+        for a in (x, y, z, r, rr):
+            a[s] = a[last]
+        ids[s] = ids[last]
+        slots[ids[s]] = s
+    rr[last] = -1.0
+    ids[last] = -1
+    slots[i] = -1
+    return s, last
 
 
 @njit_noref
 def remove_slot(x, y, z, r, rr, qx, qy, qz, rq, bo, bs, ids, slots, i, n):
     """Remove the live id ``i`` from the ``n`` live slots: the last slot moves into its hole, the freed slot
     becomes padding; ``slots`` (id -> slot) follows. Returns the new count."""
-    s = slots[i]
-    last = n - 1
-    if s != last:
-        x[s] = x[last]
-        y[s] = y[last]
-        z[s] = z[last]
-        r[s] = r[last]
-        rr[s] = rr[last]
-        ids[s] = ids[last]
-        slots[ids[s]] = s
-    rr[last] = -1.0
-    ids[last] = -1
-    slots[i] = -1
+    s, last = swap_remove(x, y, z, r, rr, ids, slots, i, n)
     qx[last] = 0
     qy[last] = 0
     qz[last] = 0
