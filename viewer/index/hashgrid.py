@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _hashgrid_kernels as K
+from . import _hashgrid_many_kernels as MK
 from . import _pages
 from ._contract import SphereIndex, as_objects, as_radius, grown
 
@@ -289,6 +290,14 @@ class HashGrid(GrowingIndex):
     # ------------------------------------------------------------------------- contract
     def __len__(self) -> int:
         return int(self._meta[K.NLIVE])
+
+    def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
+        # one kernel call, the points in Morton order: the points of one cell read its entries once from memory
+        ct = self._ct
+        one = np.zeros(4, dtype=np.int64)
+        return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
+            pts, order, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi, self._meta, scratch, start,
+            count, one, acc))
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct

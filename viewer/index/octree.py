@@ -56,6 +56,7 @@ import threading
 import numpy as np
 
 from . import _octree_kernels as K
+from . import _octree_many_kernels as MK
 from . import _pages
 from ._contract import SphereIndex, _exercise, as_objects, as_point, grown, is_warm
 
@@ -350,6 +351,13 @@ class Octree(SphereIndex):
     # ------------------------------------------------------------------------- contract
     def __len__(self) -> int:
         return int(self._meta[K.NOBJ])
+
+    def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
+        # one kernel call walks every point in Morton order: consecutive walks share nodes and blocks in cache
+        one = np.zeros(4, dtype=np.int64)
+        return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
+            pts, order, self._node, self._obj, self._oid, self._aux, self._meta, scratch, self._work, start, count,
+            one, acc))
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         return K.query(px, py, pz, self._node, self._obj, self._oid, self._aux, self._meta, out, self._work,
