@@ -25,6 +25,8 @@ class SessionOptions:
     draw : one of :data:`DRAW_MODES`; colour : one of :data:`COLOUR_MODES`; cull : one of :data:`CULL_MODES`
     fade : fraction of each view distance, at its far end, over which objects fade in (0..1)
     fog : fog density as a multiple of 1 / far (0: no fog)
+    radius_scale : every view radius is multiplied by it (> 0; 1: the scene's own), exactly: the culling mode
+        is told the scaled radii, not the shader (:meth:`viewer.frame.FramePipeline.set_radius_scale`)
     hud, boxes : draw the HUD / the index's node boxes
     frozen : query and cull from the pose and frustum of the moment it was set (fly out and look)
     hysteresis : ``(margin, relative)`` of the visibility events (see
@@ -40,6 +42,7 @@ class SessionOptions:
     cull: str = "cpu"
     fade: float = 0.15
     fog: float = 1.5
+    radius_scale: float = 1.0
     hud: bool = True
     boxes: bool = False
     frozen: bool = False
@@ -55,3 +58,5 @@ class SessionOptions:
             raise ValueError(f"fade must be in [0, 1]; got {self.fade!r}")
         if not float(self.fog) >= 0.0:
             raise ValueError(f"fog must be >= 0; got {self.fog!r}")
+        if not 0.0 < float(self.radius_scale) < float("inf"):
+            raise ValueError(f"radius_scale must be > 0 and finite; got {self.radius_scale!r}")
