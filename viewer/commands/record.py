@@ -7,6 +7,8 @@ import hashlib
 import os
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import UserError
 from ..frame.options import DRAW_MODES
 from . import _args
@@ -83,6 +85,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default 0: leave as soon as out of view distance)")
+    p.add_argument("--views", type=_views, default=1, metavar="K",
+                   help="cull K views together every frame (split screen, 1..16): view 0 flies the path, view j "
+                        "the same path j/K of its duration ahead (cyclic); each CSV then has K rows a frame, "
+                        "told apart by its 'view' column")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")
     p.add_argument("--force", action="store_true",
                    help="replace the recordings of these indexes already in DIR (without it, an existing "
@@ -90,6 +96,32 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
+
+
+def _views(text: str) -> int:
+    from ..frame.views import MAX_VIEWS
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if not 1 <= v <= MAX_VIEWS:
+        raise argparse.ArgumentTypeError(f"views are a whole number 1..{MAX_VIEWS}, got {text!r}")
+    return v
+
+
+def view_samples(cam_path, samples, k: int) -> list:
+    """The poses of views 1..k-1 beside ``samples`` (view 0's, on ``cam_path``): view j flies the same path
+    j/k of its duration ahead, wrapping round to its start (:class:`viewer.paths.PoseSamples` each)."""
+    from ..paths import PoseSamples
+
+    out = []
+    span = float(cam_path.duration)
+    for j in range(1, k):
+        t = np.mod(samples.t + j * span / k, span) if span > 0 else samples.t.copy()
+        pos, yaw, pitch = cam_path.evaluate(cam_path.start + t)
+        out.append(PoseSamples(samples.t.copy(), samples.dt, pos, yaw, pitch))
+    return out
 
 
 def _check_not_recording(out: Path, names) -> None:
@@ -237,9 +269,14 @@ def _record(args, scopes) -> int:
         demo = "" if full is None else f" (a demo: the whole flight; --full records all {full} at 1/60 s)"
         print(f"{scene.name}: {len(scene.centres)} objects{moving}; path {cam_path.name}: {len(samples)} frames, "
               f"dt {samples.dt:.4g} s{demo}; indexes {', '.join(names)}; {args.size[0]}x{args.size[1]}", file=sys.stderr)
+    views = view_samples(cam_path, samples, args.views) if args.views > 1 else None
+    if views:
+        path_meta["views"] = {"count": args.views, "ahead_s": [j * cam_path.duration / args.views
+                                                               for j in range(args.views)]}
     csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
                   progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force,
-                  take_dt=args.frames is None and args.dt is None)  # a moving world's take: its own dt
+                  take_dt=args.frames is None and args.dt is None,  # a moving world's take: its own dt
+                  views=views)
     print(drawing_share(csvs))
     return 0
 

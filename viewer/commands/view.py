@@ -21,7 +21,7 @@ one GPU buffer for one instanced draw.
 Keys: WASD move, Q/E or Ctrl/Space down/up, Shift faster, mouse look while a button is held (or M to
 toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and look at what the frozen
 camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
-octree level, V sprites/mesh, H HUD, G stage graph, P/F12 screenshot, Y hysteresis on/off, R record,
+octree level, V sprites/mesh, H inspector panel, G its graphs, P/F12 screenshot, Y hysteresis on/off, R record,
 J jump to the next busy spot (the scene's densest places, densest first), O or Home back to the start,
 Esc quit.
 
@@ -32,10 +32,12 @@ index's build time and the start pose when it opens.
 R starts and stops a recording take: take-N.csv + take-N.meta.json (one row per frame as flown, the
 schema of 'viewer record') and take-N.path.toml (the flight as a camera path: replay it for any index
 with 'viewer record SCENE --path DIR/take-N.path.toml --index ...') in --record DIR (default: the
-working directory); --record DIR also starts the first take at launch. The HUD shows REC, the take's
-time, frames and directory, and a live graph of the last 300 frames' stage times.
+working directory); --record DIR also starts the first take at launch. The inspector panel (an ImGui
+window over the scene, on by default, --no-hud starts it hidden) shows REC, the take's time, frames and
+directory, graphs of the last 300 frames' stage times and counts, the index list, the key toggles, and
+sliders for a global view-distance scale (exact: the index is told), the fade, the hysteresis and the speed.
 
-A scene with a [motion] table moves while you fly; the HUD counts the objects that entered and left view
+A scene with a [motion] table moves while you fly; the panel counts the objects that entered and left view
 distance each frame. --hysteresis MARGIN makes them leave only beyond r + MARGIN (or r * (1 + P%) for
 "P%"); Y toggles it (default margin when none is given: 10%).
 
@@ -108,8 +110,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"advance the camera by this fixed step per frame instead of the wall clock "
                         f"(at most {_args.MAX_DT:g} s)")
     w.add_argument("--max-frames", type=_args.positive_int, metavar="N", help="close the window after N frames")
+    w.add_argument("--views", type=_window_views, metavar="K",
+                   help="split the window into K views (1, 2 or 4; N cycles them), culled together every frame: "
+                        "the first flown by you, view j on the generated fly-through j/K of its duration ahead")
     p.set_defaults(func=run)
     return p
+
+
+def _window_views(text: str) -> int:
+    from ..frame.views import VIEW_CYCLE
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v not in VIEW_CYCLE:
+        raise argparse.ArgumentTypeError(f"the window splits into {', '.join(map(str, VIEW_CYCLE))} views, got {text!r} "
+                                         "(for K views headless: 'viewer record SCENE --views K')")
+    return v
 
 
 def _no_window_message(args, why: str) -> str:
@@ -123,7 +141,8 @@ def _no_window_message(args, why: str) -> str:
 WINDOW_ONLY = (("--fixed-dt", "fixed_dt", "steps the window's camera"),
                ("--vsync", "vsync", "waits for the display's refresh"),
                ("--max-frames", "max_frames", "closes the window"),
-               ("--record", "record", "records takes from the window; headless, use 'viewer record SCENE -o DIR'"))
+               ("--record", "record", "records takes from the window; headless, use 'viewer record SCENE -o DIR'"),
+               ("--views", "views", "splits the window; headless, use 'viewer record SCENE --views K'"))
 HEADLESS_ONLY = (("--path", "path", "flies a camera path offscreen; in the window you fly yourself; to record a "
                                     "path's frames use 'viewer record SCENE --path FILE'"),
                  ("--frames", "frames", "counts headless frames; in the window use --max-frames"),
@@ -250,7 +269,7 @@ def _window(args, scene, index: str, takes) -> int:
                              hud=True if args.hud is None else args.hud, boxes=args.boxes)
     opts = WindowOptions(scene=scene, session=session, screenshot=args.screenshot, fixed_dt=args.fixed_dt,
                          max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed, hysteresis=args.hysteresis,
-                         takes=takes, record=bool(args.record), vsync=args.vsync)
+                         takes=takes, record=bool(args.record), vsync=args.vsync, views=args.views or 1)
     try:
         win = run_window(opts, size=args.size)
     except WindowUnavailable as exc:

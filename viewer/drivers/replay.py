@@ -128,6 +128,7 @@ def replay(
     hysteresis: tuple[float, bool] | None = None,
     overwrite: bool = True,
     take_dt: bool = True,
+    views: Sequence | None = None,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
@@ -142,6 +143,9 @@ def replay(
     take_dt : replaying a window take of a moving world (``path_meta["source"]`` a ``take-N.path.toml``),
         run its frames at the take's own ``t`` and ``dt``; False: at ``samples.dt`` (``--dt``, ``--frames``).
         Either way its world starts where the take's began (:func:`resume_take`, which says so on stderr)
+    views : the poses of the views after the first (``viewer record --views K``: K - 1
+        :class:`viewer.paths.PoseSamples` as long as ``samples``); every frame then culls the K views
+        together (:meth:`viewer.render.ViewerSession.frame_views`) and each CSV has K rows a frame (``view``)
 
     Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
     from the same seed: every index sees the same objects at the same places.
@@ -182,7 +186,10 @@ def replay(
         for name in names[1:]:
             sessions[name] = ViewerSession(hv.ctx, hv.fbo, scene, options(name))
         first = samples.pose(0)
+        views = list(views or ())
         for s in sessions.values():
+            if views:
+                s.set_views(1 + len(views))
             s.warm_up(first, warmup)
 
         gl = gl_info(hv.ctx)
@@ -209,6 +216,7 @@ def replay(
             )
             recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
 
+        worst = {name: {"update_ms": [], "query_ms": []} for name in names}  # the summary's columns, by index
         total = len(samples) * len(names)
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
@@ -220,10 +228,16 @@ def replay(
             for j in orders[k % len(orders)]:
                 name = names[j]
                 s = sessions[name]
-                st = s.frame(dt, pose=pose, t=t)
-                recorders[name].append(st)
+                if views:
+                    rows = s.frame_views(dt, poses=[pose, *(v.pose(k) for v in views)], t=t)
+                else:
+                    rows = [s.frame(dt, pose=pose, t=t)]
+                for st in rows:
+                    recorders[name].append(st)
+                    for col, got in worst[name].items():
+                        got.append(getattr(st, col))
                 if on_frame is not None:
-                    on_frame(name, k, s, st)
+                    on_frame(name, k, s, rows[0] if not views else rows)
                 done += 1
             bar.update(done)
         bar.close()
@@ -237,5 +251,21 @@ def replay(
         for name, r in recorders.items():
             built = r.meta.get("build_s")
             built = "" if built is None else f"; {name} built in {built:.3g} s"
-            print(f"wrote {r.path} ({r.rows_written} frames{built})", file=sys.stderr)
+            each = f"{r.rows_written // (1 + len(views))} frames x {1 + len(views)} views" if views else \
+                f"{r.rows_written} frames"
+            print(f"wrote {r.path} ({each}{built})", file=sys.stderr)
+        for name in names:
+            print(f"{name}: {_worst_line(worst[name])}", file=sys.stderr)
     return {name: r.path for name, r in recorders.items()}
+
+
+def _worst_line(columns: dict[str, list[float]]) -> str:
+    """``update_ms median 16.2 / p95 ... / max 31.0; query_ms ...``: the typical and the worst frames of each
+    timed column (:data:`viewer.frame.stages.TIME_STATS`), what ``viewer compare`` tabulates."""
+    from ..frame.stages import TIME_STATS
+
+    parts = []
+    for col, vals in columns.items():
+        v = np.asarray(vals, dtype=np.float64)
+        parts.append(f"{col} " + " / ".join(f"{name} {np.percentile(v, q):.3g}" for name, q in TIME_STATS))
+    return "; ".join(parts)

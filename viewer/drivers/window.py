@@ -3,17 +3,26 @@
 It only translates the toolkit's events into the camera's toolkit-neutral input (key names through
 :data:`KEY_NAMES`, actions through :class:`viewer.camera.KeyBindings`, commands through
 :data:`COMMAND_KEYS`) and calls the session once per frame; then it hands the frame's stats to the take
-being recorded (R, :mod:`viewer.recording.takes`) and to the HUD's live stage graph
-(:mod:`viewer.render.graph`). This is the only module that imports moderngl_window; it opens an X window
-(GLX), so never import it in a process that created an EGL context.
+being recorded (R, :mod:`viewer.recording.takes`) and to the inspector panel (:mod:`viewer.drivers.panel`,
+Dear ImGui through moderngl-window's ``integrations.imgui_bundle``; H shows or hides it), and applies what
+the user did in the panel. Every mouse and keyboard event goes to ImGui first, and to the camera and the
+key commands only when ImGui does not want it (``io.want_capture_mouse`` / ``want_capture_keyboard``: the
+pointer over the panel, a slider being dragged, the take directory being typed); a key's release always
+reaches the camera, so no key sticks. In the window the panel replaces the text HUD and the stage graph;
+headless images keep the text HUD (:mod:`viewer.drivers.panel` says why).
+
+This is the only module that imports moderngl_window; it opens an X window (GLX), so never import it in a
+process that created an EGL context.
 """
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pyglet
 
 # pyglet otherwise opens a hidden 1x1 "shadow" window to own a GL context, beside the real one (the first
@@ -22,16 +31,20 @@ import pyglet
 pyglet.options["shadow_window"] = False
 
 import moderngl_window as mglw  # noqa: E402
+from moderngl_window.integrations.imgui_bundle import ModernglWindowRenderer  # noqa: E402
 
 from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings, busy_spots
+from ..errors import UserError
 from ..host.display import WindowUnavailable, display_problem
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
+from ..frame.views import VIEW_CYCLE
 from ..recording.meta import build_meta, gl_info
 from ..recording.takes import Take, TakeDir
 from ..render import ViewerSession
 from ..render.context import MAX_FRAMEBUFFER_PIXELS, MAX_FRAMEBUFFER_SIDE, capped_size, gl_max_side, save_png_new
-from ..render.graph import GraphLayer, StageHistory
+from ..render.imgui_gl import ImGuiTextureProtocol
+from .panel import Panel
 
 __all__ = ["COMMAND_KEYS", "HELP_LINE", "ViewerWindow", "WindowLost", "WindowOptions", "WindowUnavailable",
            "run_window", "summary"]
@@ -56,6 +69,7 @@ COMMAND_KEYS: dict[str, str] = {
     "r": "record",
     "g": "graph",
     "j": "jump",
+    "n": "views",
     "o": "start",
     "home": "start",
     "f12": "screenshot",
@@ -64,14 +78,11 @@ COMMAND_KEYS: dict[str, str] = {
 
 HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look  wheel: speed  "
              "J next busy spot  O/Home back to start\n"
-             "I index  F freeze  B boxes  C colour  V sprites/mesh  H hud  G graph  Y hysteresis  R record  P shot  "
-             "Esc quit")
+             "I index  F freeze  B boxes  C colour  V sprites/mesh  H panel  G graphs  Y hysteresis  R record  P shot  "
+             "N split screen  Esc quit")
 
 #: busy spots J cycles through (:func:`viewer.camera.busy_spots`)
 JUMP_SPOTS = 8
-
-#: frames the HUD's stage graph shows
-GRAPH_FRAMES = 300
 
 #: seconds between two checks that the X window still exists
 ALIVE_CHECK_S = 0.25
@@ -111,6 +122,8 @@ class WindowOptions:
     takes : where R records takes (None: the working directory, made on the first R);
         record : start a take at the first frame
     vsync : wait for the display's refresh at each swap (recorded in each take's metadata)
+    views : split screen into this many views (1, 2 or 4; N cycles them): the first flown by the user, view j
+        on the scene's generated fly-through j/K of its duration ahead; a take then has one row per view a frame
     """
 
     scene: object
@@ -125,6 +138,7 @@ class WindowOptions:
     record: bool = False
     vsync: bool = False
     bindings: KeyBindings = field(default_factory=lambda: DEFAULT_BINDINGS)
+    views: int = 1
 
 
 class EventsSession(ViewerSession):
@@ -144,6 +158,36 @@ class EventsSession(ViewerSession):
         if self.status:
             lines.insert(0, self.status)
         return lines
+
+
+class PanelRenderer(ImGuiTextureProtocol, ModernglWindowRenderer):
+    """moderngl-window's ImGui renderer and keyboard handling, with Dear ImGui 1.92's texture protocol
+    (:mod:`viewer.render.imgui_gl`: the integration predates it) and the mouse through ImGui's input queue:
+    the integration writes ``io.mouse_down``, which ImGui reads once a frame, so a click whose press and
+    release fall between two frames (a quick click on a slow frame, xdotool's ``click``) was lost."""
+
+    def _button(self, button) -> int | None:
+        m = self.wnd.mouse
+        return {m.left: 0, m.right: 1, m.middle: 2}.get(button)
+
+    def mouse_position_event(self, x, y, dx, dy) -> None:
+        self.io.add_mouse_pos_event(*self._mouse_pos_viewport(x, y))
+
+    def mouse_drag_event(self, x, y, dx, dy) -> None:
+        self.io.add_mouse_pos_event(*self._mouse_pos_viewport(x, y))
+
+    def mouse_press_event(self, x, y, button) -> None:
+        self.mouse_position_event(x, y, 0, 0)
+        if (b := self._button(button)) is not None:
+            self.io.add_mouse_button_event(b, True)
+
+    def mouse_release_event(self, x, y, button) -> None:
+        self.mouse_position_event(x, y, 0, 0)
+        if (b := self._button(button)) is not None:
+            self.io.add_mouse_button_event(b, False)
+
+    def mouse_scroll_event(self, x_offset, y_offset) -> None:
+        self.io.add_mouse_wheel_event(x_offset, y_offset)
 
 
 class ViewerWindow(mglw.WindowConfig):
@@ -167,7 +211,9 @@ class ViewerWindow(mglw.WindowConfig):
         self._set_wm_pid()
         on = o.hysteresis is not None and o.hysteresis[0] > 0
         self.hysteresis_margin = o.hysteresis if on else DEFAULT_HYSTERESIS
-        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, o.session,
+        # the panel is the window's HUD (--no-hud: it starts hidden); the session draws no text HUD here
+        self.panel_shown = bool(o.session.hud)
+        self.session = EventsSession(self.ctx, self.wnd.fbo, o.scene, replace(o.session, hud=False),
                                      hysteresis=self.hysteresis_margin if on else None)
         self.session.help_line = HELP_LINE
         if o.pose is not None:
@@ -193,9 +239,9 @@ class ViewerWindow(mglw.WindowConfig):
         self.frames = 0
         self.screenshots: list[str] = []
         self.messages: list[str] = []
-        self.history = StageHistory(GRAPH_FRAMES)
-        self.graph = GraphLayer(self.ctx, self.session.shaders)
-        self.show_graph = True
+        self.panel = Panel(COMMAND_KEYS)
+        self.panel_renderer = PanelRenderer(self.wnd)
+        self.panel_times: list[float] = []  # ms, each frame the panel was drawn (outside frame_ms)
         self.base_title = self.title
         self.take: Take | None = None
         self.takes_done: list[str] = []
@@ -207,6 +253,8 @@ class ViewerWindow(mglw.WindowConfig):
         self.max_side = gl_max_side(self.ctx)
         self._cap_window(*self.wnd.buffer_size)
         self._say(startup_line(self.session, o.scene))
+        self.view_path = None  # the generated path the other views fly (made when first needed)
+        self.set_views(o.views)
         if o.record:
             self.start_take()  # before any key is handled, so the first R always stops it
 
@@ -229,18 +277,46 @@ class ViewerWindow(mglw.WindowConfig):
         self.tapped.clear()
         s = self.session
         s.fbo = self.wnd.fbo
-        st = s.frame(dt, input_state=state)
+        if s.views > 1:
+            rows = s.frame_views(dt, poses=self._view_poses(s.views), input_state=state)
+            st = rows[0]
+        else:
+            st = s.frame(dt, input_state=state)
+            rows = [st]
         if self.take is not None:
-            self.take.append(st)
-        self.history.push(st)
-        if s.options.hud and self.show_graph:
-            self.graph.draw(self.history, (s.fbo.viewport[2], s.fbo.viewport[3]))
+            for row in rows:
+                self.take.append(row)
+        if self.panel_shown:  # after the frame's row: its frame_ms has ended (the panel times itself)
+            actions = self.panel.draw(self, st, self.panel_renderer, frametime)
+            self.panel_times.append(self.panel.panel_ms)
+            for what, value in actions:
+                self.apply(what, value)
         while self._shots:
             self._save_screenshot(self._shots.pop(0))
         self._show_status()
         self.frames += 1
         if o.max_frames and self.frames >= o.max_frames:
             self.wnd.close()
+
+    def set_views(self, k: int) -> None:
+        """Split the window among ``k`` views (:meth:`viewer.render.ViewerSession.set_views`): the first is
+        flown, view j follows the scene's generated fly-through j/k of its duration ahead."""
+        if k > 1 and self.view_path is None:
+            from ..paths import generated_path
+
+            self.view_path = generated_path(self.options.scene)
+        self.session.set_views(k)
+
+    def _view_poses(self, k: int) -> list:
+        """This frame's poses of views 0..k-1: None for the flown first, then the generated path's."""
+        path = self.view_path
+        span = max(float(path.duration), 1e-9)
+        t = self.session.last.t if self.session.last is not None else 0.0
+        poses: list = [None]
+        for j in range(1, k):
+            pos, yaw, pitch = path.evaluate(path.start + (t + j * span / k) % span)
+            poses.append((*pos.reshape(3).tolist(), float(np.ravel(yaw)[0]), float(np.ravel(pitch)[0])))
+        return poses
 
     def _save_screenshot(self, path: str | None) -> str | None:
         """Save the frame just rendered at --screenshot PATH or ``screenshot-<time>.png``, never over an
@@ -354,6 +430,7 @@ class ViewerWindow(mglw.WindowConfig):
             hysteresis=info["hysteresis"],
             moving=info["moving"],
             culling=info["culling"],
+            radius_scale=s.options.radius_scale,
         )
         # a moving world is kept as it is now, before the take's first frame advances it, so that a replay of
         # the take starts the world here (take-N.world.npz); and the take's first row counts every visible
@@ -395,11 +472,13 @@ class ViewerWindow(mglw.WindowConfig):
 
     # ----------------------------------------------------------------------------- events
     def on_key_event(self, key, action, modifiers) -> None:
+        keys = self.wnd.keys
+        if self.panel_shown:
+            self.panel_renderer.key_event(key, action, modifiers)
         name = self.key_names.get(key)
         if name is None:
             return
-        keys = self.wnd.keys
-        if action == keys.ACTION_PRESS:
+        if action == keys.ACTION_PRESS and not self._panel_wants("keyboard"):
             self.held.add(name)
             self.tapped.add(name)
             cmd = COMMAND_KEYS.get(name)
@@ -425,9 +504,9 @@ class ViewerWindow(mglw.WindowConfig):
         elif cmd == "hysteresis":
             self._say(f"hysteresis: {s.toggle_hysteresis(self.hysteresis_margin)}")
         elif cmd == "hud":
-            s.toggle_hud()
+            self.panel_shown = not self.panel_shown
         elif cmd == "graph":
-            self.show_graph = not self.show_graph
+            self.panel.show_graphs = not self.panel.show_graphs
         elif cmd == "record":
             if self.take is None:
                 self.start_take()
@@ -451,29 +530,85 @@ class ViewerWindow(mglw.WindowConfig):
             s.camera.speed = self.start_speed
             self.spot = 0 if self.options.pose is None else -1
             self._say(f"back to the start: {_pose_text(s.camera.pose)}")
+        elif cmd == "views":
+            cycle = VIEW_CYCLE
+            k = cycle[(cycle.index(s.views) + 1) % len(cycle)] if s.views in cycle else 1
+            self.set_views(k)
+            self._say(f"views: {k}" + (" (split screen; the others fly the generated path)" if k > 1 else ""))
         elif cmd == "quit":
             self.wnd.close()
+
+    def apply(self, what: str, value) -> None:
+        """Apply one of the panel's actions (:data:`viewer.drivers.panel.ACTIONS`)."""
+        s = self.session
+        if what == "index":
+            s.use_index(value)  # its kernels compiled now, not in the next recorded frame's query
+            self._say(f"index: {s.index_name}")
+        elif what == "command":
+            self.command(value)
+        elif what == "set":
+            s.set(**value)
+            if "radius_scale" in value:
+                self._say(f"view distance x{s.options.radius_scale!r}: every view radius scaled, {s.index_name} told "
+                          f"in {s.rescale_s * 1e3:.1f} ms")
+        elif what == "margin":
+            self.hysteresis_margin = (value, True)
+            if s.hysteresis != "off":
+                s.set(hysteresis=self.hysteresis_margin)
+        elif what == "speed":
+            s.camera.speed = value
+        elif what == "takes":
+            try:
+                self.options.takes = TakeDir(value)
+                self._say(f"takes go to {self.options.takes.directory}")
+            except UserError as exc:
+                self._notify(f"takes: {exc}")
 
     def _say(self, msg: str) -> None:
         self.messages.append(msg)
         print(f"viewer: {msg}", file=sys.stderr, flush=True)
 
-    def on_mouse_drag_event(self, x, y, dx, dy) -> None:
-        self.mouse_dx += dx
-        self.mouse_dy += dy
+    def _panel_wants(self, what: str) -> bool:
+        """Whether ImGui wants the ``"mouse"`` or the ``"keyboard"`` now (then the camera does not get it)."""
+        io = self.panel_renderer.io
+        return self.panel_shown and bool(io.want_capture_mouse if what == "mouse" else io.want_capture_keyboard)
 
-    def on_mouse_position_event(self, x, y, dx, dy) -> None:
-        if self.look_toggled:
+    def on_mouse_drag_event(self, x, y, dx, dy) -> None:
+        if self.panel_shown:
+            self.panel_renderer.mouse_drag_event(x, y, dx, dy)
+        if not self._panel_wants("mouse"):
             self.mouse_dx += dx
             self.mouse_dy += dy
 
+    def on_mouse_position_event(self, x, y, dx, dy) -> None:
+        if self.panel_shown:
+            self.panel_renderer.mouse_position_event(x, y, dx, dy)
+        if self.look_toggled and not self._panel_wants("mouse"):
+            self.mouse_dx += dx
+            self.mouse_dy += dy
+
+    def on_mouse_press_event(self, x, y, button) -> None:
+        if self.panel_shown:
+            self.panel_renderer.mouse_press_event(x, y, button)
+
+    def on_mouse_release_event(self, x, y, button) -> None:
+        self.panel_renderer.mouse_release_event(x, y, button)  # even hidden: no button stays down in ImGui
+
     def on_mouse_scroll_event(self, x_offset: float, y_offset: float) -> None:
-        self.scroll += y_offset
+        if self.panel_shown:
+            self.panel_renderer.mouse_scroll_event(x_offset, y_offset)
+        if not self._panel_wants("mouse"):
+            self.scroll += y_offset
+
+    def on_unicode_char_entered(self, char: str) -> None:
+        if self.panel_shown:
+            self.panel_renderer.unicode_char_entered(char)
 
     def on_resize(self, width: int, height: int) -> None:
         if self._cap_window(width, height):
             return  # resized back: its own resize event follows
         self.session.resize(self.wnd.fbo)
+        self.panel_renderer.resize(width, height)
 
 
 def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), backend: str = "pyglet") -> ViewerWindow:
@@ -540,8 +675,12 @@ def startup_line(session: ViewerSession, scene) -> str:
 
 
 def summary(win: ViewerWindow) -> str:
-    """One line: frames drawn, the start and final poses (exact: repr of the floats), the index."""
+    """One line: frames drawn, the start and final poses (exact: repr of the floats), the index, and the
+    inspector panel's median time a frame it was drawn (ms, outside every frame's ``frame_ms``)."""
     p, s = win.session.camera.pose, win.start_pose
+    t = win.panel_times
+    panel = (f"; panel drawn {len(t)} frames, median {statistics.median(t):.3f} ms a frame (outside frame_ms)"
+             if t else "; panel not drawn")
     return (f"viewer: quit after {win.frames} frames; camera from {tuple(s)!r} to {tuple(p)!r} "
-            f"(x, y, z, yaw, pitch); index {win.session.index_name}")
+            f"(x, y, z, yaw, pitch); index {win.session.index_name}{panel}")
 

@@ -7,6 +7,7 @@ Modules, in the order a frame uses them:
   only: reading recordings never loads numba);
 - :mod:`.stats`: :class:`FrameStats`, the row, derived from those declarations;
 - :mod:`.pipeline`: :class:`FramePipeline`, which runs a frame and owns its buffers;
+- :mod:`.views`: :class:`ViewSet`, many views of one world culled together in one frame;
 - :mod:`.culling`: :class:`CullingMode` and the CPU mode (an index, then the CPU cull and gather);
   :data:`MODES` names the others (the GPU's lives in :mod:`viewer.render.gpu_cull`);
 - :mod:`.motion`, :mod:`.events`, :mod:`.frustum`: the movers, the visibility events, the frustum cull;
@@ -31,6 +32,7 @@ _EXPORTS = {
     "SessionOptions": "options", "DRAW_MODES": "options", "COLOUR_MODES": "options",
     "INSTANCE_DTYPE": "instances",
     "MotionState": "motion", "VisibilityTracker": "events",
+    "ViewSet": "views", "MAX_VIEWS": "views",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UserError
+from ..index import QueryOverflow, QueryStats
 from . import frustum
 from ._frame_kernels import gather_instances, sort_front_to_back
 from .stages import NO_INDEX
 
 if TYPE_CHECKING:  # annotations only
     from ..camera import CameraMatrices, FlyCamera
-    from ..index import QueryStats, SphereIndex
+    from ..index import SphereIndex
     from .pipeline import FramePipeline
 
 __all__ = [
@@ -122,6 +123,12 @@ class CullingMode(ABC):
         """
 
     @abstractmethod
+    def select_views(self, frames: list[FramePipeline], cameras: list[FlyCamera]) -> list[CameraMatrices]:
+        """:meth:`select` for every view of a frame (:class:`viewer.frame.ViewSet`): ``frames`` the views'
+        pipelines (one world), ``cameras`` theirs. The base selects view after view; a mode that can share
+        its work among the views overrides it. Returns each view's matrices."""
+        return [self.select(f, c) for f, c in zip(frames, cameras)]
+
     def upload(self, frame: FramePipeline, draw) -> None:
         """Hand this frame's records to ``draw`` (a :class:`viewer.render.InstanceDraw`); timed as upload."""
 
@@ -167,6 +174,8 @@ class CpuCulling(CullingMode):
     def __init__(self, index: SphereIndex, name: str):
         self.index = index
         self.index_name = name
+        self._offsets = np.empty(0, dtype=np.int64)  # select_views' batch: the CSR answer
+        self._batch = np.empty(1024, dtype=np.int64)
 
     @property
     def stats(self) -> QueryStats:
@@ -199,10 +208,48 @@ class CpuCulling(CullingMode):
             return fn()
 
     def select(self, frame: FramePipeline, camera: FlyCamera) -> CameraMatrices:
-        st = frame.stage_ms
         t1 = perf_counter()
         qp = frame.query_point_of(camera)
         k = frame.query_into(self.index, qp)
+        frame.stage_ms["query"] = (perf_counter() - t1) * 1e3
+        frame.view_stats = None
+        return self.after_query(frame, camera, k)
+
+    def select_views(self, frames, cameras):
+        """Every view's query in one batch (the index's ``query_many``: one pass over the scan's arrays,
+        the trees' walks in Morton order), then each view's events, cull and gather. Each view's
+        ``query_ms`` and query counters are its share of the batch's (the batch time and counters over K)."""
+        t1 = perf_counter()
+        pts = np.empty((len(frames), 3))
+        for j, (f, c) in enumerate(zip(frames, cameras)):
+            pts[j] = f.query_point_of(c)
+        if self._offsets.size != len(frames) + 1:
+            self._offsets = np.empty(len(frames) + 1, dtype=np.int64)
+        while True:
+            try:
+                self.index.query_many_into(pts, self._offsets, self._batch)
+                break
+            except QueryOverflow as exc:
+                self._batch = np.empty(max(exc.needed, 2 * self._batch.size), dtype=np.int64)
+        share = (perf_counter() - t1) * 1e3 / len(frames)
+        s = self.index.stats
+        per = [max(0, int(v) // len(frames)) for v in (s.candidates, s.nodes_visited)]
+        out = []
+        for j, (f, c) in enumerate(zip(frames, cameras)):
+            lo, hi = int(self._offsets[j]), int(self._offsets[j + 1])
+            if hi - lo > f.ids.size:
+                f._grow(hi - lo)
+            f.ids[: hi - lo] = self._batch[lo:hi]
+            f.stage_ms["query"] = share
+            f.view_stats = QueryStats(per[0], hi - lo, per[1], int(s.max_nodes_per_level))
+            out.append(self.after_query(f, c, hi - lo))
+        return out
+
+    def after_query(self, frame: FramePipeline, camera: FlyCamera, k: int) -> CameraMatrices:
+        """The stages after the query, ``frame.ids[:k]`` holding its answer at ``frame.query_point``: the
+        events, the frustum cull and the gather (timed as ``cull`` and ``gather``)."""
+        st = frame.stage_ms
+        qp = frame.query_point
         t2 = perf_counter()
         frame.events.update(frame.ids, k, qp, frame.centres, frame.radii)
         t2e = perf_counter()
@@ -224,7 +271,6 @@ class CpuCulling(CullingMode):
         frame.n_visible = k
         frame.n_entered = frame.events.n_entered
         frame.n_left = frame.events.n_left
-        st["query"] = (t2 - t1) * 1e3
         st["events"] = (t2e - t2) * 1e3  # in frame_ms only (no column of its own)
         st["cull"] = (t3 - t2e) * 1e3
         st["gather"] = (t4 - t3) * 1e3

@@ -149,6 +149,9 @@ _DECLARED: tuple[Column, ...] = (
     # version 4: the culling mode, apart from the index
     Column("culling", "str", "", "the culling mode: `cpu` (the index, then the CPU frustum cull and gather) or "
                                  "`gpu` (one compute dispatch, then an indirect draw)", since=4),
+    # version 5: many views culled together in one frame
+    Column("view", "int", "", "which of the frame's views the row is (0: the first camera; `viewer record --views "
+                              "K` writes K rows a frame, one per view)", since=5),
     *(c for v in sorted({s.since for s in STAGES if s.since > 1}) for c in _stages_since(v)),
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +19,7 @@ from ..errors import UserError
 from .meta import meta_path_for, read_meta, run_label
 from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
 
-__all__ = ["Run", "read_run", "read_runs"]
+__all__ = ["Run", "read_run", "read_runs", "split_views"]
 
 
 @dataclass
@@ -182,10 +182,28 @@ def _version(p: Path, meta: dict, header: list[str]) -> int:
     return v
 
 
+def split_views(run: Run) -> list[Run]:
+    """A recording of K views (``viewer record --views K``: a ``view`` column with K values) as K runs, one
+    per view, in view order, each labelled ``... · view j``; any other recording as itself."""
+    views = run.columns.get("view")
+    if views is None:
+        return [run]
+    numbers = np.unique(views)
+    if numbers.size <= 1:
+        return [run]
+    out = []
+    for v in numbers.tolist():
+        keep = views == v
+        out.append(replace(run, columns={k: a[keep] for k, a in run.columns.items()}, label=f"{run.label} · view {v}"))
+    return out
+
+
 def read_runs(paths) -> list[Run]:
-    """:func:`read_run` over ``paths``; equal labels are told apart by the file name, then its folder,
-    then a counter (``run1/octree.csv`` and ``run2/octree.csv`` read ``octree · ... [run1/octree.csv]``)."""
-    runs = [read_run(p) for p in paths]
+    """:func:`read_run` over ``paths``, a recording of several views split into one run per view
+    (:func:`split_views`: what ``plot`` and ``compare`` group by); equal labels are told apart by the file
+    name, then its folder, then a counter (``run1/octree.csv`` and ``run2/octree.csv`` read
+    ``octree · ... [run1/octree.csv]``)."""
+    runs = [v for p in paths for v in split_views(read_run(p))]
     base = [r.label for r in runs]
     for depth in (1, 2, 0):
         labels = [r.label for r in runs]

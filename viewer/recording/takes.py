@@ -118,7 +118,12 @@ class Take:
 
     def append(self, stats) -> None:
         """Record one frame's :class:`viewer.frame.FrameStats` (its ``dt`` the real step, its pose the
-        camera's after the frame's update); ``frame`` and ``t`` are renumbered from the take's start."""
+        camera's after the frame's update); ``frame`` and ``t`` are renumbered from the take's start. In a
+        split screen each view's row of a frame is appended in turn, view 0 first: the rows of views 1.. keep
+        their frame's number and time, and the path file follows view 0 (the camera flown)."""
+        if getattr(stats, "view", 0):
+            self.recorder.append(stats, frame=self.frames - 1, t=self.t)
+            return
         if self.frames:
             self.t += float(stats.dt)
         self.recorder.append(stats, frame=self.frames, t=self.t)
@@ -168,7 +173,9 @@ class Take:
         finally:
             self.recorder.close(ended=ended)
         world = "" if self.world_file is None else f", {self.world_file.name}"
-        return (f"{self.name}: {self.recorder.rows_written} frames, {self.t:.2f} s flown -> {self.csv_path}"
+        rows = self.recorder.rows_written
+        each = f"{self.frames} frames ({rows} rows: split screen)" if rows != self.frames else f"{rows} frames"
+        return (f"{self.name}: {each}, {self.t:.2f} s flown -> {self.csv_path}"
                 f" (+ .meta.json{wrote_path}{world})")
 
 

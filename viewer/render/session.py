@@ -18,6 +18,8 @@ anything is recorded, then :meth:`ViewerSession.frame` once per frame.
 
 from __future__ import annotations
 
+import copy
+import math
 from dataclasses import fields, replace
 from time import perf_counter
 
@@ -33,6 +35,7 @@ from ..frame.options import SessionOptions
 from ..frame.pipeline import FramePipeline, camera_for_scene
 from ..frame.stages import HUD_COUNTS, STAGES
 from ..frame.stats import FrameStats
+from ..frame.views import MAX_VIEWS, ViewSet
 from .context import read_rgb, save_png
 from .instance_draw import InstanceDraw
 from .renderer import SceneRenderer
@@ -79,6 +82,9 @@ class ViewerSession:
         self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
                                        index_options=o.index_options, hysteresis=o.hysteresis, modes=modes)
         self._options = replace(o, indexes=list(self._pipeline.index_names))
+        if o.radius_scale != 1.0:
+            self.camera.far *= o.radius_scale
+            self._pipeline.set_radius_scale(o.radius_scale)
         # the scene's look: its sky is the clear and fog colour; a star field is drawn as star sprites only
         style = getattr(scene, "style", "objects")
         self.fog_colour = sky_colour(style, getattr(scene, "sky", None))
@@ -101,7 +107,10 @@ class ViewerSession:
         self.hud_shown: list[str] = []  # the HUD lines drawn in the last frame, as laid out ([]: no HUD)
         self.scene_name = self._pipeline.name
         self.last: FrameStats | None = None
+        self.rescale_s = 0.0  # seconds the last radius_scale change took the culling mode
         self._has_boxes = True  # whether the index had node boxes at the last frame that asked
+        self._views: ViewSet | None = None  # split screen: the views after the first (set_views)
+        self.last_views: list[FrameStats] = []  # the rows of the last frame_views
         self.set(colour=o.colour, frozen=o.frozen, draw=self._options.draw)
 
     def _modes(self, o: SessionOptions) -> tuple[dict, list[str] | None]:
@@ -133,7 +142,9 @@ class ViewerSession:
         ``index_options`` and ``capacity``, which are fixed when the session is made); returns the new options.
 
         ``index`` builds the index on first use (then keeps it); ``frozen=True`` captures the camera's pose
-        and frustum now; ``hysteresis`` ``None`` or ``(0, False)`` turns the margin off.
+        and frustum now; ``hysteresis`` ``None`` or ``(0, False)`` turns the margin off; ``radius_scale``
+        tells the culling mode every scaled radius (:meth:`viewer.frame.FramePipeline.set_radius_scale`; the
+        seconds it took in :attr:`rescale_s`) and moves the far plane with it.
         Unknown or fixed names raise ``TypeError``, bad values ``ValueError`` (nothing changed then).
         """
         bad = set(changes) - _OPTION_NAMES
@@ -156,12 +167,18 @@ class ViewerSession:
             p.set_draw_mode(new.draw)
         if "fade" in changes:
             p.fade = float(new.fade)
-        if "fog" in changes:
+        if "radius_scale" in changes and new.radius_scale != self._options.radius_scale:
+            # nothing beyond the largest scaled view distance can be seen: the far plane (and fog) follow it
+            self.camera.far *= new.radius_scale / self._options.radius_scale
+            self.rescale_s = p.set_radius_scale(new.radius_scale)
+        if "fog" in changes or "radius_scale" in changes:
             self.renderer.fog_density = float(new.fog) / max(self.camera.far, 1e-9)
         if "frozen" in changes:
             p.set_frozen(bool(new.frozen), self.camera)
         if "hysteresis" in changes:
             p.set_hysteresis(*(new.hysteresis or (0.0, False)))
+        if self._views is not None:
+            self._views.sync()
         self._options = new
         return self.options
 
@@ -206,6 +223,8 @@ class ViewerSession:
         w, h = fbo.viewport[2], fbo.viewport[3]
         if w > 0 and h > 0:
             self.camera.aspect = w / h
+            if self._views is not None:
+                self.set_views(len(self._views))  # each view's camera fitted to its tile
 
     # ----------------------------------------------------------------------------- what callers read
     @property
@@ -267,7 +286,10 @@ class ViewerSession:
     def restart(self) -> None:
         """Frame counter and clock to 0, the visibility events afresh (everything visible next frame is
         'entered'), no previous frame for the HUD. The camera and the moving objects stay where they are."""
-        self._pipeline.restart()
+        if self._views is not None:
+            self._views.restart()
+        else:
+            self._pipeline.restart()
         self.last = None
 
     # ----------------------------------------------------------------------------- the frame
@@ -324,6 +346,81 @@ class ViewerSession:
         self.last = st
         return st
 
+    # ----------------------------------------------------------------------------- many views
+    @property
+    def views(self) -> int:
+        """How many views share the framebuffer (1: this session's camera alone)."""
+        return 1 if self._views is None else len(self._views)
+
+    @property
+    def view_cameras(self) -> list[FlyCamera]:
+        """The views' cameras, the first being :attr:`camera` (the one flown)."""
+        return [self.camera] if self._views is None else list(self._views.cameras)
+
+    def set_views(self, k: int) -> None:
+        """Split the framebuffer among ``k`` views (1..:data:`viewer.frame.views.MAX_VIEWS`; 1: the session's
+        camera alone), culled together each frame (:class:`viewer.frame.ViewSet`). A view added starts as a
+        copy of the first camera; a frame of ``k > 1`` views is :meth:`frame_views`."""
+        k = int(k)
+        if not 1 <= k <= MAX_VIEWS:
+            raise ValueError(f"views must be 1..{MAX_VIEWS}, got {k}")
+        if k == 1:
+            self._views = None
+            self.camera.aspect = self.fbo.viewport[2] / self.fbo.viewport[3]
+            return
+        cams = self.view_cameras[:k]
+        cams += [copy.deepcopy(self.camera) for _ in range(k - len(cams))]
+        tiles = view_tiles(k, self.fbo.viewport[2], self.fbo.viewport[3])
+        for cam, (_, _, w, h) in zip(cams, tiles):
+            cam.aspect = w / h
+        if self._views is None:
+            self._views = ViewSet(self._pipeline, cams)
+        else:
+            self._views.set_views(cams)
+        self._views.sync()
+
+    def frame_views(self, dt: float, *, poses=None, input_state: InputState | None = None,
+                    t: float | None = None) -> list[FrameStats]:
+        """One frame of every view (:meth:`set_views`): their updates (``poses`` (K,) one per view, else
+        ``input_state`` moves the first camera), their queries together (CPU culling: one ``query_many``;
+        the GPU: a dispatch per view), then each view's cull, gather, upload and draw into its tile of the
+        framebuffer (view 0 top left, then left to right, top to bottom), with a line of HUD each. Returns
+        the K rows (``view`` 0..K-1). With one view, :meth:`frame`."""
+        vs = self._views
+        if vs is None:
+            if poses is not None:
+                poses = poses[0]
+            return [self.frame(dt, pose=poses, input_state=input_state, t=t)]
+        vs.update(dt, poses=poses, input_state=input_state)
+        shared = vs.main.mode.kind == "cpu"  # the GPU's records live in one buffer: select, draw, next view
+        matrices = vs.select() if shared else [None] * len(vs)
+        fbo = self.fbo
+        full = fbo.viewport
+        fbo.use()
+        fbo.clear(*self.fog_colour, 1.0, depth=1.0)
+        calls = []
+        tiles = view_tiles(len(vs), full[2], full[3])
+        for j, (v, cam) in enumerate(zip(vs.frames, vs.cameras)):
+            if not shared:
+                matrices[j] = v.select(cam)
+            t1 = perf_counter()
+            v.mode.upload(v, self.draw)
+            v.stage_ms["upload"] += (perf_counter() - t1) * 1e3
+            t2 = perf_counter()
+            fbo.viewport = tiles[j]
+            calls.append(self.draw.draw(matrices[j], tiles[j][3], v.n_drawn))
+            self.ctx.finish()
+            v.stage_ms["draw"] = (perf_counter() - t2) * 1e3
+            if self._options.hud:
+                self.text.draw([f"view {j}: {v.index_name}  visible {v.n_visible}  drawn {v.n_drawn}"],
+                               (tiles[j][2], tiles[j][3]))
+        fbo.viewport = full
+        self.ctx.finish()
+        rows = vs.finish(t=t, draw_calls=calls)
+        self.last = rows[0]
+        self.last_views = rows
+        return rows
+
     def hud_lines(self, st: FrameStats) -> list[str]:
         """The HUD text for the stats ``st``: in a frame, that frame's counts, pose and stage times, with
         the previous frame's ``frame_ms`` (this one's ends after the HUD). ``help_line`` may hold several
@@ -355,3 +452,12 @@ class ViewerSession:
     def screenshot(self, path) -> str:
         """Save the last rendered image as a PNG at ``path`` (atomically); returns the path."""
         return save_png(path, self.image())
+
+
+def view_tiles(k: int, width: int, height: int) -> list[tuple[int, int, int, int]]:
+    """The GL viewports ``(x, y, w, h)`` of ``k`` views splitting a ``width`` x ``height`` framebuffer: side
+    by side for 2, else a grid of ceil(sqrt(k)) columns; view 0 at the top left, row by row (GL's y up)."""
+    cols = 2 if k == 2 else max(1, math.ceil(math.sqrt(k)))
+    rows = math.ceil(k / cols)
+    w, h = width // cols, height // rows
+    return [((j % cols) * w, height - (j // cols + 1) * h, w, h) for j in range(k)]
