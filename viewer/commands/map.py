@@ -48,7 +48,7 @@ def _plane(text: str) -> tuple[int, float]:
     """``AXIS=VALUE`` (``y=100``) -> (axis number, value in world units)."""
     import math
 
-    from ..reports.costmap import AXES
+    from ..frame.costmap import AXES
 
     name, sep, value = text.partition("=")
     name = name.strip().lower()
@@ -103,7 +103,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _planes(args, lo, hi) -> tuple[int, list[float]]:
     """The axis and the values of the planes to map, inside the box ``lo`` .. ``hi``."""
-    from ..reports.costmap import AXES, slice_values
+    from ..frame.costmap import AXES, slice_values
 
     if args.plane is not None:
         axis, value = args.plane
@@ -119,7 +119,7 @@ def _marks(scene, axis: int, values) -> list:
     """Per plane, the in-plane positions (M, 2) of the scene's cluster centres within two spreads of it."""
     import numpy as np
 
-    from ..reports.costmap import plane_axes
+    from ..frame.costmap import plane_axes
 
     u, v = plane_axes(axis)
     c, s = scene.cluster_centres, scene.cluster_spread
@@ -143,7 +143,7 @@ def _map(args) -> int:
     from ..host.output import check_output_file, prepare_out_dir
     from ..host.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
-    from ..reports.costmap import AXES, budget_scale, passes, plane_grid, time_column, time_points, write_csv
+    from ..frame.costmap import AXES, budget_scale, passes, plane_grid, time_column, time_points, write_csv
     from ..reports.costmap_figure import draw_heatmaps
 
     names = check_indexes(args.indexes or [n for n in DEFAULT_INDEXES if n in INDEXES])
@@ -222,7 +222,7 @@ def _summary(args, scene, names, counts, times, found) -> None:
     """Print the counts, each index's times and the budget's scale (with how to save it) to stdout."""
     import numpy as np
 
-    from ..reports.costmap import round_scale
+    from ..frame.costmap import round_scale
 
     print(f"visible  min {int(counts.min()):,}  median {float(np.median(counts)):,.0f}  max {int(counts.max()):,}"
           f"  (exact, over {counts.size:,} samples)")

@@ -38,6 +38,7 @@ from time import perf_counter
 import numpy as np
 from imgui_bundle import imgui, implot
 
+from ..frame.costmap import count_points, plane_grid
 from ..frame.stages import HUD_COUNTS, STAGES
 
 __all__ = ["ACTIONS", "HISTORY", "PANEL_POS", "PANEL_WIDTH", "Panel", "PanelHistory", "TOGGLES"]
@@ -147,6 +148,7 @@ class Panel:
         self.keys = {cmd: " / ".join(names) for cmd, names in keys.items()}
         self.context = imgui.create_context()
         implot.create_context()
+        self.minimap = Minimap()
         io = imgui.get_io()
         io.set_ini_filename(None)
         self.history = PanelHistory()
@@ -181,6 +183,9 @@ class Panel:
             if self.show_graphs:
                 self._graphs()
             self._figures(win, st)
+            if imgui.collapsing_header("minimap: visible objects on the camera's plane",
+                                       imgui.TreeNodeFlags_.default_open.value):
+                self.minimap.draw(win.session, st)
         imgui.end()
         imgui.render()
         renderer.render(imgui.get_draw_data())
@@ -315,3 +320,69 @@ class Panel:
         """Free the ImPlot and ImGui contexts."""
         implot.destroy_context()
         imgui.destroy_context(self.context)
+
+
+#: samples a side of the minimap, and its side in pixels
+MINIMAP_RES = 48
+MINIMAP_SIDE = 240
+
+
+class Minimap:
+    """The cost map of ``viewer map`` in the panel: the exact number of objects in view distance at
+    ``MINIMAP_RES`` x ``MINIMAP_RES`` camera positions on the horizontal plane through the camera (x across, z
+    down, over the objects' box), counted by the session's own index at the current view-distance scale
+    (:func:`viewer.frame.costmap.count_points`), on a log colour ramp; the camera's position is a dot and its
+    heading a line. Sampled again only when the index, the scale or the plane (the camera's height, in steps
+    of a sixteenth of the box) changes: a few thousand queries, then nothing per frame but the drawing."""
+
+    def __init__(self) -> None:
+        self.key = None
+        self.counts: np.ndarray | None = None
+        self.box: tuple[np.ndarray, np.ndarray] | None = None
+        self.note = ""
+
+    def _sample(self, session, cam_y: float) -> None:
+        world = session.world
+        index = world.index
+        c = world.centres
+        lo, hi = c.min(axis=0), c.max(axis=0)
+        step = max(float(hi[1] - lo[1]) / 16.0, 1e-9)
+        y = float(np.clip(round(cam_y / step) * step, lo[1], hi[1]))
+        key = (session.index_name, session.options.radius_scale, y)
+        if key == self.key:
+            return
+        self.key, self.box = key, (lo, hi)
+        if index is None:  # the GPU mode: no index on the CPU to ask
+            self.counts, self.note = None, f"{session.index_name}: no CPU index to sample (pick one above)"
+            return
+        t0 = perf_counter()
+        us, vs, pts = plane_grid(lo, hi, 1, y, MINIMAP_RES)
+        self.counts = count_points(index, pts).reshape(MINIMAP_RES, MINIMAP_RES)
+        self.note = (f"y = {y:.0f}: most visible {int(self.counts.max()):,}, sampled by {session.index_name} in "
+                     f"{(perf_counter() - t0) * 1e3:.0f} ms")
+
+    def draw(self, session, st) -> None:
+        self._sample(session, st.cam_y)
+        imgui.text(self.note)
+        if self.counts is None:
+            return
+        lo, hi = self.box
+        dl = imgui.get_window_draw_list()
+        p0 = imgui.get_cursor_screen_pos()
+        cell = MINIMAP_SIDE / MINIMAP_RES
+        top = max(float(np.log1p(self.counts.max())), 1e-9)
+        shade = np.log1p(self.counts) / top
+        for j in range(MINIMAP_RES):  # row j: the j-th z from the box's low side, drawn top down
+            for i in range(MINIMAP_RES):
+                t = float(shade[j, i])
+                col = imgui.color_convert_float4_to_u32(imgui.ImVec4(0.15 + 0.85 * t, 0.2 + 0.6 * t * t, 0.45 - 0.35 * t, 1.0))
+                a = imgui.ImVec2(p0.x + i * cell, p0.y + j * cell)
+                dl.add_rect_filled(a, imgui.ImVec2(a.x + cell, a.y + cell), col)
+        span = np.maximum(hi - lo, 1e-9)
+        cx = p0.x + float(np.clip((st.cam_x - lo[0]) / span[0], 0, 1)) * MINIMAP_SIDE
+        cz = p0.y + float(np.clip((st.cam_z - lo[2]) / span[2], 0, 1)) * MINIMAP_SIDE
+        yaw = np.radians(st.yaw)  # heading in x-z (viewer.camera.forward_vector): (sin yaw, -cos yaw)
+        white = imgui.color_convert_float4_to_u32(imgui.ImVec4(1, 1, 1, 1))
+        dl.add_line(imgui.ImVec2(cx, cz), imgui.ImVec2(cx + 18 * float(np.sin(yaw)), cz - 18 * float(np.cos(yaw))), white, 2.0)
+        dl.add_circle_filled(imgui.ImVec2(cx, cz), 4.0, white)
+        imgui.dummy(imgui.ImVec2(MINIMAP_SIDE, MINIMAP_SIDE))

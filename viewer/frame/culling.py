@@ -122,13 +122,13 @@ class CullingMode(ABC):
         stages it ran; returns the camera's matrices of this frame (the draw uses the same).
         """
 
-    @abstractmethod
     def select_views(self, frames: list[FramePipeline], cameras: list[FlyCamera]) -> list[CameraMatrices]:
         """:meth:`select` for every view of a frame (:class:`viewer.frame.ViewSet`): ``frames`` the views'
         pipelines (one world), ``cameras`` theirs. The base selects view after view; a mode that can share
         its work among the views overrides it. Returns each view's matrices."""
         return [self.select(f, c) for f, c in zip(frames, cameras)]
 
+    @abstractmethod
     def upload(self, frame: FramePipeline, draw) -> None:
         """Hand this frame's records to ``draw`` (a :class:`viewer.render.InstanceDraw`); timed as upload."""
 

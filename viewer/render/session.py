@@ -228,6 +228,12 @@ class ViewerSession:
 
     # ----------------------------------------------------------------------------- what callers read
     @property
+    def world(self):
+        """The frame's pipeline (read only for callers: its ``centres``, ``radii`` (scaled) and ``index``, the
+        culling mode's index or None), e.g. for a minimap of the world."""
+        return self._pipeline
+
+    @property
     def index_name(self) -> str:
         return self._options.index
 
