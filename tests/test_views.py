@@ -115,6 +115,7 @@ def test_split_screen_tiles_draw_every_view(tmp_path):
     except RuntimeError as exc:
         pytest.skip(str(exc))
     s = hv.session
+    s.view_labels = False  # each tile bare, as a window of its size shows it
     # a separate session of one 160x90 view, on the same context
     one = render.ViewerSession(hv.ctx, render.offscreen_target(hv.ctx, (160, 90)), scene, index="octree", hud=False,
                                fade=0.0)

@@ -111,6 +111,8 @@ class ViewerSession:
         self._has_boxes = True  # whether the index had node boxes at the last frame that asked
         self._views: ViewSet | None = None  # split screen: the views after the first (set_views)
         self.last_views: list[FrameStats] = []  # the rows of the last frame_views
+        #: a split screen labels each tile with its view's line (even where the HUD is off: the window's panel)
+        self.view_labels = True
         self.set(colour=o.colour, frozen=o.frozen, draw=self._options.draw)
 
     def _modes(self, o: SessionOptions) -> tuple[dict, list[str] | None]:
@@ -417,7 +419,7 @@ class ViewerSession:
             calls.append(self.draw.draw(matrices[j], tiles[j][3], v.n_drawn))
             self.ctx.finish()
             v.stage_ms["draw"] = (perf_counter() - t2) * 1e3
-            if self._options.hud:
+            if self._options.hud or self.view_labels:
                 self.text.draw([f"view {j}: {v.index_name}  visible {v.n_visible}  drawn {v.n_drawn}"],
                                (tiles[j][2], tiles[j][3]))
         fbo.viewport = full
