@@ -95,10 +95,12 @@ def test_compare_escapes_control_characters_in_labels(tmp_path, fmt):
     assert lines and all("\\x1b[31m" in ln and "\\x00y\\nz\\u202e" in ln for ln in lines), out
     plain = [ln for ln in out.splitlines() if "plain" in ln]
     assert len(lines) == len(plain)  # the newline in the label split no row in two
-    if fmt == "markdown":
-        assert all("\\|x" in ln and ln.count(" | ") == 8 for ln in lines), lines
+    if fmt == "markdown":  # as many cells as the header's: the label's own | is escaped
+        header = next(ln for ln in out.splitlines() if ln.startswith("|"))
+        assert all("\\|x" in ln and ln.count(" | ") == header.count(" | ") for ln in lines), lines
     if fmt == "csv":
-        assert all(len(r) == 9 for r in csv.reader(out.splitlines()))
+        rows = list(csv.reader(out.splitlines()))
+        assert all(len(r) == len(rows[0]) for r in rows)
 
 
 # --------------------------------------------------------------------------- 31.7: empty takes
