@@ -368,9 +368,6 @@ _KIND_RGBA = np.array([[128, 124, 118, 255], [46, 122, 52, 255], [170, 92, 64, 2
 def _terrain_check(p, world, prefix):
     if p["height"] > world / 8:
         raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p['height']:g}", f"{prefix}.height")
-    if p["village_spread"] > world / 8 or p["forest_spread"] > world / 8:
-        key = "village_spread" if p["village_spread"] > world / 8 else "forest_spread"
-        raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p[key]:g}", f"{prefix}.{key}")
 
 
 def _terrain_setup(rng, n, lo, hi, p, radius):
@@ -378,8 +375,11 @@ def _terrain_setup(rng, n, lo, hi, p, radius):
     span = hi - lo
     margin = span * 0.05
     sites = lo + margin + rng.random((nv + nf, 3)) * (span - 2 * margin)
-    spread = np.concatenate([_log_uniform(rng, nv, p["village_spread"] / 2, p["village_spread"]),
-                             _log_uniform(rng, nf, p["forest_spread"] / 2, p["forest_spread"])])
+    # a spread is at most an eighth of the world (the defaults suit worlds of 2,400 and more; a small world
+    # keeps its villages and forests inside it)
+    top = float(span[0]) / 8.0
+    vs, fs = min(p["village_spread"], top), min(p["forest_spread"], top)
+    spread = np.concatenate([_log_uniform(rng, nv, vs / 2, vs), _log_uniform(rng, nf, fs / 2, fs)])
     hill = p["hill_size"] if p["hill_size"] is not None else float(span[0]) / 10.0
     cells = int(math.ceil(float(span.max()) / hill)) + 2
     # value noise: a lattice of heights in [-1, 1] per octave (the second 4x finer, a quarter as high)
@@ -579,9 +579,9 @@ GENERATORS: dict[str, Generator] = {
             "villages": Param("int", 40, lo=0, hi=1_000_000, doc="number of villages"),
             "forests": Param("int", 60, lo=0, hi=1_000_000, doc="number of forests"),
             "village_spread": Param("float", 80.0, lo=0.0, lo_open=True,
-                                    doc="largest village spread (std dev in x and z), world units"),
+                                    doc="largest village spread (std dev in x and z), world units; at most world / 8"),
             "forest_spread": Param("float", 300.0, lo=0.0, lo_open=True,
-                                   doc="largest forest spread (std dev in x and z), world units"),
+                                   doc="largest forest spread (std dev in x and z), world units; at most world / 8"),
             "height": Param("float", 30.0, lo=0.0, doc="hill height (the surface stays within 1.25x of it)"),
             "hill_size": Param("float", None, lo=0.0, lo_open=True,
                                doc="hill width, world units (default: world / 10)"),
