@@ -3,7 +3,7 @@
 A frame runs its stages in order (:data:`STAGES`), each timed in place; the frame's row
 (:class:`viewer.frame.FrameStats`) holds the camera, the counts and one ``<stage>_ms`` column per stage.
 Everything else derives from these declarations: the CSV schema and its versions
-(:mod:`viewer.recording.schema`), ``FrameStats`` and its ``cpu_ms``, the HUD's lines, the stage graph's
+(:mod:`viewer.recording.schema`), ``FrameStats`` and its ``cpu_ms``, the HUD's lines, the panel's graphs'
 colours, ``viewer view``'s printed medians, ``plot``'s panels and ``compare``'s rows.
 
 To add a stage: declare it in :data:`STAGES` (in pipeline order) with ``since`` one above the newest
@@ -71,7 +71,7 @@ class Stage:
 
     name : its name; its column is ``<name>_ms``, milliseconds
     doc : what it times (the column's doc)
-    colour : (r, g, b) in 0..1, the stage graph's and the plots' colour of it
+    colour : (r, g, b) in 0..1, the panel's graphs' and the plots' colour of it
     culling : part of the culling cost (``FrameStats.cpu_ms``: what a culling mode makes cheap)
     since : the schema version that added its column
     """
