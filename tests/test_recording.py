@@ -306,6 +306,18 @@ def test_a_signal_during_a_write_waits_for_the_write(tmp_path, monkeypatch):
     """SIGINT arriving in the middle of a batch's write is delivered after it: the batch is whole."""
     from viewer.recording import writer
 
+    # as a fresh process has it: Python's own SIGINT handler, SIGINT not blocked (an earlier test of the whole
+    # suite may leave it otherwise: in the full run, and only there, SIGINT reached no handler here)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    monkeypatch.setattr(writer, "_previous", {})  # ours goes in front of that handler again
+    try:
+        _interrupt_a_write(tmp_path, monkeypatch, writer)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt_a_write(tmp_path, monkeypatch, writer) -> None:
     p = tmp_path / "sig.csv"
     rec = Recorder(p, flush_rows=1000)
     for k in range(300):
