@@ -23,7 +23,7 @@ toggle), wheel changes speed; I/Tab next index, F freeze culling (fly out and lo
 camera sees), B node boxes (the nodes the last query visited highlighted), C colour by category or
 octree level, V sprites/mesh, H inspector panel, G its graphs, P/F12 screenshot, Y hysteresis on/off, R record,
 J jump to the next busy spot (the scene's densest places, densest first), O or Home back to the start,
-Esc quit.
+N split screen (1, 2, 4 views culled together; --views K starts with K), Esc quit.
 
 The window starts inside the scene's densest spot, looking at its middle, at a speed at which two seconds
 of W stay among its objects (wheel or Shift to go faster); --pose and --speed override both. It prints the
