@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viewer.index import brute_query
+from viewer.index import QueryOverflow, brute_query
 from viewer.index import loop32, scan
 from viewer.index.loop32 import Loop32
 from viewer.index.scan import LinearScan
@@ -160,3 +160,21 @@ def test_block_frames_follow_far_moves_growth_and_swaps(rng):
     pts = np.concatenate([c[keep[:: 17]] + rng.normal(0.0, 1.0, (keep[::17].size, 3)), far + rng.uniform(0, 60, (30, 3))])
     for p in pts:
         assert np.array_equal(np.sort(ix.query(p)), keep[brute_query(c[keep], r[keep], p)])
+
+
+@pytest.mark.parametrize("n", [5_000, 300_000])  # one thread, and every core (PARALLEL_FROM)
+def test_query_many_answers_groups_of_points_in_one_pass_as_single_queries(n, rng):
+    from viewer.index import LinearScan
+    from viewer.index._scan_many_kernels import GROUP
+
+    c = rng.uniform(-1000, 1000, (n, 3))
+    r = 5.0 * 200.0 ** (rng.random(n) ** 4)  # heavy-tailed: blocks of every radius octave
+    ix = LinearScan(c, r)
+    pts = np.concatenate([c[rng.integers(0, n, 2 * GROUP + 3)], rng.uniform(-1200, 1200, (4, 3))])
+    offsets, ids = ix.query_many(pts)
+    for k, p in enumerate(pts):
+        assert np.array_equal(ids[offsets[k]:offsets[k + 1]], ix.query(p)), k
+    small = np.empty(3, dtype=np.int64)
+    with pytest.raises(QueryOverflow) as err:
+        ix.query_many_into(pts, np.empty(len(pts) + 1, dtype=np.int64), small)
+    assert err.value.needed == ids.size

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _pages
 from . import _scan_kernels as K
+from . import _scan_many_kernels as MK
 from ._contract import IdTable, SphereIndex, as_objects
 from ._morton import morton_order
 
@@ -133,6 +134,28 @@ class LinearScan(FlatSlots):
 
     def _arrays(self) -> tuple:
         return self._q, self._rq, self._bo, self._f64, self._ids
+
+    def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
+        """Groups of up to ``GROUP`` points, each group in one pass over the arrays (a chunk read once, then
+        tested against every point of the group from cache: :mod:`viewer.index._scan_many_kernels`); the
+        answers, in each point's order, are a single query's."""
+        k, n = points.shape[0], self._n
+        if k < 2:
+            return super()._query_many(points, offsets, out)
+        cap = self._x.size
+        if getattr(self, "_group_hits", None) is None or self._group_hits.shape[1] != cap:
+            self._group_hits = np.empty((MK.GROUP, cap), dtype=np.int32)
+            self._group_counts = np.empty((MK.GROUP, cap // K.CHUNK + 1), dtype=np.int64)
+        kernel = MK.scan_group if n >= PARALLEL_FROM else MK.scan_group_serial
+        q, rq, bo, f64, ids = self._arrays()
+        offsets[0] = 0
+        pos = 0
+        for g0 in range(0, k, MK.GROUP):
+            g1 = min(k, g0 + MK.GROUP)
+            nc = kernel(q, rq, bo, f64, n, points, g0, g1, self._group_counts, self._group_hits, self._masks)
+            pos = MK.gather_group(ids, self._group_hits, self._group_counts, nc, g1 - g0, g0, out, pos, offsets)
+        self._record(n * k, pos)
+        return pos
 
     def read_floor(self, parallel: bool | None = None) -> float:
         """Read the arrays every query reads whole (the int16 centres, 6 bytes an object) once, chunked and
