@@ -212,7 +212,6 @@ class CpuCulling(CullingMode):
         qp = frame.query_point_of(camera)
         k = frame.query_into(self.index, qp)
         frame.stage_ms["query"] = (perf_counter() - t1) * 1e3
-        frame.view_stats = None
         return self.after_query(frame, camera, k)
 
     def select_views(self, frames, cameras):
