@@ -27,7 +27,11 @@ from .meshes import MeshSet, check_meshes
 from .recipe import check_recipe
 from .scene import MOTION_KINDS, Motion, Scene
 
-__all__ = ["check_centres", "check_domain", "check_integers", "check_reals", "fit_box", "scene_from_arrays"]
+__all__ = ["MAX_LOD_SWITCHES", "check_begin", "check_centres", "check_domain", "check_integers", "check_lod",
+           "check_parent", "check_reals", "fit_box", "scene_from_arrays"]
+
+#: the most LOD switch distances an object may have (so at most MAX_LOD_SWITCHES + 1 bands)
+MAX_LOD_SWITCHES = 7
 
 
 # --------------------------------------------------------------------------- the rules, one array at a time
@@ -148,6 +152,9 @@ def scene_from_arrays(
     motion: Motion | None = None,
     meshes: MeshSet | None = None,
     look: dict | None = None,
+    begin=None,
+    lod=None,
+    parent=None,
 ) -> Scene:
     """A checked :class:`Scene` from arrays: what the generators, the ``.npz`` reader and every importer
     build scenes with.
@@ -162,6 +169,9 @@ def scene_from_arrays(
     is), extras (a JSON-able dict), motion (a :class:`Motion`, checked), meshes (a :class:`MeshSet`,
     checked), look (how the scene is drawn: ``{"style": "objects" | "stars", "sky": "#rrggbb" | None}``,
     :data:`viewer.scenes.look.SCENE_LOOK_PARAMS`; None: the recipe's ``[look]``, else the default).
+    Visibility ranges, LOD bands and HLOD parents (issue 24; None: not used, the scene means what it
+    meant before): begin (N,) real, 0 <= begin[i] <= radii[i] (:func:`check_begin`), lod (N, L) real
+    switch distances (:func:`check_lod`), parent (N,) integers -1..N-1 (:func:`check_parent`).
 
     Raises :class:`SceneError` naming the field (the ``.npz`` entry name) for the first problem.
     """
@@ -201,12 +211,82 @@ def scene_from_arrays(
         motion = _check_motion(motion, n)
     if meshes is not None:
         meshes = check_meshes(meshes, n)
+    begin = None if begin is None else check_begin(begin, radii)
+    lod = None if lod is None else check_lod(lod, n)
+    parent = None if parent is None else check_parent(parent, n)
     return Scene(
         name=name, centres=centres, radii=radii, sizes=sizes, colours=colours, category=category,
         world=world, seed=seed, recipe=recipe, cluster_centres=cluster_centres,
         cluster_spread=cluster_spread, extras=extras, origin=origin, motion=motion, meshes=meshes,
-        style=scene_look["style"], sky=scene_look["sky"],
+        style=scene_look["style"], sky=scene_look["sky"], begin=begin, lod=lod, parent=parent,
     )
+
+
+def check_begin(begin, radii: np.ndarray) -> np.ndarray:
+    """(N,) float64 begin distances, world units: real, in the numeric domain, 0 <= begin[i] <= radii[i]
+    (``radii`` (N,) float64, checked); :class:`SceneError` naming ``begin`` otherwise."""
+    b = np.asarray(begin)
+    check_reals(b, "begin")
+    _shape(b, (radii.shape[0],), "begin")
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    check_domain(b, "begin", limit=RADIUS_LIMIT, nonnegative=True)
+    over = np.flatnonzero(b > radii)
+    if over.size:
+        i = int(over[0])
+        raise SceneError(f"begin[{i}] = {float(b[i])!r} is beyond the object's end (radii[{i}] = {float(radii[i])!r}): a range "
+                         f"must have begin <= end", "begin")
+    return b
+
+
+def check_lod(lod, n: int) -> np.ndarray:
+    """(N, L) float64 LOD switch distances, world units, 1 <= L <= :data:`MAX_LOD_SWITCHES`: each finite
+    value in the numeric domain and >= 0, a row ascending (non-decreasing), +inf only as padding after a
+    row's last switch; a (N,) array is read as one switch per object. :class:`SceneError` naming ``lod``
+    otherwise."""
+    a = np.asarray(lod)
+    check_reals(a, "lod")
+    if a.ndim == 1:
+        a = a.reshape(-1, 1)
+    if a.ndim != 2 or a.shape[0] != n:
+        if a.ndim == 2:
+            raise SceneError(f"has {a.shape[0]} rows but centres has {n}", "lod")
+        raise SceneError(f"must have shape (N, L), got {a.shape}", "lod")
+    if not 1 <= a.shape[1] <= MAX_LOD_SWITCHES:
+        raise SceneError(f"must hold 1..{MAX_LOD_SWITCHES} switch distances per object, got {a.shape[1]}", "lod")
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    pad = np.isposinf(a)
+    check_domain(np.where(pad, 0.0, a), "lod", limit=RADIUS_LIMIT, nonnegative=True)
+    if a.shape[1] > 1:
+        bad = np.flatnonzero(((pad[:, :-1] & ~pad[:, 1:]) | (a[:, 1:] < a[:, :-1])).any(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise SceneError(f"lod[{i}] = {a[i].tolist()} must be ascending, with +inf only as padding after the "
+                             f"last switch distance", "lod")
+    return a
+
+
+def check_parent(parent, n: int) -> np.ndarray:
+    """(N,) int64 visibility parents: -1 (none) or a row 0..N-1, never the object itself, no cycles;
+    :class:`SceneError` naming ``parent`` otherwise."""
+    p = np.asarray(parent)
+    check_integers(p, "parent")
+    _shape(p, (n,), "parent")
+    if p.size and (int(p.min()) < -1 or int(p.max()) >= n):
+        raise SceneError(f"must be -1 (none) or a row 0..{n - 1}, found {int(p.min())}..{int(p.max())}", "parent")
+    p = np.ascontiguousarray(p, dtype=np.int64)
+    own = np.flatnonzero(p == np.arange(n))
+    if own.size:
+        raise SceneError(f"parent[{int(own[0])}] is the object itself", "parent")
+    anc = p.copy()  # pointer doubling: after k rounds anc[i] is i's 2**k-th ancestor (-1 past the root)
+    for _ in range(max(1, int(n).bit_length())):
+        has = anc >= 0
+        if not has.any():
+            return p
+        anc[has] = anc[anc[has]]
+    if (anc >= 0).any():
+        i = int(np.flatnonzero(anc >= 0)[0])
+        raise SceneError(f"has a cycle (object {i}'s chain of parents never ends)", "parent")
+    return p
 
 
 def _clusters(cluster_centres, cluster_spread) -> tuple[np.ndarray, np.ndarray]:

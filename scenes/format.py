@@ -1,12 +1,14 @@
 """The ``.npz`` scene format: a numpy zip archive of named arrays, no pickles.
 
-Format version 2 (version 1 files, without motion, are read as before). Entries (N objects, K clusters,
+Format version 3 when a scene has visibility ranges, LOD bands or visibility parents (``begin``, ``lod``,
+``parent``, ``mesh_lods``), else version 2 (so older readers still read every file without them);
+version 1 files, without motion, are read as before. Entries (N objects, K clusters,
 M moving objects):
 
 =================  ==========================  ========  =============================================
 entry              shape / dtype               required  meaning
 =================  ==========================  ========  =============================================
-format_version     () integer                  yes       2 (or 1)
+format_version     () integer                  yes       3, 2 (or 1)
 centres            (N, 3) real                 yes       world units; stored float64
 radii              (N,) real, >= 0             yes       view distance, world units; stored float64
 sizes              (N,) real, >= 0             no        drawn half-extent; default from the radii
@@ -32,6 +34,10 @@ motion_orbit       (M,) real >= 0              v2        orbit radius, world uni
 motion_phase       (M,) real                   v2        phase of the view-radius pulse, radians
 motion_params      () str (JSON object)        v2        radius_pulse, radius_period, seed
 mesh_*             see viewer.scenes.meshes    v2        the meshes objects instance (imported glTF)
+mesh_lods          (K, B) integer >= -1        v3        the mesh drawn per base mesh per LOD band
+begin              (N,) real, 0 <= . <= radii  v3        begin of the visibility range, world units
+lod                (N, L) real >= 0, ascending v3        LOD switch distances (+inf padding), world units
+parent             (N,) integer -1..N-1        v3        visibility parent (HLOD proxy), -1 none
 =================  ==========================  ========  =============================================
 
 ``look`` is written only when it differs from the default (style "objects", no sky), so a file of an
@@ -55,17 +61,19 @@ from .construct import check_centres, check_integers, scene_from_arrays
 from .errors import SceneError
 from .limits import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box, fit_box
 from .look import check_scene_look
-from .meshes import MESH_ENTRIES, mesh_entries, read_mesh_entries
+from .meshes import MESH_ENTRIES, MESH_LOD_ENTRY, mesh_entries, read_mesh_entries
 from .scene import Motion, Scene
 
 __all__ = [
-    "FORMAT_VERSION", "READ_VERSIONS", "NPZ_FIELDS", "MOTION_ENTRIES", "read_npz", "save_scene",
+    "FORMAT_VERSION", "READ_VERSIONS", "NPZ_FIELDS", "MOTION_ENTRIES", "RANGE_ENTRIES", "RANGES_VERSION", "read_npz", "save_scene",
     # checked by the one constructor (.construct) by the bounds of .limits; kept importable from here
     "MAX_SPEED", "MAX_WORLD", "MIN_ORBIT", "MIN_WORLD", "check_box", "fit_box", "scene_from_arrays",
 ]
 
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+FORMAT_VERSION = 2  # the version of a file without RANGE_ENTRIES
+RANGES_VERSION = 3  # the version of a file with any of RANGE_ENTRIES
+READ_VERSIONS = (1, 2, 3)
+RANGE_ENTRIES = ("begin", "lod", "parent", MESH_LOD_ENTRY)  # need version 3
 
 MOTION_ENTRIES = (
     "motion_ids", "motion_kind", "motion_speed", "motion_direction", "motion_axis", "motion_orbit",
@@ -75,6 +83,7 @@ MOTION_ENTRIES = (
 NPZ_FIELDS = (
     "format_version", "centres", "radii", "sizes", "colours", "category", "world", "origin", "seed",
     "name", "cluster_centres", "cluster_spread", "recipe", "extras", "look", *MOTION_ENTRIES, *MESH_ENTRIES,
+    *RANGE_ENTRIES,
 )
 
 
@@ -124,6 +133,11 @@ def save_scene(scene: Scene, path) -> Path:
         )
     if getattr(scene, "meshes", None) is not None:
         arrays.update(mesh_entries(scene.meshes))
+    for key, dtype in (("begin", np.float64), ("lod", np.float64), ("parent", np.int64)):
+        if getattr(scene, key, None) is not None:
+            arrays[key] = np.ascontiguousarray(getattr(scene, key), dtype=dtype)
+    if any(k in arrays for k in RANGE_ENTRIES):
+        arrays["format_version"] = np.array(RANGES_VERSION, dtype=np.int64)
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -240,11 +254,14 @@ def _from_entries(npz, stem: str) -> Scene:
     look = _json(opt("look"), "look", dict) if "look" in keys else None
     motion = _motion(npz, keys, version)
     meshes = read_mesh_entries(lambda key: _entry(npz, key), keys)
+    ranges = [k for k in RANGE_ENTRIES if k in keys]
+    if ranges and version < RANGES_VERSION:
+        raise SceneError(f"needs format version 3 (this file says {version})", ranges[0])
     return scene_from_arrays(
         c, _entry(npz, "radii"), sizes=opt("sizes"), colours=opt("colours"), category=opt("category"),
         world=opt("world"), origin=opt("origin"), seed=seed, name=name, cluster_centres=opt("cluster_centres"),
         cluster_spread=opt("cluster_spread"), recipe=recipe, extras=extras, motion=motion, meshes=meshes,
-        look=look,
+        look=look, begin=opt("begin"), lod=opt("lod"), parent=opt("parent"),
     )
 
 

@@ -94,6 +94,15 @@ class Scene:
     style : str, how the viewer draws the scene (:data:`viewer.scenes.look.STYLES`): "objects" (lit, in
         fog) or "stars" (unlit point sprites, brightness from apparent magnitude)
     sky : str or None: the background colour "#rrggbb"; None: the style's default
+    begin : (N,) float64 or None, world units: the begin of each object's visibility range (object i is
+        in range when ``begin[i] <= d <= radii[i]``, d the distance from the camera to its centre, tested
+        on squares in float64: ``b*b <= (dx*dx + dy*dy) + dz*dz <= r*r``); None: all 0 (today's rule)
+    lod : (N, L) float64 or None, world units: per-object LOD switch distances, ascending along a row,
+        +inf padding; the band at distance d is ``#{j : lod[i, j]**2 <= d*d}`` (0 the finest); None: one
+        band
+    parent : (N,) int64 or None: each object's visibility parent (an HLOD proxy), -1 none: a child is
+        shown only while the camera is nearer than its parent's begin (see
+        :mod:`viewer.frame.ranges` for the cross-fade window); None: no parents
     """
 
     name: str
@@ -115,6 +124,9 @@ class Scene:
     meshes: MeshSet | None = None
     style: str = "objects"
     sky: str | None = None
+    begin: np.ndarray | None = None
+    lod: np.ndarray | None = None
+    parent: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -127,6 +139,11 @@ class Scene:
         o = np.asarray(self.origin, dtype=np.float64)
         h = self.world / 2.0
         return o - h, o + h
+
+    @property
+    def has_ranges(self) -> bool:
+        """True when the scene uses begin distances, LOD bands or visibility parents (issue 24)."""
+        return self.begin is not None or self.lod is not None or self.parent is not None
 
     @property
     def generator(self) -> str | None:

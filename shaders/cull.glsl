@@ -37,19 +37,29 @@ layout(std430, binding = 5) coherent buffer Command {
     uint left;
     uint kept;        // ids the PREFILTER pass kept
     uint groups[3];
+    uint bands[8];    // drawn objects per LOD band (when info.w > 0)
+    uint proxies;     // drawn HLOD proxies (objects whose Ranges row has w = 1)
 };
 // the PREFILTER pass's kept ids
 layout(std430, binding = 7) coherent buffer Kept { uint kept_ids[]; };
 // out: the visible objects' ids (for tests and the session's visible_ids(); one store per visible object)
 layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
+// per object, visibility ranges (issue 24; read only when info.z is 1): (begin, HLOD limit, parent as a
+// double, -1 none; 1 for an HLOD proxy), world units, as viewer.frame.ranges.Ranges holds them
+layout(std430, binding = 8) readonly buffer Ranges { dvec4 ranges[]; };
+// per object, info.w LOD switch distances (ascending, +inf padding), world units
+layout(std430, binding = 9) readonly buffer Lods { double lods[]; };
 
 layout(std140, binding = 0) uniform Frame {
     dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
     dvec4 query;       // xyz: the query point (the camera, or the frozen camera); w: the fade fraction
     dvec4 eye;         // xyz: the render camera (records are relative to it); w: bounding-sphere scale
-    dvec4 hysteresis;  // x: margin; y: 1 when the margin is a fraction of each radius
+    dvec4 hysteresis;  // x: margin; y: 1 when the margin is a fraction of each radius; z: 1 colours by LOD band
     vec4 query_f;      // xyz: the query point rounded to float32; w: the prefilter's absolute slack
-    uvec4 info;        // x: objects; y: which command field counts (0 sprites: vertices, 1 mesh: instances)
+    uvec4 info;        // x: objects; y: which command field counts (0 sprites: vertices, 1 mesh: instances);
+                       // z: 1 when the objects have visibility ranges (the Ranges buffer);
+                       // w: LOD switch distances per object (0: none; else the drawn are counted per band)
+    uvec4 palette[2];  // the LOD band colours (RGBA bytes), bands 0..7 (viewer.frame.ranges.BAND_PALETTE)
 };
 
 const uint IN_BIT = 0x80000000u;
@@ -86,6 +96,28 @@ void exact(uint i) {
     precise double d2 = (dx * dx + dy * dy) + dz * dz;
     precise double rr = o.w * o.w;
     bool vis = d2 <= rr;
+    // visibility ranges, as viewer.frame._ranges_kernels.filter_ranges: begin**2 <= d2, and an HLOD
+    // child only while its parent's distance is below the parent's limit
+    bool ranged = info.z != 0u;
+    dvec4 rg = dvec4(0.0lf);
+    precise double dp2 = 0.0lf;
+    int par = -1;
+    if (ranged) {
+        rg = ranges[i];
+        precise double bb = rg.x * rg.x;
+        if (rg.x > 0.0lf && d2 < bb) vis = false;
+        par = int(rg.z);
+        if (par >= 0) {
+            dvec4 po = objects[par];
+            precise double px = query.x - po.x;
+            precise double py = query.y - po.y;
+            precise double pz = query.z - po.z;
+            dp2 = (px * px + py * py) + pz * pz;
+            precise double lim = ranges[par].y;
+            precise double ll = lim * lim;
+            if (!(dp2 < ll)) vis = false;
+        }
+    }
 
     // visibility events: enter at d <= r, leave beyond r + margin (or r (1 + margin))
     if (vis && !was_in) {
@@ -97,6 +129,17 @@ void exact(uint i) {
             precise double big = hysteresis.y > 0.0lf ? o.w * (1.0lf + hysteresis.x) : o.w + hysteresis.x;
             precise double bb = big * big;
             keep = d2 <= bb;
+            if (keep && ranged) {  // the near edges widen by the margin too (VisibilityTracker's rule)
+                precise double small = hysteresis.y > 0.0lf ? rg.x * (1.0lf - hysteresis.x) : rg.x - hysteresis.x;
+                precise double ss = small * small;
+                if (small > 0.0lf) keep = d2 >= ss;
+                if (keep && par >= 0) {
+                    double pl = ranges[par].y;
+                    precise double lim = hysteresis.y > 0.0lf ? pl * (1.0lf + hysteresis.x) : pl + hysteresis.x;
+                    precise double ll = lim * lim;
+                    keep = dp2 < ll;
+                }
+            }
         }
         if (!keep) {
             atomicAnd(approx[i].w, ~IN_BIT);
@@ -117,6 +160,16 @@ void exact(uint i) {
 
     uint slot = atomicAdd(command[info.y], 1u);
     drawn_ids[slot] = i;
+    if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
+    uint lod_band = 0u;
+    if (info.w > 0u) {  // the LOD band, as viewer.frame._ranges_kernels.lod_bands: #{l : lod[l]**2 <= d2}
+        for (uint l = 0u; l < info.w; ++l) {
+            double sw = lods[i * info.w + l];
+            precise double s2 = sw * sw;
+            if (s2 <= d2) lod_band += 1u; else break;
+        }
+        atomicAdd(bands[min(lod_band, 7u)], 1u);
+    }
     // the record, as viewer._frame_kernels.gather_instances writes it
     precise double ex = o.x - eye.x;
     precise double ey = o.y - eye.y;
@@ -131,12 +184,30 @@ void exact(uint i) {
         precise double t = (o.w - dist) / band;
         fade = clamp(t, 0.0lf, 1.0lf);
     }
+    if (ranged && query.w > 0.0lf) {  // the near edges, as viewer.frame._ranges_kernels.range_fades
+        if (rg.x > 0.0lf) {
+            precise double fx = o.x - query.x;
+            precise double fy = o.y - query.y;
+            precise double fz = o.z - query.z;
+            precise double t = (sqrt((fx * fx + fy * fy) + fz * fz) - rg.x) / (query.w * rg.x);
+            if (t < fade) fade = max(t, 0.0lf);
+        }
+        if (par >= 0) {
+            dvec4 pr = ranges[par];
+            precise double w = pr.y - pr.x;
+            if (w > 0.0lf) {
+                precise double t = (pr.y - sqrt(dp2)) / w;
+                if (t < fade) fade = max(t, 0.0lf);
+            }
+        }
+    }
     uint r = slot * uint(INSTANCE_WORDS);
     records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
     records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
     records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));
     records[r + uint(WORD_SIZE)] = look.x;
-    records[r + uint(WORD_COLOUR)] = look.y;
+    uint bc = min(lod_band, 7u);
+    records[r + uint(WORD_COLOUR)] = hysteresis.z > 0.0lf ? palette[bc / 4u][bc % 4u] : look.y;
     records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
 }
 

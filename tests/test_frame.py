@@ -15,7 +15,7 @@ from viewer.frame.pipeline import FRAME_COLUMNS, INSTANCE_DTYPE, LEVEL_PALETTE, 
 from viewer.frame.frustum import cull_spheres_numpy, frustum_planes
 from viewer.index import INDEXES, brute_query
 
-TIMINGS = {"update_ms", "query_ms", "cull_ms", "gather_ms", "upload_ms", "draw_ms", "frame_ms"}
+TIMINGS = {"update_ms", "query_ms", "cull_ms", "lod_ms", "gather_ms", "upload_ms", "draw_ms", "frame_ms"}
 
 
 def make_scene(rng, n=3000, world=400.0):

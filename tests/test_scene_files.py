@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from viewer.scenes.format import READ_VERSIONS
 from viewer.scenes import (
     FORMAT_VERSION,
     RECIPE_FIELDS,
@@ -148,7 +149,8 @@ def test_bundled_recipes_generate(name):
     r["n"] = 3000
     s = generate_recipe(r)
     lo, hi = s.bounds
-    assert s.n == 3000 and (s.centres >= lo).all() and (s.centres <= hi).all()
+    proxies = 0 if s.parent is None else int(np.unique(s.parent[s.parent >= 0]).size)  # [hlod]: appended
+    assert s.n == 3000 + proxies and (s.centres >= lo).all() and (s.centres <= hi).all()
 
 
 def test_a_bundled_recipe_can_be_named_by_its_stem(tmp_path, monkeypatch):
@@ -287,8 +289,8 @@ BAD_NPZ = [
     ("missing-radii", _with(radii=None), "radii", "missing"),
     ("missing-version", _with(format_version=None), "format_version", "missing"),
     ("unknown-entry", _with(colors=np.zeros((4, 4), dtype=np.uint8)), "colors", "unknown entry"),
-    ("future-version", _with(format_version=np.array(FORMAT_VERSION + 1)), "format_version",
-     f"unknown format version {FORMAT_VERSION + 1}"),
+    ("future-version", _with(format_version=np.array(READ_VERSIONS[-1] + 1)), "format_version",
+     f"unknown format version {READ_VERSIONS[-1] + 1}"),
     ("version-float", _with(format_version=np.array(1.0)), "format_version", "integers"),
     ("centres-nan", _with(centres=_nan_at("centres", (2, 1))), "centres", "centres[2, 1]"),
     ("centres-inf", _with(centres=lambda a: a["centres"] * np.array([1.0, np.inf, 1.0])), "centres", "finite"),

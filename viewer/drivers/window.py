@@ -61,6 +61,7 @@ COMMAND_KEYS: dict[str, str] = {
     "f": "freeze",
     "b": "boxes",
     "c": "colour",
+    "l": "bands",
     "v": "draw_mode",
     "h": "hud",
     "m": "mouse_look",
@@ -78,7 +79,7 @@ COMMAND_KEYS: dict[str, str] = {
 
 HELP_LINE = ("WASD move  Q/E or Ctrl/Space down/up  Shift fast  drag or M: look  wheel: speed  "
              "J next busy spot  O/Home back to start\n"
-             "I index  F freeze  B boxes  C colour  V sprites/mesh  H panel  G graphs  Y hysteresis  R record  P shot  "
+             "I index  F freeze  B boxes  C colour  L LOD bands  V sprites/mesh  H panel  G graphs  Y hysteresis  R record  P shot  "
              "N split screen  Esc quit")
 
 #: busy spots J cycles through (:func:`viewer.camera.busy_spots`)
@@ -499,6 +500,8 @@ class ViewerWindow(mglw.WindowConfig):
             s.toggle_boxes()
         elif cmd == "colour":
             self._say(f"colour: {s.toggle_colour()}")
+        elif cmd == "bands":
+            self._say(f"colour: {s.toggle_band_colours()}")
         elif cmd == "draw_mode":
             self._say(f"draw: {s.toggle_draw_mode()}")
         elif cmd == "hysteresis":

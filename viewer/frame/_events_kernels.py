@@ -13,7 +13,8 @@ __all__ = ["update_events", "warm"]
 
 
 @njit_noref
-def update_events(vis, k, flag, inside, n_in, centres, radii, px, py, pz, margin, relative, entered, left):
+def update_events(vis, k, flag, inside, n_in, centres, radii, px, py, pz, margin, relative, entered, left,
+                  begin, parent, limit):
     """Turn this frame's visible ids into entered / left events and update the "in" set.
 
     vis[:k] : (k,) int64, distinct ids whose view sphere holds the point (the query's answer)
@@ -21,6 +22,11 @@ def update_events(vis, k, flag, inside, n_in, centres, radii, px, py, pz, margin
     inside[:n_in] : int64, the ids that were in; rewritten in place to the ids in now
     centres (N, 3), radii (N,) float64 : the world now (distances of in-objects no longer visible)
     margin, relative : hysteresis: an in-object stays in while d <= r + margin (relative: r (1 + margin))
+        and, at the near edges (issue 24's ranges), while d >= begin - margin (relative: begin (1 - margin))
+        and, for an HLOD child, while its parent's distance dp < limit[p] + margin (relative: limit[p]
+        (1 + margin))
+    begin (N,) / (0,) float64, parent (N,) / (0,) int64, limit (N,) / (0,) float64: the ranges
+        (:class:`viewer.frame.ranges.Ranges`); zero-length: none
     entered, left : out buffers (at least k and n_in long)
 
     Returns (entered count, left count, new n_in).
@@ -48,7 +54,20 @@ def update_events(vis, k, flag, inside, n_in, centres, radii, px, py, pz, margin
             dz = pz - centres[i, 2]
             r = radii[i]
             big = r * (1.0 + margin) if relative else r + margin
-            keep = (dx * dx + dy * dy) + dz * dz <= big * big
+            d2 = (dx * dx + dy * dy) + dz * dz
+            keep = d2 <= big * big
+            if keep and begin.shape[0] > 0:
+                small = begin[i] * (1.0 - margin) if relative else begin[i] - margin
+                if small > 0.0:
+                    keep = d2 >= small * small
+            if keep and parent.shape[0] > 0:
+                p = parent[i]
+                if p >= 0:
+                    ex = px - centres[p, 0]
+                    ey = py - centres[p, 1]
+                    ez = pz - centres[p, 2]
+                    lim = limit[p] * (1.0 + margin) if relative else limit[p] + margin
+                    keep = (ex * ex + ey * ey) + ez * ez < lim * lim
         if keep:
             inside[w] = i
             w += 1
@@ -68,4 +87,5 @@ def warm() -> None:
     """Compile the kernel."""
     ids = np.zeros(1, dtype=np.int64)
     update_events(ids, 1, np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int64), 0, np.zeros((1, 3)),
-                  np.ones(1), 0.0, 0.0, 0.0, 0.5, False, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+                  np.ones(1), 0.0, 0.0, 0.0, 0.5, False, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                  np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0))

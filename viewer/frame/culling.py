@@ -211,6 +211,7 @@ class CpuCulling(CullingMode):
         t1 = perf_counter()
         qp = frame.query_point_of(camera)
         k = frame.query_into(self.index, qp)
+        k = frame.ranges.filter(frame.ids, k, qp)  # visibility ranges: begin, HLOD children (O(visible))
         frame.stage_ms["query"] = (perf_counter() - t1) * 1e3
         return self.after_query(frame, camera, k)
 
@@ -230,12 +231,17 @@ class CpuCulling(CullingMode):
                 break
             except QueryOverflow as exc:
                 self._batch = np.empty(max(exc.needed, 2 * self._batch.size), dtype=np.int64)
+        kept = []  # visibility ranges, in place in each view's share of the batch
+        for j, f in enumerate(frames):
+            lo, hi = int(self._offsets[j]), int(self._offsets[j + 1])
+            kept.append(f.ranges.filter(self._batch[lo:hi], hi - lo, pts[j]))
         share = (perf_counter() - t1) * 1e3 / len(frames)
         s = self.index.stats
         per = [max(0, int(v) // len(frames)) for v in (s.candidates, s.nodes_visited)]
         out = []
         for j, (f, c) in enumerate(zip(frames, cameras)):
-            lo, hi = int(self._offsets[j]), int(self._offsets[j + 1])
+            lo = int(self._offsets[j])
+            hi = lo + kept[j]
             if hi - lo > f.ids.size:
                 f._grow(hi - lo)
             f.ids[: hi - lo] = self._batch[lo:hi]
@@ -249,8 +255,9 @@ class CpuCulling(CullingMode):
         events, the frustum cull and the gather (timed as ``cull`` and ``gather``)."""
         st = frame.stage_ms
         qp = frame.query_point
+        rg = frame.ranges
         t2 = perf_counter()
-        frame.events.update(frame.ids, k, qp, frame.centres, frame.radii)
+        frame.events.update(frame.ids, k, qp, frame.centres, frame.radii, ranges=rg)
         t2e = perf_counter()
 
         matrices, planes = frame.frustum_of(camera)
@@ -260,19 +267,27 @@ class CpuCulling(CullingMode):
         eye = frame.eye_of(camera)
         if frame.sort:
             sort_front_to_back(frame.drawn_ids, m, frame.centres, eye, frame.sort_keys, frame.sort_scratch)
+        t3l = perf_counter()
+        rg.select_bands(frame.drawn_ids, m, qp)  # the lod stage: bands, counts, band changes (O(drawn))
+        t3g = perf_counter()
         gather_instances(frame.drawn_ids, m, frame.centres, frame.sizes, frame.radii, frame.colours, eye, qp,
                          frame.fade, frame.instance_data, frame.instance_u32)
+        rg.fades(frame.drawn_ids, m, qp, frame.instance_data)  # fade in at begin, HLOD cross-fade
         frame.n_drawn = m
-        if frame.mesh_batches is not None:  # a scene drawn with its own meshes: its batches, by mesh
-            frame.mesh_batches.group(frame.drawn(), frame.instances)
+        if frame.colour_mode == "band":
+            frame.colour_by_band()
+        if frame.mesh_batches is not None:  # a scene drawn with its own meshes: its batches, by mesh (and band)
+            frame.mesh_batches.group(frame.drawn(), frame.instances, rg.bands if rg.has_lod else None)
         t4 = perf_counter()
 
         frame.n_visible = k
         frame.n_entered = frame.events.n_entered
         frame.n_left = frame.events.n_left
+        frame.counts.update(rg.counts(frame.drawn()))
         st["events"] = (t2e - t2) * 1e3  # in frame_ms only (no column of its own)
         st["cull"] = (t3 - t2e) * 1e3
-        st["gather"] = (t4 - t3) * 1e3
+        st["lod"] = (t3g - t3l) * 1e3
+        st["gather"] = (t4 - t3 - (t3g - t3l)) * 1e3
         return matrices
 
     def upload(self, frame: FramePipeline, draw) -> None:

@@ -17,6 +17,9 @@ The rule, per object with view radius r at distance d from the point:
 - with a margin m, it enters when d <= r (it becomes visible) and leaves only when d > r + m
   (``relative``: d > r (1 + m)), so an object hovering on its boundary does not flicker in and out.
   The in-set is then a superset of the visible set.
+- with visibility ranges (``update(..., ranges=)``, :mod:`viewer.frame.ranges`) the same at the near
+  edges: it enters when in range and leaves only when d < begin - m (``relative``: begin (1 - m)) or, an
+  HLOD child, when its parent's distance reaches the parent's limit + m (limit (1 + m)).
 
 Cost per frame: O(visible + in), no pass over all N objects: a per-object "in" flag (1 byte each) and a
 compact list of the in-objects; only in-objects the query no longer returns have their distance
@@ -37,6 +40,8 @@ from . import _events_kernels as K
 __all__ = ["VisibilityTracker", "parse_margin", "format_margin", "warm"]
 
 Callback = Callable[[np.ndarray], object]
+_NONE_F = np.zeros(0, dtype=np.float64)
+_NONE_I = np.zeros(0, dtype=np.int64)
 
 
 def warm() -> None:
@@ -142,13 +147,16 @@ class VisibilityTracker:
 
     # ----------------------------------------------------------------------------- the frame
     def update(self, visible: np.ndarray, k: int | None, point, centres: np.ndarray,
-               radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               radii: np.ndarray, *, ranges=None) -> tuple[np.ndarray, np.ndarray]:
         """Take this frame's query answer and return ``(entered, left)``, sorted int64 arrays.
 
         visible : (>= k,) int64, distinct ids (e.g. the ``out`` of ``query_into``); k : how many (None: all)
         point : (3,) the query point, world units
         centres : (N, 3) float64, radii : (N,) float64: the objects now (only read for in-objects the
             query no longer returns, and only with a margin)
+        ranges : a :class:`viewer.frame.ranges.Ranges` (begin distances, HLOD parents), or None: with a
+            margin an in-object also stays while d >= begin - margin and, an HLOD child, while its parent's
+            distance is below the parent's limit + margin (relative: begin (1 - margin), limit (1 + margin))
         """
         vis = visible if k is None else visible[:k]
         k = int(vis.shape[0])
@@ -168,8 +176,12 @@ class VisibilityTracker:
         if self._n_in > self._left.size:
             self._left = np.empty(max(self._n_in, 2 * self._left.size), dtype=np.int64)
         px, py, pz = (float(v) for v in point)
+        if ranges is not None and ranges.active:
+            rb, rp, rl = ranges.begin, ranges.parent, ranges.limit
+        else:
+            rb, rp, rl = _NONE_F, _NONE_I, _NONE_F
         ne, nl, n_in = K.update_events(vis, k, self._flag, self._inside, self._n_in, centres, radii, px, py, pz,
-                                       self.margin, self.relative, self._ent, self._left)
+                                       self.margin, self.relative, self._ent, self._left, rb, rp, rl)
         self._ne, self._nl, self._n_in = int(ne), int(nl), int(n_in)
         self._ent[: self._ne].sort()
         self._left[: self._nl].sort()

@@ -50,6 +50,9 @@ class MeshBatches:
     def __init__(self, meshes, centres: np.ndarray):
         self.mesh_of = np.ascontiguousarray(meshes.ids, dtype=np.int64)
         self.k = int(meshes.k)
+        lods = getattr(meshes, "lods", None)
+        #: (K, B) int64 the mesh drawn per base mesh per LOD band (-1: nothing), or None
+        self.lods = None if lods is None else np.asarray(lods, dtype=np.int64)
         t = np.asarray(meshes.transforms, dtype=np.float64)
         aff = np.empty((t.shape[0], 12), dtype=np.float32)
         aff[:, 0:9] = t[:, :, :3].transpose(0, 2, 1).reshape(-1, 9)  # columns of A
@@ -59,9 +62,21 @@ class MeshBatches:
         self.starts = np.zeros(self.k + 1, dtype=np.int64)
         self.n = 0
 
-    def group(self, drawn: np.ndarray, instances: np.ndarray) -> None:
+    def group(self, drawn: np.ndarray, instances: np.ndarray, bands: np.ndarray | None = None) -> None:
         """Group the frame's drawn objects ``drawn`` (m,) int64 and their records ``instances`` (m,)
-        :data:`INSTANCE_DTYPE`, in draw order, by mesh."""
+        :data:`INSTANCE_DTYPE`, in draw order, by mesh; with ``bands`` ((m,) int, each object's LOD band)
+        and a LOD table (``meshes.lods``), by the mesh of each object's band (one instanced draw per mesh
+        per band; an object whose band has no mesh, -1, is not drawn)."""
+        if bands is not None and self.lods is not None and drawn.shape[0]:
+            b = np.minimum(np.asarray(bands, dtype=np.int64), self.lods.shape[1] - 1)
+            mesh = self.lods[self.mesh_of[drawn], b]
+            keep = mesh >= 0
+            if not keep.all():
+                drawn, instances, mesh = drawn[keep], instances[keep], mesh[keep]
+            return self._group(drawn, instances, mesh)
+        return self._group(drawn, instances, None)
+
+    def _group(self, drawn: np.ndarray, instances: np.ndarray, mesh: np.ndarray | None) -> None:
         m = int(drawn.shape[0])
         if m == 0:  # nothing drawn this frame: no batches
             self.starts[:] = 0
@@ -69,7 +84,8 @@ class MeshBatches:
             return
         if m > self.records.shape[0]:
             self.records = np.zeros(max(m, 2 * self.records.shape[0], 64), dtype=MESH_INSTANCE_DTYPE)
-        mesh = self.mesh_of[drawn]
+        if mesh is None:
+            mesh = self.mesh_of[drawn]
         order = np.argsort(mesh, kind="stable")
         out = self.records[:m]
         words = out.view(np.float32).reshape(m, -1)

@@ -9,8 +9,8 @@ __all__ = ["COLOUR_MODES", "CULL_MODES", "DRAW_MODES", "SessionOptions"]
 
 #: how objects are drawn: point-sprite impostors or instanced low-poly meshes
 DRAW_MODES: tuple[str, ...] = ("sprites", "mesh")
-#: what colours them: the scene's colours, or the octree level holding each object
-COLOUR_MODES: tuple[str, ...] = ("category", "level")
+#: what colours them: the scene's colours, the octree level holding each object, or each drawn object's LOD band
+COLOUR_MODES: tuple[str, ...] = ("category", "level", "band")
 #: where the frustum cull runs; culling on the GPU is picked by its index name instead (viewer.frame.culling.GPU,
 #: "--index gpu"), so it cycles with the indexes
 CULL_MODES: tuple[str, ...] = ("cpu",)

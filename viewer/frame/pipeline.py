@@ -11,8 +11,11 @@ around its work::
             position, ids) -> the objects whose view sphere holds the camera, then the events (entered /
             left since the last frame, :class:`viewer.frame.events.VisibilityTracker`, with the frame's
             hysteresis margin; in frame_ms, no column of their own)
+            With visibility ranges (``scene.begin`` / ``scene.parent``) one pass over the answer, inside the
+            query's time, keeps the objects in range (:mod:`viewer.frame.ranges`)
     cull    the camera's matrices (once per frame; the draw uses them too), frustum planes, then bounding
             spheres against them -> the drawn ids
+    lod     each drawn object's LOD band (``scene.lod``), the band counts and band changes (O(drawn))
     gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
             preallocated array (grouped by mesh for a scene drawn with its own meshes)
 
@@ -39,13 +42,14 @@ import numpy as np
 
 from ..camera import CameraMatrices, FlyCamera, InputState, Pose
 from ..index import INDEXES, QueryOverflow, QueryStats, SphereIndex, make_index
-from . import _frame_kernels, events, frustum, motion
+from . import _frame_kernels, events, frustum, motion, ranges
 from .culling import CpuCulling, CullingMode, index_names
 from .events import VisibilityTracker
-from .instances import INSTANCE_DTYPE, instance_words
+from .instances import INSTANCE_DTYPE, WORD, instance_words
 from .mesh_batches import MeshBatches
 from .motion import MotionState, advance
 from .options import COLOUR_MODES, DRAW_MODES
+from .ranges import BAND_PALETTE, Ranges
 from .stages import STAGES
 from .stats import FRAME_COLUMNS, FrameStats
 
@@ -100,6 +104,7 @@ def warm(*, motion: bool = True) -> None:
         frustum.warm()
         _frame_kernels.warm()
         events.warm()
+        ranges.warm()
         if motion:
             movers.warm()
 
@@ -151,7 +156,7 @@ class FramePipeline:
             self.radii = np.ascontiguousarray(scene.radii, dtype=np.float64).reshape(self.centres.shape[0])
         #: the world's own view radii (N,) float64; :attr:`radii` is them times :attr:`radius_scale`
         self.world_radii = self.radii
-        self.radius_scale = 1.0
+        self._radius_scale = 1.0
         n = self.centres.shape[0]
         self.sizes = np.ascontiguousarray(scene.sizes, dtype=np.float32).reshape(n)
         self.bounds = self.sizes.astype(np.float64) * math.sqrt(3.0)  # sphere around the cube of half-extent size
@@ -164,6 +169,8 @@ class FramePipeline:
         self.mesh_batches: MeshBatches | None = None
         self._meshes = getattr(scene, "meshes", None)
         self.draw_mode = "sprites"
+        #: visibility ranges, LOD bands and HLOD parents (issue 24; inactive for a scene without them)
+        self.ranges = Ranges(scene, self.centres, fade)
         self.fade = fade
         self.index_options = dict(index_options or {})
         self._factories = dict(modes or {})
@@ -219,6 +226,17 @@ class FramePipeline:
     @fade.setter
     def fade(self, value: float) -> None:
         self._fade = float(value)
+        self.ranges.set_fade(self.fade)
+
+    @property
+    def radius_scale(self) -> float:
+        """The global range scale: every view radius, begin, LOD switch and HLOD limit times it (1: the world's)."""
+        return self._radius_scale
+
+    @radius_scale.setter
+    def radius_scale(self, value: float) -> None:
+        self._radius_scale = float(value)
+        self.ranges.set_scale(self._radius_scale)
 
     @property
     def index(self) -> SphereIndex | None:
@@ -350,16 +368,31 @@ class FramePipeline:
         return self.mode.has_levels
 
     def set_colour_mode(self, mode: str) -> None:
-        """``"category"`` (the scene's colours) or ``"level"`` (the octree level holding each object;
-        indexes without levels keep the category colours)."""
+        """``"category"`` (the scene's colours), ``"level"`` (the octree level holding each object;
+        indexes without levels keep the category colours) or ``"band"`` (each drawn object's LOD band,
+        :data:`viewer.frame.ranges.BAND_PALETTE`; set per frame by the gather)."""
         if mode not in COLOUR_MODES:
-            raise ValueError(f"colour mode must be 'category' or 'level', got {mode!r}")
+            raise ValueError(f"colour mode must be one of {', '.join(COLOUR_MODES)}, got {mode!r}")
         self.colour_mode = mode
         self._refresh_colours()
 
     def toggle_colour_mode(self) -> str:
+        """Category -> level -> category (the ``band`` mode has a key of its own: :meth:`toggle_band_colours`)."""
         self.set_colour_mode("level" if self.colour_mode == "category" else "category")
         return self.colour_mode
+
+    def toggle_band_colours(self) -> str:
+        """Colour by LOD band, or back to the scene's colours."""
+        self.set_colour_mode("category" if self.colour_mode == "band" else "band")
+        return self.colour_mode
+
+    def colour_by_band(self) -> None:
+        """Overwrite the colour of the last frame's records with their LOD band's
+        (:data:`viewer.frame.ranges.BAND_PALETTE`; band 0 for a scene without LOD switches)."""
+        m = self.n_drawn
+        if m:
+            pal = pack_colours(BAND_PALETTE)
+            self.instance_u32[:m, WORD["colour"]] = pal[np.minimum(self.ranges.bands, pal.size - 1)]
 
     def _refresh_colours(self) -> None:
         levels = self.mode.levels() if self.colour_mode == "level" else None
@@ -412,6 +445,7 @@ class FramePipeline:
         self.frame = 0
         self.t = 0.0
         self.events.reset()
+        self.ranges.reset()
         for m in self._built.values():
             m.restart()
 
@@ -560,6 +594,8 @@ class FramePipeline:
         v.drawn_ids = np.empty(cap, dtype=np.int64)
         v._alloc_instances(cap)
         v.events = VisibilityTracker(len(self.radii), self.events.margin, self.events.relative)
+        v.ranges = Ranges(_RangeSource(self.ranges), self.centres, self._fade)
+        v.ranges.set_scale(self._radius_scale)
         v.stage_ms = dict.fromkeys(self.stage_ms, 0.0)
         v.counts = {}
         v.planes = np.zeros((6, 4))
@@ -571,6 +607,15 @@ class FramePipeline:
         v.mesh_batches = None
         v.set_draw_mode(self.draw_mode)
         return v
+
+
+class _RangeSource:
+    """The world's begin / lod / parent of a pipeline's :class:`Ranges` (a sibling view's state is its own)."""
+
+    def __init__(self, r: Ranges):
+        self.begin = r.world_begin if r.world_begin.size else None
+        self.lod = r.world_lod
+        self.parent = r.parent if r.parent.size else None
 
 
 def camera_for_scene(scene, aspect: float = 16.0 / 9.0) -> FlyCamera:

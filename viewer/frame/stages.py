@@ -98,6 +98,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("query", "the index query (`query_into`; with culling `gpu`, the whole dispatch)",
           (0.95, 0.30, 0.25), culling=True),
     Stage("cull", "frustum cull of the visible set", (0.98, 0.75, 0.20), culling=True),
+    Stage("lod", "LOD selection: each drawn object's band from its switch distances, the band counts and band "
+                 "changes (0 for a scene without LOD switches)", (0.20, 0.80, 0.80), culling=True, since=6),
     Stage("gather", "gathering instance records of the drawn objects (nearest first; grouped by mesh for a "
                     "scene drawn with its own meshes)", (0.30, 0.75, 0.35), culling=True),
     Stage("upload", "writing the instance records into the GPU buffer", (0.25, 0.60, 0.95), culling=True),
@@ -128,7 +130,8 @@ _DECLARED: tuple[Column, ...] = (
                                "mode without one)"),
     Column("objects", "int", "", "objects in the index", hud="objects"),
     Column("candidates", "int", "", "objects whose distance to the camera the index tested", hud="candidates"),
-    Column("visible", "int", "", "objects whose view distance holds the camera (the query's answer)", hud="visible"),
+    Column("visible", "int", "", "objects in range: whose view distance holds the camera and, with "
+                                                    "begin distances, whose begin it has reached (the query's answer)", hud="visible"),
     Column("drawn", "int", "", "visible objects also inside the view frustum (the instances drawn)", hud="drawn"),
     Column("nodes_visited", "int", "", "tree nodes / grid cells / buckets the query entered", hud="nodes"),
     Column("max_nodes_per_level", "int", "", "the most nodes the query entered on one tree level", hud="max/level"),
@@ -152,6 +155,15 @@ _DECLARED: tuple[Column, ...] = (
     # version 5: many views culled together in one frame
     Column("view", "int", "", "which of the frame's views the row is (0: the first camera; `viewer record --views "
                               "K` writes K rows a frame, one per view)", since=5),
+    # version 6: visibility ranges, LOD bands and HLOD (issue 24)
+    Column("band0", "int", "", "drawn objects in LOD band 0 (the finest; every drawn object in a scene without LOD "
+                               "switches)", since=6),
+    Column("band1", "int", "", "drawn objects in LOD band 1", since=6),
+    Column("band2", "int", "", "drawn objects in LOD band 2", since=6),
+    Column("band3", "int", "", "drawn objects in LOD band 3 or coarser", since=6),
+    Column("band_changes", "int", "", "objects whose LOD band changed since the last frame (drawn with another band, "
+                                      "newly drawn, or no longer drawn)", since=6),
+    Column("proxies", "int", "", "drawn HLOD proxies (objects that are some object's visibility parent)", since=6),
     *(c for v in sorted({s.since for s in STAGES if s.since > 1}) for c in _stages_since(v)),
 )
 

@@ -45,6 +45,8 @@ import numpy as np
 from ..frame.culling import GPU, NO_INDEX, CullingMode
 from ..index import QueryOverflow, QueryStats
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
+from ..frame.pipeline import pack_colours
+from ..frame.ranges import BAND_PALETTE
 from .shaders import ShaderLibrary
 
 __all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_unavailable"]
@@ -52,18 +54,20 @@ __all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_una
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = INSTANCE_DTYPE.itemsize
 _MESH_VERTICES = 36
-_COMMAND_WORDS = 11  # uint command[4]; visible, entered, left, kept; the EXACT pass's groups[3]
+_COMMAND_WORDS = 20  # uint command[4]; visible, entered, left, kept; the EXACT pass's groups[3]; bands[8]; proxies
 _COUNTERS = 4  # first word of the counters
 _GROUPS = 8  # first word of the EXACT pass's dispatch
+_BANDS = 11  # first word of the drawn objects' LOD band counts (8: bands 0..7), then the drawn proxies
 
 _U = 2.0**-23  # float32 rounding of a stored or converted value, whichever rounding mode
 _IN_BIT = np.uint32(0x80000000)
 
 #: The per-frame uniform block of shaders/cull.glsl (std140: dvec4 planes[6], query, eye, hysteresis;
-#: vec4 query_f; uvec4 info).
+#: vec4 query_f; uvec4 info; uvec4 palette[2]: the LOD band colours, hysteresis.z 1 colouring by band).
 _FRAME_DTYPE = np.dtype([("planes", "<f8", (6, 4)), ("query", "<f8", 4), ("eye", "<f8", 4),
-                         ("hysteresis", "<f8", 4), ("query_f", "<f4", 4), ("info", "<u4", 4)])
-assert _FRAME_DTYPE.itemsize == 320
+                         ("hysteresis", "<f8", 4), ("query_f", "<f4", 4), ("info", "<u4", 4),
+                         ("palette", "<u4", 8)])
+assert _FRAME_DTYPE.itemsize == 352
 
 
 def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
@@ -140,7 +144,7 @@ class GpuCuller:
         self._frame["eye"][3] = math.sqrt(3.0)
         self._frame["info"][0] = n
         self._cmd = np.zeros(_COMMAND_WORDS, dtype=np.uint32)
-        self._cmd[_GROUPS:] = (0, 1, 1)
+        self._cmd[_GROUPS:_GROUPS + 3] = (0, 1, 1)
         self._mode_field = 0
         self.margin = 0.0
         self.relative = False
@@ -149,6 +153,52 @@ class GpuCuller:
         self._move_cap = 0
         self._max_groups = int(ctx.info.get("GL_MAX_COMPUTE_WORK_GROUP_COUNT", (65535,))[0])
         self._groups = self._grid(n)
+        self.ranges: moderngl.Buffer | None = None  # (begin, limit, parent, 0) per object, float64 (issue 24)
+        self._ranges_key = None
+        self.lods: moderngl.Buffer | None = None  # (N, L) float64 LOD switch distances (issue 24)
+        self._frame["palette"] = pack_colours(BAND_PALETTE)[:8]
+        self.band_colours = False  # colour the records by LOD band (the ``band`` colour mode)
+
+    def set_lod(self, lod: np.ndarray | None) -> None:
+        """The objects' LOD switch distances ((N, L) float64, world units, +inf padding; None: none): the exact
+        pass then counts the drawn objects per band (:meth:`band_counts`)."""
+        if self.lods is not None:
+            self.lods.release()
+            self.lods = None
+        if lod is None or self.n == 0:
+            self._frame["info"][3] = 0
+            return
+        a = np.ascontiguousarray(lod, dtype=np.float64).reshape(self.n, -1)
+        self.lods = self.ctx.buffer(a.tobytes())
+        self._frame["info"][3] = a.shape[1]
+
+    def band_counts(self) -> np.ndarray:
+        """(9,) int64: the last dispatch's drawn objects per LOD band 0..7 (zeros without LOD), then its drawn
+        HLOD proxies (0 without ranges): a 36-byte readback."""
+        return np.frombuffer(self.command.read(36, offset=_BANDS * 4), dtype=np.uint32).astype(np.int64)
+
+    def set_ranges(self, begin: np.ndarray | None, limit: np.ndarray | None, parent: np.ndarray | None,
+                   is_proxy: np.ndarray | None = None) -> None:
+        """The objects' visibility ranges (:class:`viewer.frame.ranges.Ranges`' ``begin``, ``limit``,
+        ``parent``: (N,) float64 / float64 / int64, zero-length for none; all None: no ranges; ``is_proxy``
+        (N,) bool, counted when drawn), uploaded as (N, 4) float64 rows (32 bytes an object)."""
+        if begin is None and parent is None:
+            self._frame["info"][2] = 0
+            return
+        rows = np.zeros((self.n, 4), dtype=np.float64)
+        rows[:, 2] = -1.0
+        if begin is not None and begin.size:
+            rows[:, 0] = begin
+        if parent is not None and parent.size:
+            rows[:, 1] = limit
+            rows[:, 2] = parent
+        if is_proxy is not None:
+            rows[:, 3] = is_proxy
+        if self.ranges is None:
+            self.ranges = self.ctx.buffer(reserve=max(self.n, 1) * 32)
+        if self.n:
+            self.ranges.write(rows.tobytes())
+        self._frame["info"][2] = 1
 
     # ----------------------------------------------------------------------------- state
     def set_colours(self, colours: np.ndarray) -> None:
@@ -211,7 +261,7 @@ class GpuCuller:
 
     # ----------------------------------------------------------------------------- the frame
     def write_frame(self, point, eye, planes: np.ndarray, fade: float, mode: str = "sprites") -> None:
-        """Write one frame's parameters (320 bytes) and reset the draw command and counters (44 bytes).
+        """Write one frame's parameters (352 bytes) and reset the draw command and counters (44 bytes).
 
         point : (3,) the query point (the camera, or the frozen camera); eye : (3,) the render camera
         planes : (6, 4) float64 from :func:`viewer.frame.frustum.frustum_planes`; fade : the fade fraction
@@ -227,6 +277,7 @@ class GpuCuller:
         f["eye"][:3] = eye
         f["hysteresis"][0] = self.margin
         f["hysteresis"][1] = 1.0 if self.relative else 0.0
+        f["hysteresis"][2] = 1.0 if self.band_colours else 0.0
         self._mode_field = 1 if mode == "mesh" else 0
         f["info"][1] = self._mode_field
         self.frame_block.write(f.tobytes())
@@ -252,6 +303,10 @@ class GpuCuller:
         self.command.bind_to_storage_buffer(5)
         self.visible.bind_to_storage_buffer(6)
         self.kept.bind_to_storage_buffer(7)
+        if self.ranges is not None:
+            self.ranges.bind_to_storage_buffer(8)
+        if self.lods is not None:
+            self.lods.bind_to_storage_buffer(9)
         self.prefilter.run(*self._groups)
         self.ctx.memory_barrier()
         self.exact.run_indirect(self.command, offset=_GROUPS * 4)
@@ -347,7 +402,7 @@ class GpuCuller:
     def release(self) -> None:
         """Free the GPU buffers."""
         for b in (self.objects, self.approx, self.looks, self.instances, self.ids, self.visible, self.kept, self.command,
-                  self.frame_block, self._moves, self._move_ids):
+                  self.frame_block, self._moves, self._move_ids, self.ranges, self.lods):
             if b is not None:
                 b.release()
 
@@ -402,6 +457,15 @@ class GpuCulling(CullingMode):
         qp = frame.query_point_of(camera)
         matrices, planes = frame.frustum_of(camera)
         g.set_hysteresis(frame.events.margin, frame.events.relative)
+        g.band_colours = frame.colour_mode == "band"
+        rg = frame.ranges
+        key = (rg.active, rg.scale, rg.fade)
+        if key != g._ranges_key:  # a new scale or cross-fade: upload begin, limits and switches again
+            if rg.active:
+                g.set_ranges(rg.begin, rg.limit, rg.parent, rg.is_proxy)
+            if rg.has_lod:
+                g.set_lod(rg.lod)
+            g._ranges_key = key
         g.write_frame(qp, camera.position, planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
         t1 = perf_counter()
         g.dispatch()
@@ -411,6 +475,14 @@ class GpuCulling(CullingMode):
         self.last = c
         self.stats.visible = c.visible
         frame.n_visible, frame.n_drawn, frame.n_entered, frame.n_left = c.visible, c.drawn, c.entered, c.left
+        # the band and proxy counts (counted in the exact pass; a scene without LOD switches: every drawn object
+        # in band 0); band changes are not tracked on the GPU
+        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(9, dtype=np.int64)
+        if not rg.has_lod:
+            b[:8] = 0
+            b[0] = c.drawn
+        frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
+                            band_changes=0, proxies=int(b[8]))
         st = frame.stage_ms
         st["query"], st["events"], st["cull"], st["gather"] = (t2 - t1) * 1e3, 0.0, 0.0, 0.0
         st["upload"] = (t1 - t0) * 1e3

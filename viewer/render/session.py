@@ -204,6 +204,11 @@ class ViewerSession:
     def toggle_colour(self) -> str:
         return self.set(colour="level" if self._options.colour == "category" else "category").colour
 
+    def toggle_band_colours(self) -> str:
+        """Colour each drawn object by its LOD band (:data:`viewer.frame.ranges.BAND_PALETTE`), or back to the
+        scene's colours."""
+        return self.set(colour="category" if self._options.colour == "band" else "band").colour
+
     def toggle_draw_mode(self) -> str:
         return self.set(draw="mesh" if self._options.draw == "sprites" else "sprites").draw
 
@@ -440,7 +445,8 @@ class ViewerSession:
             flags.append("CULLING FROZEN")
         if o.boxes and not self._has_boxes:
             flags.append("no node boxes for this index")
-        colour = o.colour if (o.colour == "category" or self._pipeline.has_levels) else "category (no levels)"
+        colour = o.colour if (o.colour != "level" or self._pipeline.has_levels) else "category (no levels)"
+        rg = self._pipeline.ranges
         lines = [
             f"{self.scene_name}  index: {st.culler}  {fps:6.1f} fps  frame {st.frame_ms:7.2f} ms  {'  '.join(flags)}",
             "  ".join(f"{s.name} {getattr(st, s.column):6.2f}" for s in STAGES) + " ms",
@@ -448,6 +454,9 @@ class ViewerSession:
             f"pos ({st.cam_x:.1f}, {st.cam_y:.1f}, {st.cam_z:.1f})  yaw {st.yaw:.0f}  pitch {st.pitch:.0f}"
             f"  speed {self.camera.speed:.3g}/s  colour {colour}  draw {o.draw}",
         ]
+        if rg.has_lod or rg.active:  # issue 24's counts, only for a scene with ranges, LOD bands or HLOD
+            lines.insert(3, f"bands {st.band0} / {st.band1} / {st.band2} / {st.band3}+  band changes {st.band_changes}"
+                            f"  proxies {st.proxies}")
         if self.help_line:
             lines.extend(self.help_line.splitlines())
         return lines
