@@ -125,8 +125,9 @@ def generate_recipe(
     n, world = r["n"], float(r["world"])
     origin = np.asarray(r["origin"], dtype=np.float64)
     lo, hi = origin - world / 2, origin + world / 2
-    # spawn(5)'s first four children are spawn(4)'s: the motion stream changes no other stream
-    s_layout, s_pos, s_rad, s_look, s_motion = np.random.SeedSequence(r["seed"]).spawn(5)
+    # spawn(6)'s first five children are spawn(5)'s, its first four spawn(4)'s: the motion stream and the
+    # generator's own arrays stream (Generator.arrays) change no other stream
+    s_layout, s_pos, s_rad, s_look, s_motion, s_arrays = np.random.SeedSequence(r["seed"]).spawn(6)
     r_pos, r_rad = _rng(s_pos), _rng(s_rad)
     layout = gen.setup(_rng(s_layout), n, lo, hi, r["params"], r["radius"])
 
@@ -147,13 +148,25 @@ def generate_recipe(
     else:
         colours = make_colours(look_rng, centres, radii, category, r["look"])
     motion = make_motion(_rng(s_motion), n, r["motion"]) if r.get("motion") else None
+    more = gen.arrays(_rng(s_arrays), centres, radii, sizes, category, r["params"]) if gen.arrays else {}
+    sizes = more.pop("sizes", sizes)
     if r.get("radius_scale") is not None:  # a global view-distance scale: after the look, which reads radii
         radii *= r["radius_scale"]
+        for key in ("lod", "begin"):  # a generator's ranges scale with its view distances
+            if more.get(key) is not None:
+                more[key] = more[key] * r["radius_scale"]
+    if r.get("hlod") is not None:  # HLOD proxies appended after the n objects (scenes/hlod.py)
+        from .hlod import add_hlod
+
+        arrays, _ = add_hlod(r["hlod"], lo, centres, radii, sizes, colours, category, **more)
+        centres, radii, sizes, colours, category = (arrays.pop(k) for k in
+                                                    ("centres", "radii", "sizes", "colours", "category"))
+        more = {k: v for k, v in arrays.items() if v is not None}
     try:
         return scene_from_arrays(
             centres, radii, sizes=sizes, colours=colours, category=category, world=world, origin=origin,
             seed=r["seed"], name=r["name"], cluster_centres=layout.cluster_centres,
-            cluster_spread=layout.cluster_spread, recipe=r, extras=layout.extras, motion=motion,
+            cluster_spread=layout.cluster_spread, recipe=r, extras=layout.extras, motion=motion, **more,
         )
     except SceneError as exc:
         # the recipe's bounds keep what it generates in the numeric domain; a model drawing past them by

@@ -15,6 +15,8 @@ A recipe (from TOML or a Python dict) has these fields::
     [motion]     optional: a share of the objects moves (see MOTION_FIELDS); absent: a static scene
     radius_scale float > 0 .. 1e6, optional: a global view-distance scale, every radius multiplied by it
                  after the look is drawn (``viewer map --budget`` finds one); absent: 1
+    [hlod]       optional: group the objects by grid cell and append one HLOD proxy per group (see
+                 :data:`viewer.scenes.hlod.HLOD_FIELDS` and :mod:`viewer.scenes.hlod`); absent: none
 
 Generation (:mod:`.build`) runs a checked recipe; the ``.npz`` reader checks the recipe a file keeps the
 same way (through :func:`viewer.scenes.construct.scene_from_arrays`).
@@ -30,6 +32,7 @@ from ._schema import REQUIRED, Param, validate_table
 from .errors import SceneError
 from .generators import GENERATORS
 from .limits import MAX_N, MAX_PERIOD, MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_PERIOD, MIN_WORLD, check_box
+from .hlod import HLOD_FIELDS
 from .look import check_look
 from .radii import DEFAULT_RADIUS, check_radius_spec
 from .scene import MOTION_KINDS
@@ -50,6 +53,7 @@ RECIPE_FIELDS: dict[str, Param] = {
     "motion": Param("table", None, doc="moving objects (absent: a static scene)"),
     "radius_scale": Param("float", None, lo=0.0, lo_open=True, hi=1e6,
                           doc="every view radius times this, after sizes and colours (absent: 1)"),
+    "hlod": Param("table", None, doc="HLOD proxies, one per grid cell of objects (absent: none)"),
 }
 
 # Sections a later version will read. A recipe using one gets a clear "not supported yet" error;
@@ -111,6 +115,13 @@ def check_recipe(recipe: Mapping) -> dict:
         r["motion"] = check_motion(r["motion"], "motion")
     if r["radius_scale"] is None:
         del r["radius_scale"]  # as for [motion]: a recipe without it checks to exactly what it did before
+    if r["hlod"] is None:
+        del r["hlod"]  # as for [motion]
+    else:
+        r["hlod"] = validate_table(r["hlod"], HLOD_FIELDS, "hlod", what="the [hlod] table")
+        if r.get("motion") is not None:
+            raise SceneError("a scene with [hlod] proxies cannot move (a proxy stands for its group where it "
+                             "was made); remove [motion] or [hlod]", "hlod")
     if r["name"] is None:
         r["name"] = f"{r['generator']}-{r['n']}"
     return r

@@ -77,9 +77,15 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
         facts = {"file": p.name}
         if mapping:
             facts["columns"] = mapping
+        for key in ("lod_hints",):
+            if arrays.get(key):
+                facts[key] = arrays[key]
         scene = make_scene(name or p.stem, arrays["centres"], fmt=fmt, radii=arrays["radii"],
                            extents=arrays.get("extents"), colours=arrays.get("colours"), rule=view_distance,
-                           meshes=arrays.get("meshes"), facts=facts)
+                           meshes=arrays.get("meshes"), facts=facts, begin=arrays.get("begin"),
+                           lod=arrays.get("lod"), parent=arrays.get("parent"),
+                           range_fields=arrays.get("range_columns"), rows=arrays.get("rows", ("row", 1)),
+                           fit_parents=arrays.get("begin_rule"))
     except SceneError as exc:
         raise (exc if exc.source else exc.at(p)) from None
     except MemoryError:

@@ -39,9 +39,24 @@ def radius_colours(radii: np.ndarray) -> np.ndarray:
     return lut[np.clip(np.rint(t), 0, 255).astype(np.intp)]
 
 
+def check_begin_rows(begin: np.ndarray, radii: np.ndarray, field: str = "begin", rows: str = "row",
+                     first_row: int = 1, why: str = "") -> None:
+    """Every ``begin`` (N,) float64 <= its object's view distance ``radii`` (N,) float64; :class:`SceneError`
+    naming ``field`` and the first row beyond (counted from ``first_row``) otherwise. ``why`` says where the
+    view distances came from (a rule, the file's r column)."""
+    over = np.flatnonzero(begin > radii)
+    if over.size:
+        i = int(over[0])
+        raise SceneError(f"{rows} {i + first_row}: begin {begin[i]:g} is beyond the object's view distance "
+                         f"{radii[i]:g}{why} (a range needs begin <= its end)", field)
+
+
 def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | None = None,
                extents: np.ndarray | None = None, colours: np.ndarray | None = None,
-               rule: str | None = None, meshes: MeshSet | None = None, facts: dict | None = None) -> Scene:
+               rule: str | None = None, meshes: MeshSet | None = None, facts: dict | None = None,
+               begin: np.ndarray | None = None, lod: np.ndarray | None = None, parent: np.ndarray | None = None,
+               range_fields: dict | None = None, rows: tuple[str, int] = ("row", 1),
+               fit_parents: np.ndarray | None = None) -> Scene:
     """A scene from imported arrays.
 
     centres : (N, 3) float64, world units (already checked finite and in the domain)
@@ -52,6 +67,12 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
         (:func:`.rules.default_rule`, the reason kept as ``view_distance_why``). Ignored when ``radii`` is
         given.
     facts : what to record about the import (format, columns, ...); the recipe keeps them with the rule
+    begin (N,), lod (N, L), parent (N,) : the visibility ranges the file gives (already checked but for
+        begin <= the view distance, checked here once the view distances are known), or None;
+        ``range_fields`` {role: the column or field a message names}; ``rows`` (word, first number) how a
+        message counts the file's objects (``("row", 1)`` for a table's data rows); fit_parents (N,) bool or
+        None: the parents come from a node hierarchy, made hole-free by :func:`viewer.scenes.hlod.fit_parents`
+        once the view distances are known (the marked proxies' begins made by its rule)
     """
     centres = check_centres(centres)
     origin, world = fit_box(centres, radii)  # a rule's distances depend on the box: fitted first
@@ -74,11 +95,25 @@ def make_scene(name: str, centres: np.ndarray, *, fmt: str, radii: np.ndarray | 
         record["inf_means"] = diagonal
     else:
         record["view_distance"] = "from the file"
+    if fit_parents is not None and parent is not None:
+        from ..hlod import fit_parents as fit
+
+        half = np.zeros(centres.shape[0]) if extents is None else extents / 2
+        begin, radii = fit(centres, radii, half, np.zeros(centres.shape[0]) if begin is None else begin, parent,
+                           fit_parents)
+        record["parents"] = "node hierarchy: proxies' begin from visibility_range_begin or 4 x the covering " \
+                            "radius; ends raised to cover the cross-fade window (scenes/hlod.py)"
+    if begin is not None:
+        field = (range_fields or {}).get("begin", "begin")
+        why = "" if record["view_distance"] == "from the file" else f" (from the rule {record['view_distance']})"
+        check_begin_rows(begin, radii, field, rows[0], rows[1], why)
+    if range_fields:
+        record["ranges"] = dict(range_fields)
     sizes = None if extents is None else (extents / 2).astype(np.float32)
     if colours is None:
         colours = radius_colours(radii)
     return scene_from_arrays(centres, radii, sizes=sizes, colours=colours, world=world, origin=origin, name=name,
-                             recipe={"import": record}, meshes=meshes)
+                             recipe={"import": record}, meshes=meshes, begin=begin, lod=lod, parent=parent)
 
 
 def import_line(scene: Scene) -> str:

@@ -4,7 +4,8 @@ the node's world transform). An object's box is the world-space box of its mesh'
 that box's 8 corners transformed: O(1) an object, whatever the mesh's size); its centre is the box's centre,
 its size the box's largest edge; its colour the material's base colour (else the mean vertex colour). Each
 object keeps the mesh it instances and its transform, so the viewer draws the file's own meshes (triangle
-primitives; points and lines are not drawn).
+primitives; points and lines are not drawn). ``MSFT_lod`` node LODs and mesh nodes under mesh nodes (HLOD
+proxies) are read by :mod:`.gltf_lod`.
 
 Reading: the GLB container (header and chunks) with pygltflib; the JSON with :mod:`json` into plain dicts
 (pygltflib's dataclass decoding costs ~0.5 ms a node: 50 s for 100k nodes), every value the importer uses
@@ -40,7 +41,7 @@ _CNAMES = {5120: "BYTE", 5121: "UNSIGNED_BYTE", 5122: "SHORT", 5123: "UNSIGNED_S
            5126: "FLOAT"}
 _NORM = {5120: 127.0, 5121: 255.0, 5122: 32767.0, 5123: 65535.0}
 _WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-_SUPPORTED = {INSTANCING, "KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_texture_transform",
+_SUPPORTED = {INSTANCING, "MSFT_lod", "KHR_materials_unlit", "KHR_materials_emissive_strength", "KHR_texture_transform",
               "KHR_materials_specular", "KHR_materials_ior"}
 _FLOAT = (5126,)
 _INDEX = (5121, 5123, 5125)
@@ -413,9 +414,10 @@ def _local_matrices(doc: _Doc, order: list[int]) -> np.ndarray:
     return out
 
 
-def _walk(doc: _Doc) -> list[tuple[int, dict, np.ndarray]]:
+def _walk(doc: _Doc, parents: dict | None = None) -> list[tuple[int, dict, np.ndarray]]:
     """(node index, node, world matrix (4, 4)) of every node of the default scene (all roots if none), in
-    depth-first order. Hierarchies of any depth; a node reached twice (a cycle, or two parents) is refused."""
+    depth-first order. Hierarchies of any depth; a node reached twice (a cycle, or two parents) is refused.
+    ``parents``, when given, is filled with {node index: its parent node's index, -1 for a root}."""
     nodes = doc.nodes
     if doc.scenes:
         s = doc.js.get("scene", 0)
@@ -454,6 +456,8 @@ def _walk(doc: _Doc) -> list[tuple[int, dict, np.ndarray]]:
         parent.append(p)
         depth.append(d)
         stack.extend((c, row, d + 1) for c in reversed(kids[k]))
+    if parents is not None:
+        parents.update((k, order[p] if p >= 0 else -1) for k, p in zip(order, parent))
     world = _local_matrices(doc, order)
     if order:
         parent_rows, depths = np.array(parent), np.array(depth)
@@ -607,19 +611,26 @@ def _bounds(verts: np.ndarray, mats: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
-    """The arrays of a glTF scene: ``centres``, ``extents``, ``colours`` (or None) and ``meshes``."""
+    """The arrays of a glTF scene: ``centres``, ``extents``, ``colours`` (or None) and ``meshes``; with
+    ``MSFT_lod`` nodes ``lod`` (N, L) switch distances and the mesh LOD table (``meshes.lods``); with mesh
+    nodes under mesh nodes ``parent`` (N,) and ``begin`` (N,) (:mod:`.gltf_lod`)."""
+    from . import gltf_lod as L
+
     if mapping:
         raise SceneError("--columns applies to tables and point clouds, not glTF", "--columns")
     doc = _Doc(path)
-    placed = []  # (mesh index, node index, world matrix, instancing attributes or None, objects)
+    chains = L.lod_chains(doc)  # {node: (its LOD nodes, their meshes)}
+    lod_nodes = {j for nodes, _ in chains.values() for j in nodes}
+    placed = []  # (mesh index, LOD meshes, node index, world matrix, instancing attributes or None, objects)
     total = 0
-    for i, node, world in _walk(doc):
-        if node.get("mesh") is None:
+    parents: dict[int, int] = {}
+    for i, node, world in _walk(doc, parents):
+        if node.get("mesh") is None or i in lod_nodes:  # an LOD node is drawn through its LOD 0 node
             continue
         mesh = doc.ref(node["mesh"], doc.meshes, "meshes", f"nodes[{i}].mesh")
         attrs = _instance_attrs(doc, node, i)
         m = 1 if attrs is None else _instance_count(doc, attrs, i)
-        placed.append((mesh, i, world, attrs, m))
+        placed.append((mesh, chains.get(i, ((), ()))[1], i, world, attrs, m))
         total += m
     if not placed:
         raise SceneError("has no mesh nodes (no objects to import)")
@@ -627,21 +638,25 @@ def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
         raise SceneError(f"places {total:,} objects (mesh nodes and their instances); a scene holds at most "
                          f"{MAX_N:,}")
     _need(float(total) * _PER_OBJECT, f"importing {total:,} objects")
-    per_mesh: dict[int, list[np.ndarray]] = {}
-    for mesh, i, world, attrs, m in placed:  # in the walk's order: a mesh's objects in the order they are met
+    per_key: dict[tuple, list[tuple[np.ndarray, int]]] = {}
+    for mesh, chain, i, world, attrs, m in placed:  # in the walk's order: a mesh's objects in the order met
         if attrs is None:
-            per_mesh.setdefault(mesh, []).append(world[:3, :])
+            per_key.setdefault((mesh, chain), []).append((world[None, :3, :], i))
             continue
         mats = world[None] @ _instances(doc, attrs, i, m)
         if not np.isfinite(mats).all():
             raise SceneError(f"nodes[{i}]: its world transform is not finite")
-        per_mesh.setdefault(mesh, []).append(mats[:, :3, :])
+        per_key.setdefault((mesh, chain), []).append((mats[:, :3, :], i))
     verts, faces, vstart, fstart, ids, xforms, colours, centres, extents = [], [], [0], [0], [], [], [], [], []
+    nodes_of, lo_hi = [], []
     any_colour = False
-    for k, (mesh_index, mats) in enumerate(sorted(per_mesh.items())):
-        v, f, colour = _mesh_geometry(doc, mesh_index)
-        mats = np.concatenate([a.reshape(-1, 3, 4) for a in mats])
+    keys = sorted(per_key)  # by mesh (and LOD chain): without MSFT_lod, one entry per mesh as always
+    for k, key in enumerate(keys):
+        v, f, colour = _mesh_geometry(doc, key[0])
+        mats = np.concatenate([a for a, _ in per_key[key]])
+        nodes_of.append(np.concatenate([np.full(a.shape[0], i, dtype=np.int64) for a, i in per_key[key]]))
         lo, hi = _bounds(v, mats)
+        lo_hi.append(hi - lo)
         centres.append((lo + hi) / 2)
         extents.append((hi - lo).max(axis=1))
         verts.append(v.astype(np.float32))
@@ -653,8 +668,27 @@ def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
         any_colour |= colour is not None
         colours.append(np.tile(colour if colour is not None else np.array([200, 200, 200, 255], np.uint8),
                                (mats.shape[0], 1)))
+    lods = None
+    if any(key[1] for key in keys):  # the LOD meshes: a slot each (a base mesh's own slot when it has one)
+        slot = {key[0]: k for k, key in enumerate(keys) if not key[1]}
+        for key in keys:
+            for mi in key[1]:
+                if mi not in slot:
+                    v, f, _ = _mesh_geometry(doc, mi)
+                    slot[mi] = len(verts)
+                    verts.append(v.astype(np.float32))
+                    faces.append(f.astype(np.int32))
+                    vstart.append(vstart[-1] + v.shape[0])
+                    fstart.append(fstart[-1] + f.shape[0])
+        lods = L.mesh_lod_table(keys, slot, len(verts))
     meshes = MeshSet(vertices=np.concatenate(verts), faces=np.concatenate(faces),
                      vertex_start=np.array(vstart, dtype=np.int64), face_start=np.array(fstart, dtype=np.int64),
-                     ids=np.concatenate(ids), transforms=np.concatenate(xforms))
-    return {"centres": np.concatenate(centres), "radii": None, "extents": np.concatenate(extents),
-            "colours": np.concatenate(colours) if any_colour else None, "meshes": meshes}
+                     ids=np.concatenate(ids), transforms=np.concatenate(xforms), lods=lods)
+    out = {"centres": np.concatenate(centres), "radii": None, "extents": np.concatenate(extents),
+           "colours": np.concatenate(colours) if any_colour else None, "meshes": meshes,
+           "rows": ("object", 0)}
+    node_of = np.concatenate(nodes_of)
+    box = np.concatenate(lo_hi)
+    out.update(L.switch_distances(doc, chains, node_of, box))
+    out.update(L.visibility_parents(doc, parents, node_of, meshes.ids.shape[0]))
+    return out

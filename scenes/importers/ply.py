@@ -34,7 +34,7 @@ def read_ply(path: Path, mapping: dict[str, str]) -> dict:
     if data.shape[0] == 0:
         raise SceneError("holds no vertices", "vertex")
 
-    def get(name: str) -> np.ndarray:
+    def get(name: str, empty=None) -> np.ndarray:  # a PLY value is never empty
         a = np.asarray(data[name])
         if a.dtype == object or a.ndim != 1:
             raise SceneError("is a list property, not a number per vertex", name)

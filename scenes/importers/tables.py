@@ -67,10 +67,12 @@ def read_table(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
         roles = resolve_columns(list(table.column_names), mapping)
         _check_unique(list(table.column_names), roles, fmt)
 
-    def get(name: str) -> np.ndarray:
+    def get(name: str, empty=None) -> np.ndarray:
         import pyarrow as pa
 
         col = table.column(name)
+        if empty is not None and col.null_count and pa.types.is_null(col.type):  # a column of empty cells only
+            return np.full(len(col), empty, dtype=np.float64)
         if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
             values = col.to_pylist()
             for i, v in enumerate(values):
@@ -79,6 +81,10 @@ def read_table(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
                 except (TypeError, ValueError):
                     raise SceneError(f"must hold numbers, found {v!r} in row {i + 1}", name) from None
             raise SceneError(f"must hold numbers, not {col.type}", name)
+        if col.null_count and empty is not None:  # an empty cell means `empty` (a LOD column: no switch)
+            import pyarrow.compute as pc
+
+            col = pc.fill_null(col.cast(pa.float64()), float(empty))
         if col.null_count:
             import pyarrow.compute as pc
 

@@ -51,6 +51,9 @@ def add_parser(subparsers) -> None:
     g.add_argument("--radius-scale", type=_radius_scale, metavar="S",
                    help="multiply every view radius by S (saved as the recipe's radius_scale, so a recording "
                         "of the file uses it; 'viewer map --budget' finds one)")
+    g.add_argument("--hlod", type=_cell, metavar="CELL",
+                   help="append HLOD proxies, one per grid cell CELL world units wide (the recipe's [hlod] "
+                        "cell; its other [hlod] fields, or their defaults, stay: scenes/hlod.py)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     g.set_defaults(func=cmd_generate)
 
@@ -73,7 +76,9 @@ def add_parser(subparsers) -> None:
             "(centre and size from its world-space bounds; colour from its material), drawn with the file's "
             "own meshes. PLY point clouds (.ply: each vertex), CSV / TSV (.csv, .tsv) and Parquet (.parquet) "
             "tables (one row per object, columns named in a header): columns x, y, z (required), r (view "
-            "distance), size (the object's extent), red, green, blue, alpha (0..255 or 0..1). Every command "
+            "distance), size (the object's extent), red, green, blue, alpha (0..255 or 0..1), and the "
+            "visibility ranges begin, lod1, lod2, ... (LOD switch distances) and parent (a 0-based row, -1 "
+            "none); glTF MSFT_lod node LODs and mesh nodes under mesh nodes (HLOD proxies) too. Every command "
             "that takes a scene also takes these files directly, imported with the defaults.", 100
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -127,6 +132,16 @@ def _seed(text: str) -> int:
     return v
 
 
+def _cell(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be a number > 0 (a cell's edge, world units), got {text!r}")
+    return v
+
+
 def _radius_scale(text: str) -> float:
     from viewer.scenes import RECIPE_FIELDS
 
@@ -170,10 +185,11 @@ def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
     from viewer.scenes import SceneError, read_recipe, resolve_scene_path
 
     path = resolve_scene_path(args.recipe)
-    if args.n is None and args.seed is None and args.radius_scale is None:
+    hlod = getattr(args, "hlod", None)
+    if args.n is None and args.seed is None and args.radius_scale is None and hlod is None:
         return path, None, None, None
     if path.suffix != ".toml":
-        raise SceneError("--n, --seed and --radius-scale apply only to a .toml recipe", source=str(path))
+        raise SceneError("--n, --seed, --radius-scale and --hlod apply only to a .toml recipe", source=str(path))
     recipe = read_recipe(path)
     was, old_n = None, recipe.get("n")
     if args.n is not None:
@@ -185,6 +201,9 @@ def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
         recipe["seed"] = args.seed
     if args.radius_scale is not None:
         recipe["radius_scale"] = args.radius_scale
+    if hlod is not None:
+        table = recipe.get("hlod")
+        recipe["hlod"] = {**(table if isinstance(table, dict) else {}), "cell": hlod}
     return path, recipe, was, old_n
 
 
@@ -289,7 +308,106 @@ def describe(scene) -> dict:
         "background": int(np.count_nonzero(cat < 0)),
         "clusters": clusters,
         "extras": scene.extras,
+        "ranges": describe_ranges(scene),
     }
+
+
+#: the cross-fade window ``scene info`` checks HLOD children against: the viewer's default --fade
+def _default_fade() -> float:
+    from viewer.frame.options import SessionOptions
+
+    return float(SessionOptions().fade)
+
+
+def _stats(v: np.ndarray) -> dict:
+    return {"min": float(np.min(v)), "median": float(np.median(v)), "max": float(np.max(v))}
+
+
+def describe_ranges(scene) -> dict | None:
+    """The visibility ranges, LOD bands and HLOD parents of ``scene`` (issue 24), JSON-able; None when it
+    has none.
+
+    begin: objects with a begin > 0 and their begins' span; lod: switch columns L, objects per number of
+    switches, each switch's span (its finite values); parents: proxies (objects that are some object's
+    parent), children, children per proxy, proxies with begin 0 (their children are never shown), and
+    children whose end does not reach their proxy's begin x (1 + the default fade) + their distance to it
+    (a hole possible while the camera nears the proxy); mesh_bands: the bands of the mesh LOD table.
+    """
+    begin, lod, parent = (getattr(scene, k, None) for k in ("begin", "lod", "parent"))
+    lods = getattr(scene.meshes, "lods", None) if scene.meshes is not None else None
+    if begin is None and lod is None and parent is None and lods is None:
+        return None
+    out: dict = {}
+    if begin is not None:
+        pos = begin[begin > 0]
+        out["begin"] = {"objects": int(pos.size), **(_stats(pos) if pos.size else {})}
+    if lod is not None:
+        fin = np.isfinite(lod)
+        per = np.bincount(fin.sum(axis=1), minlength=lod.shape[1] + 1)
+        out["lod"] = {"switches": int(lod.shape[1]),
+                      "objects_by_switches": {str(k): int(c) for k, c in enumerate(per) if c},
+                      "spans": [(_stats(lod[fin[:, j], j]) if fin[:, j].any() else None) for j in range(lod.shape[1])]}
+    if parent is not None:
+        kids = np.flatnonzero(parent >= 0)
+        par = parent[kids]
+        proxies, counts = np.unique(par, return_counts=True)
+        row = {"proxies": int(proxies.size), "children": int(kids.size)}
+        if kids.size:
+            b = np.zeros(scene.n) if begin is None else begin
+            d = scene.centres[kids] - scene.centres[par]
+            off = np.sqrt((d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2])
+            fade = _default_fade()
+            short = scene.radii[kids] < b[par] * (1.0 + fade) + off
+            row.update({"children_per_proxy": _stats(counts), "proxies_with_begin_0": int(np.count_nonzero(b[proxies] == 0)),
+                        "proxy_begin": _stats(b[proxies]), "children_short_of_the_window": int(np.count_nonzero(short)),
+                        "fade": fade})
+        out["parents"] = row
+    if lods is not None:
+        out["mesh_bands"] = int(lods.shape[1])
+    return out
+
+
+def _range_lines(rg: dict | None) -> list[str]:
+    """``scene info``'s lines for :func:`describe_ranges`."""
+    from viewer.scenes.fmt import num
+
+    if not rg:
+        return []
+
+    def sp(st):
+        lo, hi = num(st["min"]), num(st["max"])
+        return f"{lo} (all)" if lo == hi else f"{lo}..{hi} (median {num(st['median'])})"
+
+    def many(k: int, one: str, more: str) -> str:
+        return f"{k:,} {one if k == 1 else more}"
+
+    out = []
+    if "begin" in rg:
+        b = rg["begin"]
+        out.append(f"begin      {many(b['objects'], 'object', 'objects')} with a begin > 0" + (f": {sp(b)}" if b["objects"] else ""))
+    if "lod" in rg:
+        lo = rg["lod"]
+        by = ", ".join(f"{c:,} with {k}" for k, c in lo["objects_by_switches"].items())
+        out.append(f"lod        up to {lo['switches']} switch distances ({int(lo['switches']) + 1} bands); objects by "
+                   f"switches: {by}")
+        for j, st in enumerate(lo["spans"]):
+            if st is not None:
+                out.append(f"  switch {j + 1}  band {j} -> {j + 1} at {sp(st)}")
+    if "parents" in rg:
+        p = rg["parents"]
+        line = f"parents    {many(p['proxies'], 'proxy', 'proxies')} (HLOD parents), {many(p['children'], 'child', 'children')}"
+        if p["children"]:
+            line += (f", {sp(p['children_per_proxy'])} per proxy; proxy begins (switch distances) "
+                     f"{sp(p['proxy_begin'])}")
+        out.append(line)
+        if p.get("proxies_with_begin_0"):
+            out.append(f"  warning  {p['proxies_with_begin_0']:,} proxies have begin 0: their children are never shown")
+        if p.get("children_short_of_the_window"):
+            out.append(f"  warning  {p['children_short_of_the_window']:,} children end before their proxy's begin x "
+                       f"(1 + fade {p['fade']:g}) + their distance to it: a hole is possible as the camera nears")
+    if "mesh_bands" in rg:
+        out.append(f"mesh lods  {rg['mesh_bands']} bands in the mesh LOD table")
+    return out
 
 
 def _fmt_vec(v) -> str:
@@ -327,6 +445,14 @@ def cmd_info(args) -> int:
                    + (f", columns {imp['columns']}" if imp.get("columns") else ""))
         if scene.meshes is not None:
             out.append(f"meshes     {scene.meshes.k} distinct, {scene.meshes.faces.shape[0]:,} triangles in all")
+        if imp.get("lod_hints"):
+            h = imp["lod_hints"]
+            src = ", ".join(f"{v} from {k}" for k, v in h.get("switches from", {}).items())
+            out.append(f"MSFT_lod   {h.get('nodes')} nodes with LODs, switch distances: {src} ({h.get('coverage rule')})")
+        if imp.get("parents"):
+            out.append(f"parents    from the {imp['parents']}")
+        if imp.get("ranges"):
+            out.append("ranges     columns " + ", ".join(f"{k}={v}" for k, v in imp["ranges"].items()))
     else:
         out.append(f"generator  none (scene data), seed {d['seed']}")
     out.append(f"objects    {d['n']:,}")
@@ -348,6 +474,7 @@ def cmd_info(args) -> int:
         if len(cl) > MAX_ROWS:
             rest = [row["count"] for row in cl[MAX_ROWS:]]
             out.append(f"  ... {len(rest)} more clusters, {min(rest):,}..{max(rest):,} objects each, {sum(rest):,} in all")
+    out.extend(_range_lines(d["ranges"]))
     for key, val in (d["extras"] or {}).items():
         out.append(f"extras     {key}: {json.dumps(val)}")
     print("\n".join(out))
