@@ -55,6 +55,14 @@ class IndexResult:
     move_many_s: float = float("nan")
     dynamic_frames_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame (update + query)
     note: str = ""
+    # a scene with visibility ranges (viewer.bench.ranges): per query (rounds, Q) us, the query followed by the
+    # range filter, and the filter alone; summed over the queries: objects in range, per LOD band (band 0, 1,
+    # 2, 3 and coarser) and HLOD proxies among them
+    range_query_us: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    range_filter_us: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    in_range: int = 0
+    band_sums: np.ndarray = field(default_factory=lambda: np.zeros(4, dtype=np.int64))
+    proxies: int = 0
 
     def dynamic_ms(self, share: float, q: float = 50.0) -> float:
         """The ``q``-th percentile (numpy's default, linear interpolation) of the frames of ``share`` moving,

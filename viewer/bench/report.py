@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
+from viewer.frame.ranges import BAND_COLUMNS
 from viewer.frame.stages import TIME_STATS
 
 from .measure import IndexResult
 from .workloads import point_kinds
 
-__all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "DYNAMIC_STATS", "baseline_line", "columns", "dynamic_columns",
-           "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
+__all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "DYNAMIC_STATS", "RANGE_COLUMNS", "baseline_line", "columns",
+           "dynamic_columns", "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
 
 #: the index every ratio is measured against
 BASELINE = "scan"
@@ -65,11 +66,25 @@ _STATIC: tuple[tuple[str, str, str], ...] = (
 )
 _TAIL: tuple[tuple[str, str, str], ...] = (("updates", "", "{}"),)
 
+#: the columns of a workload whose scene has visibility ranges (issue 24; :mod:`viewer.bench.ranges`), between
+#: :data:`_STATIC` and the dynamic ones, in every row of a run with such a workload (NaN in the others'): the
+#: query followed by the range filter (median, us; its speed-up over the scan's), the filter alone (median,
+#: us), and per camera point on average the objects in range, per LOD band (band 3: band 3 and coarser) and
+#: the HLOD proxies among them
+RANGE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("range_query_median_us", "q+rng us", "{:.1f}"),
+    ("range_speedup_vs_scan", "rng x scan", "{:.2f}"),
+    ("range_filter_median_us", "rng us", "{:.2f}"),
+    ("mean_in_range", "in range", "{:.1f}"),
+    *((f"mean_{b}", b, "{:.1f}") for b in BAND_COLUMNS),
+    ("mean_proxies", "proxies", "{:.1f}"),
+)
+
 #: the columns the printed table keeps by default (``viewer bench --wide`` prints every headed column; the
 #: CSV always has them all), most important first: when even these do not fit the terminal, the last go
 #: first (the dynamic workload's columns, of every share measured, count as ``dynamic``)
 CORE: tuple[str, ...] = ("workload", "index", "query_median_us", "speedup_vs_scan", "build_s", "bytes_per_object",
-                         "dynamic", "query_p95_us", "x_read", "candidates_per_visible", "threads")
+                         "ranges", "dynamic", "query_p95_us", "x_read", "candidates_per_visible", "threads")
 
 
 def share_label(share: float) -> str:
@@ -94,11 +109,12 @@ def dynamic_columns(share: float) -> tuple[tuple[str, str, str], ...]:
             (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"))
 
 
-def columns(shares=DEFAULT_SHARES) -> tuple[tuple[str, str, str], ...]:
+def columns(shares=DEFAULT_SHARES, ranges: bool = False) -> tuple[tuple[str, str, str], ...]:
     """Every column of a run that measured the dynamic workload at ``shares`` (fractions in (0, 1], in
-    the order given; none: no dynamic column): (name, printed header or "" for the CSV only, format)."""
+    the order given; none: no dynamic column) and (``ranges``) a scene with visibility ranges
+    (:data:`RANGE_COLUMNS`): (name, printed header or "" for the CSV only, format)."""
     dyn = tuple(c for s in shares for c in dynamic_columns(s))
-    return (*_STATIC, *dyn, *_TAIL)
+    return (*_STATIC, *(RANGE_COLUMNS if ranges else ()), *dyn, *_TAIL)
 
 
 #: the columns of a run at the default shares (:data:`DEFAULT_SHARES`)
@@ -113,6 +129,7 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
     read_us = read_us or {}
     base = {r.workload: r for r in results if r.index == BASELINE}
     nan = float("nan")
+    ranged = any(r.range_query_us.size for r in results)  # the range columns in every row, or in none
     out = []
     for r in results:
         b = base.get(r.workload)
@@ -153,6 +170,8 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
             "batch_moves": r.batch_moves,
             "move_many_s": r.move_many_s,
         }
+        if ranged:
+            row.update(_range_cells(r, b))
         for share in shares:
             *stats, (x, _, _) = dynamic_columns(share)
             for (col, _, _), (_, _, q) in zip(stats, DYNAMIC_STATS):
@@ -162,6 +181,26 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
         row["updates"] = r.note
         out.append(row)
     return out
+
+
+def _range_cells(r: IndexResult, b: IndexResult | None) -> dict:
+    """The :data:`RANGE_COLUMNS` of ``r`` (``b``: the workload's baseline result, or None); NaN for a workload
+    measured without ranges."""
+    nan = float("nan")
+    if not r.range_query_us.size:
+        return {name: nan for name, _, _ in RANGE_COLUMNS}
+    q = r.range_query_us.shape[-1]
+    med = float(np.median(r.range_query_us))
+    base = float(np.median(b.range_query_us)) if b is not None and b.range_query_us.size else nan
+    cells = {
+        "range_query_median_us": med,
+        "range_speedup_vs_scan": base / med if med > 0 else nan,
+        "range_filter_median_us": float(np.median(r.range_filter_us)),
+        "mean_in_range": r.in_range / q,
+    }
+    cells.update({f"mean_{name}": float(r.band_sums[j]) / q for j, name in enumerate(BAND_COLUMNS)})
+    cells["mean_proxies"] = r.proxies / q
+    return cells
 
 
 def json_rows(table: list[dict]) -> list[dict]:
@@ -205,8 +244,9 @@ def baseline_line(table: list[dict]) -> str:
 
 
 def _spec(name: str) -> tuple[str, str, str]:
-    """The (name, header, format) of a row's key: one of :data:`_STATIC`, :data:`_TAIL` or a dynamic column."""
-    for c in (*_STATIC, *_TAIL):
+    """The (name, header, format) of a row's key: one of :data:`_STATIC`, :data:`RANGE_COLUMNS`, :data:`_TAIL`
+    or a dynamic column."""
+    for c in (*_STATIC, *RANGE_COLUMNS, *_TAIL):
         if c[0] == name:
             return c
     m = re.fullmatch(r"dynamic_(.+?)pct_.*", name)
@@ -215,9 +255,12 @@ def _spec(name: str) -> tuple[str, str, str]:
     return (name, "", "{}")
 
 
+_RANGE_NAMES = frozenset(name for name, _, _ in RANGE_COLUMNS)
+
+
 def _core_rank(name: str) -> int | None:
     """Where column ``name`` stands in :data:`CORE` (None: not a core column)."""
-    key = "dynamic" if name.startswith("dynamic_") else name
+    key = "dynamic" if name.startswith("dynamic_") else "ranges" if name in _RANGE_NAMES else name
     return CORE.index(key) if key in CORE else None
 
 

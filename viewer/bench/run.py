@@ -17,6 +17,7 @@ from viewer.index import INDEXES
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
+from .ranges import measure_ranges, workload_ranges
 from .report import BASELINE, rows, share_label
 from .updates import plan
 from .workloads import Workload, make_workload, scene_workload
@@ -249,6 +250,10 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
     log(f"  querying {len(wl.points)} camera points, interleaved, {cfg.rounds} pass(es) ...")
     res, _, read = measure.measure_static(built, wl, baseline=BASELINE, rounds=cfg.rounds)
     reads[wl.name] = float(np.median(read))
+    ranges = workload_ranges(wl)
+    if ranges is not None:  # before anything moves: the filter reads the centres as loaded
+        log(f"  visibility ranges: each query followed by the range filter, {cfg.rounds} pass(es) ...")
+        measure_ranges(built, wl, ranges, res, rounds=cfg.rounds)
     shares = measured_shares(cfg)
     if shares:
         log(f"  dynamic: {', '.join(f'{share_label(d)}%' for d in shares)} of objects moving, {cfg.frames} frames ...")

@@ -18,6 +18,8 @@ class Workload:
     radii : (N,) float64, world units
     points : (Q, 3) float64 camera positions, half in dense regions, half along a fly path
     world : edge of the world box, world units
+    begin, lod, parent : the scene's visibility ranges (issue 24; :class:`viewer.scenes.Scene`'s fields: (N,)
+        float64, (N, L) float64, (N,) int64), each None when the scene has none
     """
 
     name: str
@@ -27,6 +29,14 @@ class Workload:
     radii: np.ndarray
     points: np.ndarray
     world: float
+    begin: np.ndarray | None = None
+    lod: np.ndarray | None = None
+    parent: np.ndarray | None = None
+
+    @property
+    def has_ranges(self) -> bool:
+        """True when the scene carries begin distances, LOD switches or visibility parents."""
+        return self.begin is not None or self.lod is not None or self.parent is not None
 
 
 def camera_points(centres: np.ndarray, world: float, q: int, seed: int, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
@@ -71,7 +81,7 @@ def make_workload(
     label = f"{scene}-{_short(n)}"
     if radius is not None:
         label += "-" + radius_label(radius)
-    return Workload(label, scene, n, sc.centres, sc.radii, pts, world)
+    return Workload(label, scene, n, sc.centres, sc.radii, pts, world, *_ranges_of(sc))
 
 
 def scene_workload(path: str, queries: int = 300, seed: int = 0,
@@ -86,7 +96,12 @@ def scene_workload(path: str, queries: int = 300, seed: int = 0,
     pts = camera_points(sc.centres, sc.world, queries, seed, origin=sc.origin)
     n = len(sc.radii)
     label = sc.name if sc.name.endswith(f"-{_short(n)}") else f"{sc.name}-{_short(n)}"  # clustered-100k as is
-    return Workload(label, sc.name, n, sc.centres, sc.radii, pts, sc.world)
+    return Workload(label, sc.name, n, sc.centres, sc.radii, pts, sc.world, *_ranges_of(sc))
+
+
+def _ranges_of(sc) -> tuple:
+    """A scene's ``(begin, lod, parent)``, each None when absent."""
+    return tuple(getattr(sc, name, None) for name in ("begin", "lod", "parent"))
 
 
 def radius_label(spec: dict) -> str:

@@ -15,7 +15,9 @@ run's, as 'viewer bench' prints 'x scan' (columns 'x faster' median / p95 / max;
 or counts fewer objects; '-' where the run's value is 0), to three significant digits. The reference is
 the first run of the 'scan' index (the multi-core linear scan, the baseline of every ratio the viewer
 prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's
-default).
+default). Recordings of a scene with LOD bands or HLOD (schema version 6) also get the band columns:
+band0 .. band3 (drawn objects per LOD band), band_changes and proxies (drawn HLOD proxies), when every
+run has them and some run's differ from what 'drawn' says; older recordings compare as before.
 
 The table starts with a line naming the reference and ends with one sentence per other run: how much
 faster it answers queries, the candidates it tests, how much faster its whole frame is, and the stage

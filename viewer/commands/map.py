@@ -143,7 +143,8 @@ def _map(args) -> int:
     from ..host.output import check_output_file, prepare_out_dir
     from ..host.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
-    from ..frame.costmap import AXES, budget_scale, passes, plane_grid, time_column, time_points, write_csv
+    from ..frame.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
+                                 write_csv)
     from ..reports.costmap_figure import draw_heatmaps
 
     names = check_indexes(args.indexes or [n for n in DEFAULT_INDEXES if n in INDEXES])
@@ -194,7 +195,8 @@ def _map(args) -> int:
     total = passes(len(names)) * points.shape[0]
     bar = Progress(total, f"map {len(names)} index{'es' if len(names) > 1 else ''}, {passes(len(names))} passes",
                    unit="points", enabled=not args.quiet)
-    counts, times = time_points(indexes, points, progress=bar.update)
+    ranges = scene_ranges(scene, scale)  # begins / HLOD parents: count (and time) the objects in range
+    counts, times = time_points(indexes, points, progress=bar.update, ranges=ranges)
     bar.update(total)
     bar.close()
 
@@ -204,7 +206,8 @@ def _map(args) -> int:
     scaled = f", view distances x {scale:.6g}" if scale != 1.0 else ""
     marks = _marks(scene, axis, values)
     draw_heatmaps(out / VISIBLE_PNG, us, vs, axis, values, per_plane(counts), marks=marks,
-                  title=f"{scene.name} ({scene.n:,} objects): objects within view distance{scaled}",
+                  title=f"{scene.name} ({scene.n:,} objects): objects "
+                        f"{'in range' if ranges else 'within view distance'}{scaled}",
                   label="visible objects")
     for n in names:
         draw_heatmaps(out / f"{time_column(n)}.png", us, vs, axis, values, per_plane(times[n]), marks=marks,

@@ -8,7 +8,8 @@ HELP = "draw recordings: stage times over the path, object counts, per-stage dis
 
 DESCRIPTION = """\
 Draw one or more recordings (CSV files written by 'viewer record' or 'viewer view --record') into
-one image: each stage's time over the path, the candidate / visible / drawn counts, and a
+one image: each stage's time over the path, the candidate / visible / drawn counts (with a scene's LOD
+bands or HLOD, schema version 6: also the drawn objects per band and the drawn proxies), and a
 per-stage distribution. Runs are overlaid and labelled from their metadata files; a run without rows
 is left out with a warning, and a legend of more runs than its cell holds ends in "+N more runs".
 

@@ -3,8 +3,9 @@ at camera positions sampled on a plane through the world box; the largest global
 that keeps every sample within a budget.
 
 The camera position is the query, so the visible count at a point is exact (the index's answer, which is
-brute force's). A plane is ``axis = value`` (axis 0, 1, 2 for x, y, z) crossed by a ``res`` x ``res``
-grid of sample points at the centres of equal cells over the box's two other axes, in order (the plane
+brute force's); in a scene with visibility ranges (begin distances, HLOD parents: :mod:`viewer.frame.ranges`)
+it counts the objects in range, the answer after the frame's range filter. A plane is ``axis = value``
+(axis 0, 1, 2 for x, y, z) crossed by a ``res`` x ``res`` grid of sample points at the centres of equal cells over the box's two other axes, in order (the plane
 ``y = v`` is sampled over x and z). Arrays of a plane are ``(res, res)``, row ``j`` at the second in-plane
 coordinate ``vs[j]``, column ``i`` at the first ``us[i]``: ``grid[j, i]`` is the sample at ``(us[i],
 vs[j])``, as an image drawn with its origin at the lower left shows it.
@@ -32,7 +33,8 @@ from ..index import SphereIndex, make_index
 from ..scenes.recipe import RECIPE_FIELDS
 
 __all__ = ["AXES", "BudgetScale", "MAX_SCALE", "budget_scale", "count_points", "plane_axes", "passes", "plane_grid",
-           "read_csv", "round_scale", "sample_plane", "slice_values", "time_points", "time_column", "write_csv"]
+           "read_csv", "round_scale", "sample_plane", "scene_ranges", "slice_values", "time_points", "time_column",
+           "write_csv"]
 
 #: the axes' names, by number
 AXES = ("x", "y", "z")
@@ -88,20 +90,41 @@ def slice_values(box_lo, box_hi, axis: int, slices: int) -> np.ndarray:
     return lo + (np.arange(slices, dtype=np.float64) + 0.5) / slices * (hi - lo)
 
 
-def count_points(index: SphereIndex, points: np.ndarray, progress: Callable[[int], None] | None = None) -> np.ndarray:
+def scene_ranges(scene, scale: float = 1.0):
+    """The range filter of ``scene`` (:class:`viewer.frame.ranges.Ranges` over its centres, no cross-fade,
+    its begins and HLOD limits times ``scale``, the global view-distance scale), or None when the scene has no
+    begin distances and no visibility parents (its counts are then the end spheres')."""
+    from .ranges import Ranges
+
+    if getattr(scene, "begin", None) is None and getattr(scene, "parent", None) is None:
+        return None
+    r = Ranges(scene, scene.centres, fade=0.0)
+    if not r.active:
+        return None
+    r.set_scale(scale)
+    return r
+
+
+def count_points(index: SphereIndex, points: np.ndarray, progress: Callable[[int], None] | None = None,
+                 ranges=None) -> np.ndarray:
     """The exact number of objects whose view sphere holds each of ``points`` ((K, 3) world units): (K,)
-    int64. ``progress(done)`` is called after each thousand points."""
+    int64; with ``ranges`` (:func:`scene_ranges`: a scene with begin distances or HLOD parents) the objects
+    in range there (``begin <= d <= r``, an HLOD child only while its parent is nearer than its switch), as
+    the frame's ``visible`` counts them. ``progress(done)`` is called after each thousand points."""
     out = np.empty(max(1, len(index)), dtype=np.int64)  # room for every object: never an overflow
     counts = np.empty(points.shape[0], dtype=np.int64)
     for k in range(points.shape[0]):
         counts[k] = index.query_into(points[k], out)
+        if ranges is not None:
+            counts[k] = ranges.filter(out, int(counts[k]), points[k])
         if progress is not None and k % 1000 == 999:
             progress(k + 1)
     return counts
 
 
 def time_points(indexes: Mapping[str, SphereIndex], points: np.ndarray,
-                progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+                progress: Callable[[int], None] | None = None,
+                ranges=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Query every index at each of ``points`` ((K, 3) world units) and time each query alone
     (``perf_counter_ns`` around ``query_into``), in passes over all the points, each pass in its own random
     order (seeded: the same on every run). In each pass the indexes take turns point by point, in one order
@@ -110,6 +133,9 @@ def time_points(indexes: Mapping[str, SphereIndex], points: np.ndarray,
     point's time is the fastest of its turns. A moment the machine was busy (an interrupt, another process)
     slows scattered points of one pass, never a row of the map, and the other pass's turn drops it. Kernels
     must be warm (:func:`viewer.index.warm_up`).
+
+    With ``ranges`` (:func:`scene_ranges`), each query is followed by the range filter the frame runs, timed
+    with it (as the frame's ``query_ms``), and the counts are the objects in range (:func:`count_points`).
 
     Returns ``(counts (K,) int64, {name: times (K,) float64, microseconds})``. The indexes' counts must
     agree (every index is exact, and each pass gives the same); a :class:`RuntimeError` names the first
@@ -132,6 +158,8 @@ def time_points(indexes: Mapping[str, SphereIndex], points: np.ndarray,
                 ix, out = ixs[j], outs[j]
                 t0 = clock()
                 c = ix.query_into(p, out)
+                if ranges is not None:
+                    c = ranges.filter(out, c, p)
                 t = clock() - t0
                 if t < times[j, k]:
                     times[j, k] = t
@@ -207,7 +235,9 @@ def budget_scale(centres: np.ndarray, radii: np.ndarray, points: np.ndarray, bud
     The bracket starts at 1 and doubles (or halves) until it holds the answer, between :data:`MIN_SCALE`
     and :data:`MAX_SCALE` (and no radius beyond the numeric domain). Every scale tried has at most
     :data:`DIGITS` significant digits, so the scale printed with them (and saved in a recipe) is the one
-    that was counted. ``log(scale, peak)`` is called after
+    that was counted. It counts end spheres: in a scene with begin distances or HLOD parents the objects in
+    range are a subset of them (their count is not monotone in ``s``: begins scale too), so the scale found
+    keeps the in-range count within the budget too, conservatively. ``log(scale, peak)`` is called after
     each scale tried. :class:`ValueError` when ``budget >= N`` (every scale keeps within it) or when
     even the smallest scale sees more (a point on more than ``budget`` centres).
     """

@@ -351,8 +351,10 @@ class GpuCuller:
     def query_many(self, points) -> tuple[np.ndarray, np.ndarray]:
         """The index contract's batch query on the GPU: every object tested against every point of
         ``points`` (K, 3) float64 in one dispatch (``shaders/cull_many.glsl``: the float32 prefilter, then
-        the exact float64 predicate). Returns ``(offsets (K + 1,) int64, ids)``: view ``k``'s ids are
-        ``ids[offsets[k]:offsets[k + 1]]``, ascending. Waits for the GPU (a readback of 8 bytes a hit)."""
+        the exact float64 predicate; with visibility ranges set (:meth:`set_ranges`), also the begin and HLOD
+        rules of ``shaders/cull.glsl``: the ids in range). Returns ``(offsets (K + 1,) int64, ids)``: view
+        ``k``'s ids are ``ids[offsets[k]:offsets[k + 1]]``, ascending. Waits for the GPU (a readback of 8
+        bytes a hit)."""
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
         k = pts.shape[0]
         if k == 0 or self.n == 0:
@@ -379,6 +381,10 @@ class GpuCuller:
                     prog["objects_n"].value = self.n
                     prog["views_n"].value = k
                     prog["capacity"].value = cap
+                    ranged = int(self._frame["info"][2]) if self.ranges is not None else 0
+                    if ranged:
+                        self.ranges.bind_to_storage_buffer(6)
+                    prog["ranged"].value = ranged
                     prog.run(*self._groups)
                     self.ctx.memory_barrier()
                     total = int(np.frombuffer(bufs[2].read(4), dtype=np.uint32)[0])

@@ -27,11 +27,12 @@ import numpy as np
 from ..errors import UserError
 from ..recording.meta import describe_path, describe_scene, path_identity, scene_identity
 from ..recording.reader import Run, read_runs
-from ..frame.stages import HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
+from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
 from ._text import escape_text
 
-__all__ = ["RATIO_HEADERS", "STATS", "CompareRow", "compare_files", "compare_runs", "format_ratio", "format_table",
-           "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows", "summary", "verdicts"]
+__all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
+           "format_ratio", "format_table", "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows",
+           "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = tuple(name for name, _ in TIME_STATS)
@@ -39,6 +40,12 @@ STATS: tuple[str, ...] = tuple(name for name, _ in TIME_STATS)
 #: count columns summarised under the stage times (the counts the HUD shows, but the object total and the
 #: per-level peak)
 COUNTS: tuple[str, ...] = tuple(c for c, _ in HUD_COUNTS if c not in ("objects", "max_nodes_per_level"))
+
+#: the LOD band columns (schema version 6, issue 24: ``band0`` .. ``band3``, ``band_changes``, ``proxies``): the
+#: count columns of the version that added ``band0``, in file order
+BAND_COUNTS: tuple[str, ...] = tuple(
+    c.name for c in COLUMN_INFO
+    if c.kind == "int" and c.since == next(b.since for b in COLUMN_INFO if b.name == "band0"))
 
 #: the headers of the three ratio columns, by format: the direction is in the name (the reference's figure
 #: over the run's: above 1, the run is faster)
@@ -140,13 +147,32 @@ def mismatch_warnings(runs: Sequence[Run]) -> list[str]:
     return out
 
 
-def compare_runs(runs: Sequence[Run], columns: Sequence[str] = TIMED_COLUMNS + COUNTS,
+def band_columns(runs: Sequence[Run]) -> tuple[str, ...]:
+    """The LOD band columns (:data:`BAND_COUNTS`) worth showing for ``runs``: all of them when every run has
+    them (schema version 6 or newer) and some run's say something ``drawn`` does not (a band other than 0, a
+    band change or a drawn proxy: a scene with LOD switches or HLOD); else none (an older recording, or only
+    scenes without ranges, where ``band0`` is ``drawn`` and the rest are 0)."""
+    if not runs or not all(c in r.columns for r in runs for c in BAND_COUNTS):
+        return ()
+    for r in runs:
+        if any(np.any(np.asarray(r[c]) != 0) for c in BAND_COUNTS[1:]):
+            return BAND_COUNTS
+        if "drawn" in r.columns and np.any(np.asarray(r["band0"]) != np.asarray(r["drawn"])):
+            return BAND_COUNTS
+    return ()
+
+
+def compare_runs(runs: Sequence[Run], columns: Sequence[str] | None = None,
                  reference: int | None = None, warn: Callable[[str], None] | None = _warn_stderr) -> list[CompareRow]:
     """Rows of the comparison, grouped by column then run; ratios are speed-ups over ``runs[reference]``
-    (default: :func:`reference_run`): its value over the run's. A column some run lacks (a recording of an older schema version) is left out.
+    (default: :func:`reference_run`): its value over the run's. ``columns`` None: the stage times, the counts
+    (:data:`COUNTS`) and the LOD band columns when the runs have them (:func:`band_columns`). A column some run
+    lacks (a recording of an older schema version) is left out.
     A run without rows is left out with a warning through ``warn`` (:func:`runs_with_rows`; ``reference``
     counts the runs left); none with rows is a :class:`UserError`."""
     runs = runs_with_rows(runs, "compare", warn)
+    if columns is None:
+        columns = TIMED_COLUMNS + COUNTS + band_columns(runs)
     ref_run = runs[reference_run(runs) if reference is None else reference]
     rows: list[CompareRow] = []
     for col in (c for c in columns if all(c in r.columns for r in runs)):

@@ -18,9 +18,12 @@ from ..host.output import check_output_file
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ._text import escape_text, shorten
-from .compare import _warn_stderr, runs_with_rows
+from .compare import _warn_stderr, band_columns, runs_with_rows
 
-__all__ = ["plot_files", "plot_runs"]
+__all__ = ["count_series", "plot_files", "plot_runs"]
+
+#: the line styles of the band columns (``band0`` .. ``band3``, ``band_changes`` (not drawn), ``proxies``)
+_BAND_STYLES = ((0, (1, 1)), (0, (3, 1, 1, 1)), (0, (5, 2)), (0, (1, 3)), None, (0, (6, 2, 1, 2, 1, 2)))
 
 _FLOOR_MS = 1e-4  # stage times of 0 (e.g. update_ms in a static scene) drawn at 0.1 us on log axes
 
@@ -43,7 +46,8 @@ def plot_runs(
     """Draw ``runs`` into the image file ``out`` of exactly ``width`` x ``height`` pixels.
 
     Panels: one per stage (ms against path time, s), the object counts (candidates, visible, drawn
-    against path time), and the per-stage distribution (box: quartiles, line: median, whiskers:
+    against path time; with LOD bands or HLOD, :func:`viewer.reports.compare.band_columns`, also the drawn
+    objects per band and the drawn proxies), and the per-stage distribution (box: quartiles, line: median, whiskers:
     5th-95th percentile). The file is written through a temporary file and a rename.
 
     A run without rows is left out with a warning through ``warn`` (none with rows: a :class:`UserError`).
@@ -106,20 +110,22 @@ def plot_runs(
 
     # ---- counts over the path
     cax = fig.add_subplot(gs[srows, :])
-    styles = (("candidates", "-"), ("visible", "--"), ("drawn", ":"))
+    styles = count_series(runs)
+    bands = styles[len(_COUNT_STYLES):]
     for r, c in zip(runs, colours):
         for col, ls in styles:
-            cax.plot(r["t"], r[col], color=c, ls=ls, lw=1.1)
+            thin = col not in dict(_COUNT_STYLES)  # the band columns: thinner
+            cax.plot(r["t"], r[col], color=c, ls=ls, lw=0.7 if thin else 1.1, alpha=0.8 if thin else 1.0)
     cax.set_yscale("symlog", linthresh=10)
     top = max(float(np.max(r[c])) for r in runs for c, _ in styles)
     cax.set_ylim(-0.5, max(100.0, top * 20))  # headroom for the legend above the highest line
     cax.set_ylabel("objects (symlog)")
     cax.set_xlabel("time on path (s)")
-    cax.set_title("objects per frame: candidates tested by the index, visible (in view distance), drawn (also in frustum)",
-                  fontsize=11)
+    cax.set_title("objects per frame: candidates tested by the index, visible (in view distance), drawn (also in "
+                  "frustum)" + ("; drawn per LOD band, drawn HLOD proxies" if bands else ""), fontsize=11)
     cax.grid(alpha=0.3, which="both")
     cax.legend([Line2D([], [], color="0.2", ls=ls) for _, ls in styles], [c for c, _ in styles],
-               loc="upper right", fontsize=9, ncols=3)
+               loc="upper right", fontsize=9, ncols=min(len(styles), 8))
 
     # ---- per-stage distribution
     dax = fig.add_subplot(gs[srows + 1, :])
@@ -156,6 +162,18 @@ def plot_runs(
         if tmp.exists():
             tmp.unlink()
     return out
+
+
+#: the counts panel's lines, with their styles
+_COUNT_STYLES: tuple[tuple[str, object], ...] = (("candidates", "-"), ("visible", "--"), ("drawn", ":"))
+
+
+def count_series(runs: Sequence[Run]) -> tuple[tuple[str, object], ...]:
+    """The columns the counts panel draws for ``runs``, each with its line style: candidates, visible, drawn,
+    then, for runs with LOD bands or HLOD (:func:`viewer.reports.compare.band_columns`), ``band0`` ..
+    ``band3`` and ``proxies`` (``band_changes`` is an event count, not drawn)."""
+    bands = tuple((col, ls) for col, ls in zip(band_columns(runs), _BAND_STYLES) if col != "band_changes")
+    return _COUNT_STYLES + bands
 
 
 def _plain(text: str) -> str:
