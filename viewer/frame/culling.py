@@ -80,6 +80,9 @@ class ModeSpec:
 
 #: Culling modes by name, beside the index names (an index name means :class:`CpuCulling` over it).
 MODES: dict[str, ModeSpec] = {
+    # the coherent index's query, then the drawn side on the GPU following the deltas (issue 25); a mode
+    # name shadows the index of the same name in every list of cullers (the index stays the bench's)
+    "coherent": ModeSpec("viewer.render.delta_cull", "DeltaCulling", GPU_NEEDS),
     GPU: ModeSpec("viewer.render.gpu_cull", "GpuCulling", GPU_NEEDS),
 }
 
@@ -314,10 +317,12 @@ def index_names(available: bool = False) -> list[str]:
 
 
 def culler_names(available: bool = False) -> list[str]:
-    """Every name: the indexes (CPU culling, :func:`index_names`) then the modes of :data:`MODES`;
+    """Every name, once: the indexes (CPU culling, :func:`index_names`) then the modes of :data:`MODES`; a
+    mode named as an index stays in the index's place and takes precedence over it;
     ``available``: only the indexes whose libraries are installed (a mode's needs are known only once a
     GL context exists)."""
-    return [*index_names(available), *MODES]
+    names = index_names(available)
+    return [*names, *(k for k in MODES if k not in names)]
 
 
 def unavailable(name: str) -> str | None:

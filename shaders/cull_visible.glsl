@@ -1,0 +1,171 @@
+#version 430
+// The `coherent` culling mode's GPU side (viewer/render/delta_cull.py): a persistent list of the objects
+// in view distance (the visibility events' in-set), kept on the GPU across frames.
+// SCATTER, one invocation per changed slot: writes list[slot] = id from the frame's (slot, id) pairs (the
+//   CPU's slot mirror appended the entered objects and swap-removed the left ones; only the changed slots
+//   cross the bus, in one buffer write a frame).
+// otherwise, one invocation per list entry (never per object): the index contract's exact float64
+//   predicate and the visibility ranges again (the list may hold objects kept in by the events'
+//   hysteresis margin), viewer.frame.frustum's sphere-against-six-planes test in float64, the fade and
+//   the LOD band, and each drawn object's instance record appended through an atomic counter that is the
+//   indirect draw command's count, as shaders/cull.glsl's exact pass writes them (same buffers, same
+//   bindings, same record). `precise`: no fused multiply-add, so the answers equal the CPU's bit for bit.
+// Defines: SCATTER; the instance layout (INSTANCE_WORDS, WORD_POSITION ...) from the shader loader.
+
+#if defined COMPUTE_SHADER
+
+layout(local_size_x = 128) in;
+
+// the persistent list of ids (its first `count` entries are the in-set)
+#if defined SCATTER
+layout(std430, binding = 7) writeonly buffer List { uint list[]; };
+// this frame's changed slots: (slot, id)
+layout(std430, binding = 10) readonly buffer Pairs { uvec2 pairs[]; };
+uniform uint count;  // pairs
+
+void main() {
+    uint j = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    if (j >= count) return;
+    uvec2 p = pairs[j];
+    list[p.x] = p.y;
+}
+#else
+layout(std430, binding = 7) readonly buffer List { uint list[]; };
+// per object, (x, y, z, view radius), world units, exact (GpuCuller's buffer, moved by cull_move.glsl)
+layout(std430, binding = 0) readonly buffer Objects { dvec4 objects[]; };
+// per object, (half-extent float bits, RGBA colour bytes)
+layout(std430, binding = 2) readonly buffer Looks { uvec2 looks[]; };
+// out: instance records of INSTANCE_WORDS 32-bit words; the first `drawn` are written
+layout(std430, binding = 3) writeonly buffer Instances { uint records[]; };
+// out: the drawn objects' ids, in record order
+layout(std430, binding = 4) writeonly buffer DrawnIds { uint drawn_ids[]; };
+// the indirect draw command and the counters, shaders/cull.glsl's layout (entered, left, kept and the
+// groups are not written here: the events are the CPU's); the CPU resets it before each frame
+layout(std430, binding = 5) coherent buffer Command {
+    uint command[4];
+    uint visible;
+    uint entered;
+    uint left;
+    uint kept;
+    uint groups[3];
+    uint bands[8];
+    uint proxies;
+};
+// out: the visible objects' ids (for tests; one store per visible list entry)
+layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
+// per object, visibility ranges (read only when info.z is 1): (begin, HLOD limit, parent, proxy)
+layout(std430, binding = 8) readonly buffer Ranges { dvec4 ranges[]; };
+// per object, info.w LOD switch distances (ascending, +inf padding), world units
+layout(std430, binding = 9) readonly buffer Lods { double lods[]; };
+
+layout(std140, binding = 0) uniform Frame {
+    dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
+    dvec4 query;       // xyz: the query point; w: the fade fraction
+    dvec4 eye;         // xyz: the render camera (records are relative to it); w: bounding-sphere scale
+    dvec4 hysteresis;  // z: 1 colours by LOD band (x, y unused here)
+    vec4 query_f;      // unused here
+    uvec4 info;        // y: which command field counts; z: 1 with visibility ranges; w: LOD switches per object
+    uvec4 palette[2];  // the LOD band colours
+};
+
+uniform uint count;  // list entries
+
+void cull_one(uint i) {
+    dvec4 o = objects[i];
+    precise double dx = query.x - o.x;
+    precise double dy = query.y - o.y;
+    precise double dz = query.z - o.z;
+    precise double d2 = (dx * dx + dy * dy) + dz * dz;
+    precise double rr = o.w * o.w;
+    if (!(d2 <= rr)) return;
+    // visibility ranges, as viewer.frame._ranges_kernels.filter_ranges
+    bool ranged = info.z != 0u;
+    dvec4 rg = dvec4(0.0lf);
+    precise double dp2 = 0.0lf;
+    int par = -1;
+    if (ranged) {
+        rg = ranges[i];
+        precise double bb = rg.x * rg.x;
+        if (rg.x > 0.0lf && d2 < bb) return;
+        par = int(rg.z);
+        if (par >= 0) {
+            dvec4 po = objects[par];
+            precise double px = query.x - po.x;
+            precise double py = query.y - po.y;
+            precise double pz = query.z - po.z;
+            dp2 = (px * px + py * py) + pz * pz;
+            precise double lim = ranges[par].y;
+            precise double ll = lim * lim;
+            if (!(dp2 < ll)) return;
+        }
+    }
+    visible_ids[atomicAdd(visible, 1u)] = i;
+
+    uvec2 look = looks[i];
+    precise double bound = double(uintBitsToFloat(look.x)) * eye.w;
+    precise double neg_bound = -bound;
+    for (int p = 0; p < 6; ++p) {
+        dvec4 pl = planes[p];
+        precise double sd = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
+        if (sd < neg_bound) return;
+    }
+
+    uint slot = atomicAdd(command[info.y], 1u);
+    drawn_ids[slot] = i;
+    if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
+    uint lod_band = 0u;
+    if (info.w > 0u) {
+        for (uint l = 0u; l < info.w; ++l) {
+            double sw = lods[i * info.w + l];
+            precise double s2 = sw * sw;
+            if (s2 <= d2) lod_band += 1u; else break;
+        }
+        atomicAdd(bands[min(lod_band, 7u)], 1u);
+    }
+    // the record, as viewer.frame._frame_kernels.gather_instances writes it
+    precise double ex = o.x - eye.x;
+    precise double ey = o.y - eye.y;
+    precise double ez = o.z - eye.z;
+    double fade = 1.0lf;
+    precise double band = query.w * o.w;
+    if (band > 0.0lf) {
+        precise double fx = o.x - query.x;
+        precise double fy = o.y - query.y;
+        precise double fz = o.z - query.z;
+        precise double dist = sqrt((fx * fx + fy * fy) + fz * fz);
+        precise double t = (o.w - dist) / band;
+        fade = clamp(t, 0.0lf, 1.0lf);
+    }
+    if (ranged && query.w > 0.0lf) {  // the near edges, as viewer.frame._ranges_kernels.range_fades
+        if (rg.x > 0.0lf) {
+            precise double fx = o.x - query.x;
+            precise double fy = o.y - query.y;
+            precise double fz = o.z - query.z;
+            precise double t = (sqrt((fx * fx + fy * fy) + fz * fz) - rg.x) / (query.w * rg.x);
+            if (t < fade) fade = max(t, 0.0lf);
+        }
+        if (par >= 0) {
+            dvec4 pr = ranges[par];
+            precise double w = pr.y - pr.x;
+            if (w > 0.0lf) {
+                precise double t = (pr.y - sqrt(dp2)) / w;
+                if (t < fade) fade = max(t, 0.0lf);
+            }
+        }
+    }
+    uint r = slot * uint(INSTANCE_WORDS);
+    records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
+    records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
+    records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));
+    records[r + uint(WORD_SIZE)] = look.x;
+    uint bc = min(lod_band, 7u);
+    records[r + uint(WORD_COLOUR)] = hysteresis.z > 0.0lf ? palette[bc / 4u][bc % 4u] : look.y;
+    records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
+}
+
+void main() {
+    uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint j = gl_GlobalInvocationID.x; j < count; j += stride) cull_one(list[j]);
+}
+#endif
+#endif

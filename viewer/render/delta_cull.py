@@ -1,0 +1,371 @@
+"""The ``coherent`` culling mode: the drawn side follows the visibility deltas (issue 25).
+
+A frame's query is the stateful coherent index's (``INDEXES["coherent"]``, :mod:`viewer.index.coherent`;
+the octree where it does not exist), then the visibility ranges (:meth:`viewer.frame.ranges.Ranges.filter`)
+and the frame's visibility events (:class:`viewer.frame.events.VisibilityTracker`, hysteresis included),
+exactly as :class:`viewer.frame.CpuCulling` runs them. What follows is on the GPU and never walks the
+visible set on the CPU:
+
+- a **persistent list** of ids on the GPU holds the events' in-set (the visible set without a margin, a
+  superset with one). The CPU keeps a mirror of its slots (``pos[id]``, ``slots[slot]``) and applies each
+  frame's events to it in O(entered + left) (:func:`viewer.render._delta_kernels.apply_events`): a left
+  object is swap-removed (the last slot's id moves into its slot), an entered one appended. Only the
+  changed slots are uploaded, as ``(slot, id)`` pairs in one buffer write, and a tiny compute pass
+  (``shaders/cull_visible.glsl``, ``SCATTER``) writes them into the list;
+- **one dispatch over the list** (``shaders/cull_visible.glsl``), one invocation per list entry: the
+  contract's exact float64 predicate and the ranges again (so a list entry kept only by the hysteresis
+  margin is not drawn), the frustum test, the fade and the LOD band, and the instance record appended
+  through the atomic counter that is the indirect draw command's count, into the buffers of a
+  :class:`viewer.render.gpu_cull.GpuCuller` (the same record, the same draw, the same readbacks). Turning
+  the camera changes only the frame's parameters (352 bytes, and the 80-byte reset of the draw command).
+
+The deltas come from the index itself (its ``last_entered()`` / ``last_left()``) when they are the list's
+(no hysteresis margin this frame or the last, no visibility ranges, the list in step), else from the
+tracker's ``entered`` / ``left``. The list is rebuilt from the tracker's in-set (one write of it) on the
+first frame, after a restart and whenever the tracker was updated without it (by another mode): a jump.
+Views sharing the mode (:class:`viewer.frame.ViewSet`) each have a list of their own (:class:`ViewList`),
+following their own tracker; the index's deltas are then another view's, so the tracker's are used.
+
+Movers: :meth:`DeltaCulling.move_many` moves them in the index (the coherent index detaches them, nothing
+re-filed) and uploads their rows to the GPU as the ``gpu`` mode does (``shaders/cull_move.glsl``).
+
+Its row (``culling`` = ``coherent``, ``index`` = the index's name): ``query_ms`` the index query and the
+range filter (CPU); ``gather_ms`` the slot mirror's update (CPU, O(changes)); ``upload_ms`` writing the
+frame's parameters and the changed slots and issuing the scatter; ``cull_ms`` the frustum planes (as the
+CPU path times them), the list dispatch, the wait for the GPU (``ctx.finish()``) and reading 32 bytes of
+counters back (on a software renderer this is where the GPU's work lands on the CPU's cores); ``lod_ms`` 0
+(the bands are counted on the GPU; band changes are not tracked, as in the ``gpu`` mode).
+"""
+
+from __future__ import annotations
+
+import weakref
+from time import perf_counter
+
+import moderngl
+import numpy as np
+
+from ..frame.culling import CullingMode
+from ..index import INDEXES, make_index
+from . import _delta_kernels as K
+from .gpu_cull import GpuCuller, gpu_cull_unavailable
+from .shaders import ShaderLibrary
+
+__all__ = ["COHERENT", "DeltaCulling", "ViewList", "delta_index_name"]
+
+#: The mode's name (and the name of the index it prefers).
+COHERENT = "coherent"
+
+_GROUP = 128  # local_size_x of shaders/cull_visible.glsl
+_MAX_GROUPS = 65535  # GL's minimum maximum of a dispatch's groups; the list pass loops past it
+
+#: at most this many runs of consecutive changed slots are written in place (a buffer write each, no
+#: dispatch); more go up as (slot, id) pairs in one write and a scatter dispatch (a teleport: thousands).
+#: Measured on llvmpipe (starfield-100k, its flight in 300 frames, ~106 events a frame, load ~7.4 on 2
+#: cores): the list's median update cost 0.08-0.17 ms always scattering, 0.06-0.12 ms with 8 to 256 runs
+#: written in place, no clear winner in that range; a dispatch can wait 2-5 ms for llvmpipe's threads.
+DIRECT_RUNS = 64
+
+
+def delta_index_name() -> str:
+    """The index the mode queries: ``coherent`` when registered and available, else ``octree``."""
+    cls = INDEXES.get(COHERENT)
+    return COHERENT if cls is not None and cls.unavailable() is None else "octree"
+
+
+class _ListCuller(GpuCuller):
+    """A :class:`GpuCuller` whose frame parameters leave the float32 prefilter's slack at 0: the list pass has
+    no prefilter (its slack, a few numpy calls, was a fifth of the mode's upload time on llvmpipe)."""
+
+    def _slack(self, points: np.ndarray) -> np.ndarray:
+        return np.zeros(len(points), dtype=np.float32)
+
+
+class ViewList:
+    """One view's persistent list: its GPU buffer of ids and the CPU's mirror of its slots.
+
+    tracker : the view's :class:`viewer.frame.events.VisibilityTracker` (held weakly); n : objects
+    ``pos`` (N,) int64, the slot of each id (-1: not in the list); ``slots`` (N,) int64, the id in each slot
+    (the first ``count``); ``mark`` (N,) uint8 scratch of the kernel; ``buf`` the GPU's list (N uint32);
+    ``frames`` the tracker's frame count and ``margin`` its margin when the list last followed it.
+    """
+
+    def __init__(self, ctx: moderngl.Context, tracker, n: int):
+        self.tracker = weakref.ref(tracker)
+        self.pos = np.full(n, -1, dtype=np.int64)
+        self.slots = np.zeros(max(n, 1), dtype=np.int64)
+        self.mark = np.zeros(max(n, 1), dtype=np.uint8)
+        self.count = 0
+        self.buf = ctx.buffer(reserve=max(n, 1) * 4)
+        self.frames = -1  # never followed: the first frame rebuilds
+        self.margin = -1.0
+
+    def release(self) -> None:
+        self.buf.release()
+
+
+class DeltaCulling(CullingMode):
+    """The ``coherent`` culling mode (see the module docstring).
+
+    frame : the :class:`viewer.frame.FramePipeline` whose world (``centres``, ``radii``, ``sizes``,
+        ``category_colours``) is indexed and uploaded once
+    gl : the session's :class:`ShaderLibrary` (its ``ctx`` is the GL context)
+
+    Memory: the index's, the :class:`GpuCuller`'s (92 bytes an object), and per view a list (4 bytes an object
+    on the GPU) and its CPU mirror (17 bytes an object: ``pos``, ``slots``, a mark byte); 8 bytes a changed slot.
+    """
+
+    kind = COHERENT
+
+    @classmethod
+    def unavailable(cls, gl) -> str | None:
+        return "no GL context" if gl is None else gpu_cull_unavailable(gl.ctx)
+
+    def __init__(self, frame, gl: ShaderLibrary):
+        self.ctx: moderngl.Context = gl.ctx
+        self.frame = frame
+        name = delta_index_name()
+        c, r = (frame.centres, frame.radii) if frame.motion is None else (frame.centres.copy(), frame.radii.copy())
+        self.index = make_index(name, c, r, **frame.index_options.get(name, {}))
+        self.index_name = name
+        self.culler = _ListCuller(gl.ctx, gl, frame.centres, frame.radii, frame.sizes, frame.category_colours)
+        n = self.culler.n
+        self.n = n
+        self.list_prog = gl.program("cull_visible")
+        self.scatter_prog = gl.program("cull_visible", {"SCATTER": 1})
+        self._pairs = np.zeros((1024, 2), dtype=np.uint32)
+        self._pairs_buf = self.ctx.buffer(reserve=self._pairs.nbytes)
+        #: each view's list, by the id of its tracker (one entry unless a ViewSet shares the mode)
+        self._lists: dict[int, ViewList] = {}
+        self.view = self._list_of(frame.events)  # the list of the last frame's view
+        self._queried: ViewList | None = None  # whose query the index answered last
+        #: how the last frame's list changed: "events" (the tracker's), "index" (the index's own), "rebuild"
+        self.last_source = ""
+        #: the last frame's uploaded pairs (changed slots), and the GPU's visible count
+        self.last_pairs = 0
+        self.gpu_visible = 0
+        #: the last frame's scatter dispatches (0: the changed slots were written in place, or none changed)
+        self.last_dispatches = 0
+
+    @property
+    def stats(self):
+        return self.index.stats
+
+    def __len__(self) -> int:
+        return self.n
+
+    def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
+        """Objects ``ids`` are now at ``centres`` (radii None: unchanged): moved in the index, and their rows
+        uploaded to the GPU."""
+        ids = np.asarray(ids)
+        self.index.move_many(ids, centres, radii)
+        self.culler.move(ids, centres, self.frame.radii[ids] if radii is None else radii)
+
+    def restart(self) -> None:
+        for v in self._lists.values():  # the next frame of each view rebuilds its list from its tracker's in-set
+            v.frames = -1
+
+    def _list_of(self, tracker) -> ViewList:
+        """The list following ``tracker`` (a new one for a new tracker)."""
+        v = self._lists.get(id(tracker))
+        if v is None or v.tracker() is not tracker:
+            if v is not None:
+                v.release()
+            v = self._lists[id(tracker)] = ViewList(self.ctx, tracker, self.n)
+        return v
+
+    def warm_up(self) -> None:
+        """Compile the index's kernels, the slot mirror's, and both GPU programs (a software renderer compiles
+        a compute shader at its first dispatch): each run once over nothing."""
+        type(self.index).warm_up()
+        K.warm()
+        self.view.buf.bind_to_storage_buffer(7)
+        self._pairs_buf.bind_to_storage_buffer(10)
+        self.scatter_prog["count"].value = 0
+        self.scatter_prog.run(1, 1, 1)
+        self._bind()
+        self.list_prog["count"].value = 0
+        self.list_prog.run(1, 1, 1)
+        self.ctx.finish()
+
+    def node_boxes(self, point):
+        fn = getattr(self.index, "debug_boxes", None)
+        if fn is None:
+            return None
+        try:
+            return fn(tuple(float(v) for v in point))
+        except TypeError:
+            return fn()
+
+    # ----------------------------------------------------------------------------- the frame
+    def select(self, frame, camera):
+        """The index query and the ranges (``query``), the events, the list's deltas (``gather``), their
+        upload and scatter (``upload``), then one dispatch over the list, waited for (``cull``)."""
+        st = frame.stage_ms
+        t0 = perf_counter()
+        qp = frame.query_point_of(camera)
+        k = frame.query_into(self.index, qp)
+        k = frame.ranges.filter(frame.ids, k, qp)
+        t1 = perf_counter()
+        ev = frame.events
+        v = self.view = self._list_of(ev)
+        fresh = v.frames != ev.frames  # the tracker moved on without this list (another mode), or was reset
+        own = self._queried is v  # the index's last answer was this view's previous one
+        self._queried = v
+        ev.update(frame.ids, k, qp, frame.centres, frame.radii, ranges=frame.ranges)
+        t2 = perf_counter()
+        npairs = self._follow(v, ev, fresh, own and not frame.ranges.active)
+        v.frames, v.margin = ev.frames, ev.margin
+        t3 = perf_counter()
+
+        g = self.culler
+        matrices, planes = frame.frustum_of(camera)  # timed with the cull, as the CPU path times it
+        t3f = perf_counter()
+        g.band_colours = frame.colour_mode == "band"
+        rg = frame.ranges
+        key = (rg.active, rg.scale, rg.fade)
+        if key != g._ranges_key:
+            if rg.active:
+                g.set_ranges(rg.begin, rg.limit, rg.parent, rg.is_proxy)
+            if rg.has_lod:
+                g.set_lod(rg.lod)
+            g._ranges_key = key
+        g.write_frame(qp, frame.eye_of(camera), planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
+        self._scatter(npairs)
+        t4 = perf_counter()
+        self._dispatch()
+        self.ctx.finish()
+        c = g.counters()
+        t5 = perf_counter()
+
+        self.gpu_visible = c.visible
+        frame.n_visible, frame.n_drawn = k, c.drawn
+        frame.n_entered, frame.n_left = ev.n_entered, ev.n_left
+        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(9, dtype=np.int64)
+        if not rg.has_lod:
+            b[:8] = 0
+            b[0] = c.drawn
+        frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
+                            band_changes=0, proxies=int(b[8]))
+        st["query"] = (t1 - t0) * 1e3
+        st["events"] = (t2 - t1) * 1e3
+        st["gather"] = (t3 - t2) * 1e3
+        st["upload"] = (t4 - t3f) * 1e3
+        st["cull"] = (t5 - t4 + t3f - t3) * 1e3
+        st["lod"] = 0.0
+        return matrices
+
+    def _follow(self, v: ViewList, ev, fresh: bool, own: bool) -> int:
+        """Apply this frame's deltas to ``v``'s slot mirror; returns the pairs to upload (-1: the whole list).
+        ``own``: the index's deltas may be the list's (its last answer was this view's, no ranges)."""
+        if not fresh:
+            last_entered = getattr(self.index, "last_entered", None)
+            if own and last_entered is not None and ev.margin == 0.0 and v.margin == 0.0:
+                ent, left = last_entered(), self.index.last_left()
+                self.last_source = "index"
+            else:
+                ent, left = ev.entered, ev.left
+                self.last_source = "events"
+            need = ent.size + left.size
+            if need > self._pairs.shape[0]:
+                self._pairs = np.zeros((max(need, 2 * self._pairs.shape[0]), 2), dtype=np.uint32)
+            # writable int64 copies (O(changes)): one compiled signature whatever the source's flags
+            count, m = K.apply_events(np.array(left, dtype=np.int64), left.size, np.array(ent, dtype=np.int64),
+                                      ent.size, v.pos, v.slots, v.count, v.mark, self._pairs)
+            if count >= 0:
+                v.count = int(count)
+                self.last_pairs = int(m)
+                return int(m)
+            v.pos[:] = -1  # the list and the events disagreed (half applied): forget it all, O(N), then rebuild
+        else:
+            v.pos[v.slots[: v.count]] = -1
+        # a rebuild: the list is the tracker's in-set, written whole
+        inside = ev.inside()
+        m = inside.size
+        v.pos[inside] = np.arange(m, dtype=np.int64)
+        v.slots[:m] = inside
+        v.count = m
+        self.last_source = "rebuild"
+        self.last_pairs = m
+        return -1
+
+    def _scatter(self, npairs: int) -> None:
+        """Write the changed slots into the GPU's list: the whole list (``npairs`` -1, a rebuild), each run of
+        consecutive changed slots written in place when there are at most :data:`DIRECT_RUNS` runs (no
+        dispatch), else the pairs in one write, scattered by ``cull_visible.glsl``'s ``SCATTER`` pass."""
+        v = self.view
+        if npairs < 0:  # the whole list, one write
+            if v.count:
+                v.buf.write(v.slots[: v.count].astype(np.uint32))
+            return
+        self.last_dispatches = 0
+        if npairs == 0:
+            return
+        pairs = self._pairs[:npairs]
+        slots = np.sort(pairs[:, 0].astype(np.int64))
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(slots) != 1) + 1))
+        if starts.size <= DIRECT_RUNS:
+            ends = [*starts[1:], npairs]
+            ids = v.slots[slots].astype(np.uint32)  # the final id of each changed slot, from the mirror
+            for a, b in zip(starts, ends):
+                v.buf.write(ids[a:b], offset=int(slots[a]) * 4)
+            return
+        self.last_dispatches = 1
+        if self._pairs_buf.size < npairs * 8:
+            self._pairs_buf.release()
+            self._pairs_buf = self.ctx.buffer(reserve=self._pairs.nbytes)
+        self._pairs_buf.write(self._pairs[:npairs])
+        v.buf.bind_to_storage_buffer(7)
+        self._pairs_buf.bind_to_storage_buffer(10)
+        self.scatter_prog["count"].value = npairs
+        self.scatter_prog.run(*self.culler._grid(npairs))
+
+    def _dispatch(self) -> None:
+        count = self.view.count
+        if count == 0:
+            return
+        self.ctx.memory_barrier()  # the scatter's and the movers' writes before the list pass reads them
+        self._bind()
+        self.list_prog["count"].value = count
+        self.list_prog.run(min(-(-count // _GROUP), _MAX_GROUPS), 1, 1)
+        self.ctx.memory_barrier()
+
+    def _bind(self) -> None:
+        g = self.culler
+        g.frame_block.bind_to_uniform_block(0)
+        g.objects.bind_to_storage_buffer(0)
+        g.looks.bind_to_storage_buffer(2)
+        g.instances.bind_to_storage_buffer(3)
+        g.ids.bind_to_storage_buffer(4)
+        g.command.bind_to_storage_buffer(5)
+        g.visible.bind_to_storage_buffer(6)
+        self.view.buf.bind_to_storage_buffer(7)
+        if g.ranges is not None:
+            g.ranges.bind_to_storage_buffer(8)
+        if g.lods is not None:
+            g.lods.bind_to_storage_buffer(9)
+
+    def upload(self, frame, draw) -> None:
+        g = self.culler
+        draw.gpu_records(frame, g.instances, g.command, lambda: (g.drawn_ids(), g.records()))
+
+    def visible_ids(self, frame) -> np.ndarray:
+        """The CPU's query answer (after the ranges), in the index's order."""
+        return frame.ids[: frame.n_visible]
+
+    def drawn_ids(self, frame) -> np.ndarray:
+        """A readback from the GPU, in the order drawn."""
+        return self.culler.drawn_ids()
+
+    def list_ids(self) -> np.ndarray:
+        """The last frame's view's persistent list on the GPU, (count,) int64 in slot order (a readback, for tests)."""
+        v = self.view
+        if v.count == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.frombuffer(v.buf.read(v.count * 4), dtype=np.uint32).astype(np.int64)
+
+    def release(self) -> None:
+        self.culler.release()
+        for v in self._lists.values():
+            v.release()
+        self._pairs_buf.release()
