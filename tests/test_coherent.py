@@ -1,0 +1,353 @@
+"""The coherent index (issue 25) frame after frame: flights over generated scenes of small and mixed step
+sizes, moving worlds, a teleport, surface points, events against VisibilityTracker, and a hypothesis state
+machine mixing camera steps of every size with moves, inserts and removes, always against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from viewer.frame.events import VisibilityTracker
+from viewer.index import brute_query
+from viewer.index.coherent import CoherentIndex
+
+
+def small_scene(name: str, n: int = 4000):
+    from viewer.scenes import bundled_recipes, generate_recipe, read_recipe
+
+    recipe = dict(read_recipe(bundled_recipes()[name]))
+    recipe["n"] = n
+    return generate_recipe(recipe)
+
+
+def flight(scene, frames: int = 400) -> np.ndarray:
+    from viewer.paths.generate import generated_path
+
+    return generated_path(scene).sample(frames=frames).positions
+
+
+class Checked:
+    """A coherent index beside the world it indexes, each query checked against brute force and the events
+    against a VisibilityTracker without margin."""
+
+    def __init__(self, centres, radii):
+        self.c = np.array(centres, dtype=float)
+        self.r = np.array(radii, dtype=float)
+        self.ix = CoherentIndex(self.c, self.r)
+        self.tracker = VisibilityTracker(self.c.shape[0])
+        self.out = np.empty(max(16, self.c.shape[0]), dtype=np.int64)
+        self.rebuilds = 0
+        self.tested = []
+
+    def query(self, p):
+        k = self.ix.query_into(p, self.out)
+        got = np.sort(self.out[:k])
+        want = np.sort(brute_query(self.c, self.r, p))
+        assert np.array_equal(got, want), (p, np.setdiff1d(got, want), np.setdiff1d(want, got))
+        ent, left = self.tracker.update(self.out, k, p, self.c, self.r)
+        assert np.array_equal(self.ix.last_entered(), ent)
+        assert np.array_equal(self.ix.last_left(), left)
+        assert self.ix.stats.visible == k and self.ix.stats.candidates >= k
+        self.rebuilds += self.ix.last_rebuilt
+        self.tested.append(self.ix.last_tested)
+        return got
+
+
+@pytest.mark.parametrize("scene", ["clustered-100k", "octaves-100k", "starfield-100k", "diagonal-100k",
+                                   "remote-cluster-100k", "uniform-100k"])
+def test_generated_flight_equals_brute_force(scene):
+    s = small_scene(scene)
+    w = Checked(s.centres, s.radii)
+    for p in flight(s):  # 400 frames over the whole flight: long steps
+        w.query(p)
+    assert w.rebuilds >= 1  # the first query walks from the root
+    from viewer.paths.generate import generated_path
+
+    w.tested.clear()
+    for p in generated_path(s).sample(dt=1.0 / 60.0).positions[:600]:  # 60 frames a second: short steps
+        w.query(p)
+    # coherence: most frames look at a small share of the objects
+    assert np.median(w.tested) < 0.25 * s.n, np.median(w.tested)
+
+
+def test_mixed_step_sizes_and_a_teleport(rng):
+    c = rng.uniform(-500, 500, (5000, 3))
+    r = rng.lognormal(3, 1, 5000)
+    w = Checked(c, r)
+    p = np.zeros(3)
+    for k in range(600):
+        scale = [0.01, 0.5, 3.0, 70.0, 400.0][k % 5] if k % 37 else 3000.0
+        p = np.clip(p + rng.normal(0, scale, 3), -2000, 2000)
+        w.query(p)
+    assert w.query(np.array([1e6, -1e6, 0.0])).size == 0  # a teleport far away: nothing in reach
+    w.query(np.zeros(3))  # and back
+    assert w.rebuilds >= 1
+
+
+def test_teleport_past_the_jump_threshold_rebuilds(rng, monkeypatch):
+    """Past the jump threshold (more due heap entries than max(JUMP_MIN, frontier / JUMP_DIV)) a query walks
+    the tree from the root; the answer and the events stay exact."""
+    from viewer.index import coherent
+
+    monkeypatch.setattr(coherent, "JUMP_MIN", 16)
+    c = rng.uniform(-5000, 5000, (60000, 3))
+    r = rng.uniform(5, 200, 60000)
+    w = Checked(c, r)
+    for p in np.linspace([0.0, 0.0, 0.0], [30.0, 0.0, 0.0], 20):
+        w.query(p)
+    assert not w.ix.last_rebuilt
+    w.query((4000.0, -4000.0, 4000.0))  # a jump: a plain walk
+    assert w.ix.last_walked
+    w.query((-4000.0, 4000.0, 0.0))  # another: still walking
+    assert w.ix.last_walked
+    w.query((-4001.0, 4000.0, 0.0))  # a short step: a new frontier
+    assert w.ix.last_rebuilt
+    w.query((-4002.0, 4000.0, 0.0))  # coherent again
+    assert not w.ix.last_rebuilt and not w.ix.last_walked
+    rng2 = np.random.default_rng(5)
+    for p in rng2.uniform(-5000, 5000, (30, 3)):  # random points: walks, all exact
+        w.query(p)
+
+
+def test_stationary_camera_tests_nothing(rng):
+    c = rng.uniform(-100, 100, (3000, 3))
+    r = rng.uniform(1, 30, 3000)
+    w = Checked(c, r)
+    w.query((1.0, 2.0, 3.0))
+    w.query((1.0, 2.0, 3.0))
+    w.query((1.0, 2.0, 3.0))
+    assert w.ix.last_tested == 0
+
+
+def test_surface_points_are_exact():
+    """Objects exactly on the camera's path at distance r (d == r in float64): slack 0, looked at every
+    query, never missed, never reported wrongly, while the camera passes through the surface."""
+    c = np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 5.0], [-6.0, 8.0, 0.0], [0.0, 0.0, 0.0]] * 10)
+    c[4:] += np.repeat(np.arange(1, 10), 4)[:, None] * 1000.0
+    r = np.array([5.0, 5.0, 10.0, 0.0] * 10)
+    w = Checked(c, r)
+    for x in np.linspace(-1.0, 1.0, 41):
+        w.query((x, 0.0, 0.0))
+    w.query((0.0, 0.0, 0.0))
+    assert {0, 1, 2, 3} <= set(w.query((0.0, 0.0, 0.0)).tolist())
+    w.query((6.0, 8.0, 0.0))  # exactly on object 0's and 2's spheres? (3,4,0)->(6,8,0): d = 5
+    w.query((6.0, 8.0, 0.0) + np.array([2.0**-40, 0.0, 0.0]))
+
+
+@pytest.mark.parametrize("model", ["drift", "orbit", "random-walk", "radius"])
+def test_moving_world(model, rng):
+    n = 6000
+    c = rng.uniform(-300, 300, (n, 3))
+    r = rng.uniform(2, 40, n)
+    w = Checked(c, r)
+    movers = rng.choice(n, n // 10, replace=False)
+    vel = rng.normal(0, 1.5, (movers.size, 3))
+    centre0 = c[movers].copy()
+    r0 = r[movers].copy()
+    p = np.zeros(3)
+    for f in range(150):
+        p = p + rng.normal(0, 2.0, 3)
+        if model == "drift":
+            new_c, new_r = w.c[movers] + vel, None
+        elif model == "orbit":
+            a = 0.1 * f
+            new_c, new_r = centre0 + 20.0 * np.stack([np.cos(a), np.sin(a), 0.0 * a]) - [20.0, 0, 0], None
+        elif model == "random-walk":
+            new_c, new_r = w.c[movers] + rng.uniform(-2, 2, (movers.size, 3)), None
+        else:
+            new_c, new_r = w.c[movers], r0 * (1.0 + 0.5 * np.sin(0.2 * f + movers))
+        w.ix.move_many(movers, new_c, new_r)
+        w.c[movers] = new_c
+        if new_r is not None:
+            w.r[movers] = new_r
+        w.query(p)
+    assert w.ix.detached == movers.size
+
+
+def test_dynamic_scene_frames(rng):
+    """A bundled moving recipe (clustered, 10% moving, pulsing radii) at small n, its own motion model."""
+    from viewer.frame.motion import MotionState, advance
+
+    s = small_scene("dynamic-100k", 4000)
+    state = MotionState.from_scene(s)
+    w = Checked(state.centres, state.radii)
+    for p in flight(s, 200):
+        ids, cen, rad = advance(state, 1.0 / 60.0)
+        w.ix.move_many(ids, cen, rad)
+        w.c[:], w.r[:] = state.centres, state.radii
+        w.query(p)
+
+
+def test_inserts_removes_and_relayout(rng):
+    c = rng.uniform(-100, 100, (200, 3))
+    r = rng.uniform(1, 30, 200)
+    ix = CoherentIndex(c, r)
+    model = {i: (c[i], r[i]) for i in range(200)}
+    tracker = VisibilityTracker(16)
+    out = np.empty(8192, dtype=np.int64)
+    p = np.zeros(3)
+    for step in range(60):
+        for _ in range(60):  # many inserts: a relayout of the tree along the way
+            cc, rr = rng.uniform(-100, 100, 3), float(rng.uniform(0, 30))
+            model[ix.insert(cc, rr)] = (cc, rr)
+        for i in rng.choice(sorted(model), 20, replace=False):
+            ix.remove(int(i))
+            del model[int(i)]
+        p = p + rng.normal(0, 3, 3)
+        k = ix.query_into(p, out)
+        ids = np.array(sorted(model), dtype=np.int64)
+        cs = np.array([model[i][0] for i in ids])
+        rs = np.array([model[i][1] for i in ids])
+        want = ids[brute_query(cs, rs, p)]
+        assert np.array_equal(np.sort(out[:k]), np.sort(want))
+        allc = np.zeros((ix._idt.next_id, 3))
+        allr = np.zeros(ix._idt.next_id)
+        allc[ids], allr[ids] = cs, rs
+        ent, left = tracker.update(out, k, p, allc, allr)
+        assert np.array_equal(ix.last_entered(), ent)
+        assert np.array_equal(ix.last_left(), left)
+
+
+def test_overflow_retry_keeps_events(rng):
+    c = rng.uniform(-10, 10, (500, 3))
+    r = np.full(500, 100.0)
+    ix = CoherentIndex(c, r)
+    small = np.empty(4, dtype=np.int64)
+    from viewer.index import QueryOverflow
+
+    with pytest.raises(QueryOverflow):
+        ix.query_into((0.0, 0.0, 0.0), small)
+    ids = ix.query((0.0, 0.0, 0.0))  # the base class retries at the same point
+    assert ids.size == 500
+    assert ix.last_entered().size == 500
+
+
+def test_memory_per_object(rng):
+    n = 200_000
+    ix = CoherentIndex(rng.uniform(-1e4, 1e4, (n, 3)), rng.uniform(5, 30, n))
+    ix.query((0.0, 0.0, 0.0))
+    assert ix.nbytes() / n <= 64.0
+
+
+coord = st.floats(-300, 300, allow_nan=False, width=64)
+step_scale = st.sampled_from([0.0, 1e-9, 0.01, 0.3, 2.0, 10.0, 50.0, 300.0, 1e5])
+
+
+class CoherentMachine(RuleBasedStateMachine):
+    """Camera steps of every size mixed with moves, batch moves, inserts and removes."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(11)
+        n = 300
+        self.c = rng.uniform(-100, 100, (n, 3))
+        self.r = rng.uniform(0, 40, n)
+        self.r[:5] = [0.0, 8.0, 16.0, 1000.0, 4.0]
+        self.ix = CoherentIndex(self.c, self.r, leaf=8)
+        self.live = np.ones(n, dtype=bool)
+        self.p = np.zeros(3)
+        self.tracker = VisibilityTracker(n)
+        self.out = np.empty(4096, dtype=np.int64)
+        self.rng = rng
+
+    def _grow(self):
+        self.c = np.vstack([self.c, np.zeros((1, 3))])
+        self.r = np.append(self.r, 0.0)
+        self.live = np.append(self.live, True)
+
+    @rule(scale=step_scale, dx=st.floats(-1, 1), dy=st.floats(-1, 1), dz=st.floats(-1, 1))
+    def step(self, scale, dx, dy, dz):
+        self.p = np.clip(self.p + scale * np.array([dx, dy, dz]), -1e6, 1e6)
+        self.check()
+
+    @rule(x=coord, y=coord, z=coord, r=st.floats(0, 80))
+    def insert(self, x, y, z, r):
+        i = self.ix.insert((x, y, z), r)
+        assert i == self.c.shape[0]
+        self._grow()
+        self.c[i], self.r[i] = (x, y, z), r
+
+    @precondition(lambda self: self.live.any())
+    @rule(k=st.integers(0, 10**6))
+    def remove(self, k):
+        alive = np.flatnonzero(self.live)
+        i = int(alive[k % alive.size])
+        self.ix.remove(i)
+        self.live[i] = False
+
+    @precondition(lambda self: self.live.any())
+    @rule(share=st.floats(0.01, 0.5), d=st.floats(0, 30), radius=st.booleans())
+    def move_many(self, share, d, radius):
+        alive = np.flatnonzero(self.live)
+        ids = self.rng.choice(alive, max(1, int(share * alive.size)), replace=False)
+        c = self.c[ids] + self.rng.normal(0, d + 1e-9, (ids.size, 3))
+        r = self.rng.uniform(0, 60, ids.size) if radius else None
+        self.ix.move_many(ids, c, r)
+        self.c[ids] = c
+        if r is not None:
+            self.r[ids] = r
+
+    @precondition(lambda self: self.live.any())
+    @rule(k=st.integers(0, 10**6), onto=st.booleans())
+    def onto_surface(self, k, onto):
+        """Move an object so that the camera lies exactly on its sphere (d == r in float64)."""
+        alive = np.flatnonzero(self.live)
+        i = int(alive[k % alive.size])
+        c = self.p + np.array([3.0, 4.0, 0.0])
+        self.ix.move(i, c, 5.0 if onto else None)
+        self.c[i] = c
+        if onto:
+            self.r[i] = 5.0
+
+    def check(self):
+        k = self.ix.query_into(self.p, self.out)
+        ids = np.flatnonzero(self.live)
+        want = ids[brute_query(self.c[ids], self.r[ids], self.p)]
+        assert np.array_equal(np.sort(self.out[:k]), np.sort(want))
+        r = np.where(self.live, self.r, -1.0)  # removed: out of reach for the tracker
+        ent, left = self.tracker.update(self.out, k, self.p, self.c, np.maximum(r, 0.0))
+        assert np.array_equal(self.ix.last_entered(), ent)
+        assert np.array_equal(self.ix.last_left(), left)
+
+    @invariant()
+    def size(self):
+        assert len(self.ix) == int(self.live.sum())
+
+
+TestCoherentMachine = CoherentMachine.TestCase
+TestCoherentMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+def test_repeated_mover_batches_after_removes_stay_exact(rng):
+    """The same batch of movers frame after frame takes a cached path (their rows known); removing a detached
+    object moves rows (the next query drops it): the cache must follow."""
+    n = 3000
+    c = rng.uniform(-200, 200, (n, 3))
+    r = rng.uniform(2, 40, n)
+    w = Checked(c, r)
+    y = np.arange(0, 50)  # detached first: rows 0..49
+    movers = np.arange(100, 400)
+    w.ix.move_many(y, w.c[y] + 1.0)
+    w.c[y] += 1.0
+    p = np.zeros(3)
+    for f in range(40):
+        if f in (10, 25):
+            gone = int(y[f // 10])
+            w.ix.remove(gone)
+            w.r[gone] = -1.0  # out of reach for brute force from now on
+        if f == 26:  # a batch between a remove and the query that drops its row
+            w.ix.move_many(movers, w.c[movers])
+        new = w.c[movers] + rng.normal(0, 2, (movers.size, 3))
+        w.ix.move_many(movers, new, w.r[movers] * 1.01)
+        w.c[movers] = new
+        w.r[movers] *= 1.01
+        p = p + rng.normal(0, 3, 3)
+        got = np.sort(w.ix.query(p))
+        live = w.r >= 0
+        ids = np.flatnonzero(live)
+        want = np.sort(ids[brute_query(w.c[ids], w.r[ids], p)])
+        assert np.array_equal(got, want), f
+    assert w.ix._movers is not None  # the cached path ran
