@@ -6,7 +6,9 @@
 // EXACT, one invocation per kept object: the index contract's exact float64 predicate
 //   (`(dx*dx + dy*dy) + dz*dz <= r*r`), the visibility events, then viewer.frustum's sphere-against-six-
 //   planes test in float64; each drawn object's instance record is appended through an atomic counter,
-//   and that counter is the indirect draw command's vertex (sprites) or instance (mesh) count.
+//   and that counter is the indirect draw command's vertex (sprites) or instance (mesh) count; with LOD
+//   switches (info.w > 0) its band is counted and written per record, and a band change since the last
+//   frame (BandState: the band when last drawn, -1 not drawn) is counted and appended to Changes.
 // `precise` keeps every expression exactly as written (no fused multiply-add), so the answers equal the
 // CPU's bit for bit. A software rasteriser runs a branch for all lanes of a SIMD vector, so one pass
 // doing both would pay the float64 work for every object.
@@ -39,6 +41,7 @@ layout(std430, binding = 5) coherent buffer Command {
     uint groups[3];
     uint bands[8];    // drawn objects per LOD band (when info.w > 0)
     uint proxies;     // drawn HLOD proxies (objects whose Ranges row has w = 1)
+    uint band_changes;  // LOD band changes since the last frame (when info.w > 0): the Changes entries
 };
 // the PREFILTER pass's kept ids
 layout(std430, binding = 7) coherent buffer Kept { uint kept_ids[]; };
@@ -49,6 +52,14 @@ layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
 layout(std430, binding = 8) readonly buffer Ranges { dvec4 ranges[]; };
 // per object, info.w LOD switch distances (ascending, +inf padding), world units
 layout(std430, binding = 9) readonly buffer Lods { double lods[]; };
+// per object, its LOD band when last drawn, -1 when not drawn last frame (read and written only when info.w > 0,
+// by the one invocation that owns the object: no atomics); an object drawn last frame was visible, so its "in"
+// bit is set and the PREFILTER keeps it: every object whose state may change is visited
+layout(std430, binding = 10) coherent buffer BandState { int band_state[]; };
+// out: the band changes, as viewer.frame.ranges.Ranges.changes: (id, (previous + 1) | (current + 1) << 16)
+layout(std430, binding = 11) writeonly buffer Changes { uvec2 changes[]; };
+// out: the drawn objects' LOD bands, in record order (when info.w > 0; shaders/mesh_groups.glsl reads them)
+layout(std430, binding = 12) writeonly buffer DrawnBands { uint drawn_bands[]; };
 
 layout(std140, binding = 0) uniform Frame {
     dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
@@ -87,6 +98,17 @@ void main() {
     }
 }
 #else
+// the band change of object i this frame (cur: its band if drawn, else -1), as
+// viewer.frame._ranges_kernels.band_events: a drawn object whose band differs from its last, or an object
+// drawn last frame and not now
+void track(uint i, int cur) {
+    if (info.w == 0u) return;
+    int old = band_state[i];
+    if (old == cur) return;
+    band_state[i] = cur;
+    changes[atomicAdd(band_changes, 1u)] = uvec2(i, uint(old + 1) | (uint(cur + 1) << 16));
+}
+
 void exact(uint i) {
     bool was_in = (approx[i].w & IN_BIT) != 0u;
     dvec4 o = objects[i];
@@ -146,7 +168,10 @@ void exact(uint i) {
             atomicAdd(left, 1u);
         }
     }
-    if (!vis) return;
+    if (!vis) {
+        track(i, -1);
+        return;
+    }
     visible_ids[atomicAdd(visible, 1u)] = i;
 
     uvec2 look = looks[i];
@@ -155,7 +180,10 @@ void exact(uint i) {
     for (int p = 0; p < 6; ++p) {
         dvec4 pl = planes[p];
         precise double sd = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
-        if (sd < neg_bound) return;
+        if (sd < neg_bound) {
+            track(i, -1);
+            return;
+        }
     }
 
     uint slot = atomicAdd(command[info.y], 1u);
@@ -169,6 +197,8 @@ void exact(uint i) {
             if (s2 <= d2) lod_band += 1u; else break;
         }
         atomicAdd(bands[min(lod_band, 7u)], 1u);
+        track(i, int(lod_band));
+        drawn_bands[slot] = lod_band;
     }
     // the record, as viewer._frame_kernels.gather_instances writes it
     precise double ex = o.x - eye.x;

@@ -13,12 +13,18 @@ float32 (16 bytes), its half-extent and colour (8 bytes). Each frame one compute
   counter *is* the indirect draw command's count, so the draw that follows (``render_indirect``) needs
   nothing from the CPU;
 - one "in" bit per object (the sign bit of the float32 radius, read with the row anyway) gives the
-  visibility events' counts (entered / left, with :class:`viewer.frame.events.VisibilityTracker`'s hysteresis rule).
+  visibility events' counts (entered / left, with :class:`viewer.frame.events.VisibilityTracker`'s hysteresis rule);
+- with LOD switches (:meth:`GpuCuller.set_lod`), each drawn object's band (counted per band, and written per
+  record for the mesh grouping of :mod:`viewer.render.gpu_mesh_groups`), and each object's band when last
+  drawn (-1: not drawn), so a band change (:attr:`viewer.frame.ranges.Ranges.changes`' rule: drawn with
+  another band, or drawn last frame and not now) is counted and appended as ``(id, previous, current)``;
+  an object drawn last frame still has its "in" bit, so the prefilter keeps it and its leaving is seen.
 
 Nothing comes back to the CPU unless asked: :meth:`GpuCuller.counters` reads 28 bytes (visible, drawn,
 entered, left); :meth:`GpuCuller.drawn_ids` / :meth:`GpuCuller.visible_ids` / :meth:`GpuCuller.records`
-read lists back, for tests. Moving objects: :meth:`GpuCuller.move` uploads only the movers' rows (36
-bytes each), and ``shaders/cull_move.glsl`` scatters them into both copies.
+/ :meth:`GpuCuller.band_changes` read lists back, for tests or a subscriber. Moving objects:
+:meth:`GpuCuller.move` uploads only the movers' rows (36 bytes each), and ``shaders/cull_move.glsl``
+scatters them into both copies (keeping the "in" bits).
 
 The prefilter's bound: with u = 2^-23 (float32 rounding, either rounding mode), M the largest
 coordinate magnitude of any centre so far and P the query point's, each float32 coordinate difference
@@ -54,10 +60,10 @@ __all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_una
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = INSTANCE_DTYPE.itemsize
 _MESH_VERTICES = 36
-_COMMAND_WORDS = 20  # uint command[4]; visible, entered, left, kept; the EXACT pass's groups[3]; bands[8]; proxies
+_COMMAND_WORDS = 21  # command[4]; visible, entered, left, kept; EXACT's groups[3]; bands[8]; proxies; band changes
 _COUNTERS = 4  # first word of the counters
 _GROUPS = 8  # first word of the EXACT pass's dispatch
-_BANDS = 11  # first word of the drawn objects' LOD band counts (8: bands 0..7), then the drawn proxies
+_BANDS = 11  # first word of the drawn objects' LOD band counts (8: bands 0..7), then the drawn proxies, band changes
 
 _U = 2.0**-23  # float32 rounding of a stored or converted value, whichever rounding mode
 _IN_BIT = np.uint32(0x80000000)
@@ -106,7 +112,8 @@ class GpuCuller:
     colours : (N,) uint32, RGBA bytes packed in memory order (:func:`viewer.frame.pack_colours`)
 
     GPU memory per object: 56 bytes for the objects (exact, float32 copy, look), 36 for the room a frame
-    may need (its record, and its id in the drawn, visible and kept lists), so a frame never overflows.
+    may need (its record, and its id in the drawn, visible and kept lists), so a frame never overflows;
+    with LOD switches 16 more (its last band, a change, its record's band).
     """
 
     def __init__(self, ctx: moderngl.Context, shaders: ShaderLibrary, centres: np.ndarray, radii: np.ndarray,
@@ -156,6 +163,9 @@ class GpuCuller:
         self.ranges: moderngl.Buffer | None = None  # (begin, limit, parent, 0) per object, float64 (issue 24)
         self._ranges_key = None
         self.lods: moderngl.Buffer | None = None  # (N, L) float64 LOD switch distances (issue 24)
+        self.band_state: moderngl.Buffer | None = None  # (N,) int32: each object's band when last drawn, -1 not drawn
+        self.changes: moderngl.Buffer | None = None  # (N, 2) uint32: the last dispatch's band changes
+        self.drawn_bands: moderngl.Buffer | None = None  # (N,) uint32: the drawn objects' bands, in record order
         self._frame["palette"] = pack_colours(BAND_PALETTE)[:8]
         self.band_colours = False  # colour the records by LOD band (the ``band`` colour mode)
 
@@ -171,11 +181,33 @@ class GpuCuller:
         a = np.ascontiguousarray(lod, dtype=np.float64).reshape(self.n, -1)
         self.lods = self.ctx.buffer(a.tobytes())
         self._frame["info"][3] = a.shape[1]
+        if self.band_state is None:  # kept across new switch distances (a radius scale), as Ranges' state is
+            self.band_state = self.ctx.buffer(np.full(self.n, -1, dtype=np.int32).tobytes())
+            self.changes = self.ctx.buffer(reserve=self.n * 8)
+            self.drawn_bands = self.ctx.buffer(reserve=self.n * 4)
+
+    def reset_bands(self) -> None:
+        """Forget the last frame's bands: the next dispatch reports every drawn object as a change from -1
+        (:meth:`viewer.frame.ranges.Ranges.reset`)."""
+        if self.band_state is not None:
+            self.band_state.write(np.full(self.n, -1, dtype=np.int32).tobytes())
+
+    def band_changes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last dispatch's LOD band changes, as :attr:`viewer.frame.ranges.Ranges.changes`: ``(ids (E,)
+        int64, previous (E,) int8, current (E,) int8)``, -1 meaning not drawn, in no order (a readback of 8
+        bytes a change; empty without LOD switches)."""
+        e = int(self.band_counts()[9]) if self.changes is not None else 0
+        if e == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int8)
+        w = np.frombuffer(self.changes.read(e * 8), dtype=np.uint32).reshape(e, 2)
+        prev = (w[:, 1] & 0xFFFF).astype(np.int16) - 1
+        cur = (w[:, 1] >> 16).astype(np.int16) - 1
+        return w[:, 0].astype(np.int64), prev.astype(np.int8), cur.astype(np.int8)
 
     def band_counts(self) -> np.ndarray:
-        """(9,) int64: the last dispatch's drawn objects per LOD band 0..7 (zeros without LOD), then its drawn
-        HLOD proxies (0 without ranges): a 36-byte readback."""
-        return np.frombuffer(self.command.read(36, offset=_BANDS * 4), dtype=np.uint32).astype(np.int64)
+        """(10,) int64: the last dispatch's drawn objects per LOD band 0..7 (zeros without LOD), its drawn
+        HLOD proxies (0 without ranges), then its LOD band changes (0 without LOD): a 40-byte readback."""
+        return np.frombuffer(self.command.read(40, offset=_BANDS * 4), dtype=np.uint32).astype(np.int64)
 
     def set_ranges(self, begin: np.ndarray | None, limit: np.ndarray | None, parent: np.ndarray | None,
                    is_proxy: np.ndarray | None = None) -> None:
@@ -216,9 +248,12 @@ class GpuCuller:
         self.relative = bool(relative)
 
     def reset_events(self) -> None:
-        """Forget the "in" bits: the next dispatch reports every visible object as entered."""
+        """Forget the "in" bits and the LOD bands: the next dispatch reports every visible object as entered
+        and every drawn one as a band change from -1 (the bands must go with the bits: an object with a band
+        is visited because its bit is set)."""
         if self.n:
             self._run_move(self.n, mode=1)
+        self.reset_bands()
 
     def move(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         """Objects ``ids`` (M,) are now at ``centres`` (M, 3) float64 with view distances ``radii`` (M,)
@@ -307,6 +342,9 @@ class GpuCuller:
             self.ranges.bind_to_storage_buffer(8)
         if self.lods is not None:
             self.lods.bind_to_storage_buffer(9)
+            self.band_state.bind_to_storage_buffer(10)
+            self.changes.bind_to_storage_buffer(11)
+            self.drawn_bands.bind_to_storage_buffer(12)
         self.prefilter.run(*self._groups)
         self.ctx.memory_barrier()
         self.exact.run_indirect(self.command, offset=_GROUPS * 4)
@@ -408,7 +446,8 @@ class GpuCuller:
     def release(self) -> None:
         """Free the GPU buffers."""
         for b in (self.objects, self.approx, self.looks, self.instances, self.ids, self.visible, self.kept, self.command,
-                  self.frame_block, self._moves, self._move_ids, self.ranges, self.lods):
+                  self.frame_block, self._moves, self._move_ids, self.ranges, self.lods, self.band_state,
+                  self.changes, self.drawn_bands):
             if b is not None:
                 b.release()
 
@@ -437,6 +476,7 @@ class GpuCulling(CullingMode):
         # every object is tested each frame; no nodes
         self.stats = QueryStats(candidates=self.culler.n)
         self.last: GpuCounters | None = None
+        self._groups = None  # the GpuMeshGroups of a scene drawn with its own meshes (made at its first frame)
 
     def __len__(self) -> int:
         return self.culler.n
@@ -481,22 +521,57 @@ class GpuCulling(CullingMode):
         self.last = c
         self.stats.visible = c.visible
         frame.n_visible, frame.n_drawn, frame.n_entered, frame.n_left = c.visible, c.drawn, c.entered, c.left
-        # the band and proxy counts (counted in the exact pass; a scene without LOD switches: every drawn object
-        # in band 0); band changes are not tracked on the GPU
-        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(9, dtype=np.int64)
+        # the band, proxy and band-change counts (counted in the exact pass; a scene without LOD switches: every
+        # drawn object in band 0, no changes)
+        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(10, dtype=np.int64)
         if not rg.has_lod:
             b[:8] = 0
             b[0] = c.drawn
+            b[9] = 0
         frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
-                            band_changes=0, proxies=int(b[8]))
+                            band_changes=int(b[9]), proxies=int(b[8]))
         st = frame.stage_ms
         st["query"], st["events"], st["cull"], st["gather"] = (t2 - t1) * 1e3, 0.0, 0.0, 0.0
         st["upload"] = (t1 - t0) * 1e3
         return matrices
 
     def upload(self, frame, draw) -> None:
+        """Hand the GPU's records to ``draw``; a scene drawn with its own meshes has them grouped by mesh (the
+        mesh of each object's LOD band) on the GPU first (:class:`viewer.render.gpu_mesh_groups.GpuMeshGroups`,
+        timed as the gather), one indirect draw per mesh."""
         g = self.culler
+        if frame.mesh_batches is not None and getattr(draw, "file_meshes", None) is not None \
+                and self._mode_is_mesh():
+            t0 = perf_counter()
+            groups = self._groups_for(draw.file_meshes, frame.mesh_batches)
+            groups.group(g, bands=frame.ranges.has_lod)
+            frame.stage_ms["gather"] += (perf_counter() - t0) * 1e3
+            draw.gpu_mesh_records(groups)
+            return
         draw.gpu_records(frame, g.instances, g.command, lambda: (g.drawn_ids(), g.records()))
+
+    def _mode_is_mesh(self) -> bool:
+        return self.culler._mode_field == 1
+
+    def _groups_for(self, file_meshes, batches):
+        """The mesh grouping of ``file_meshes`` (made once per renderer)."""
+        from .gpu_mesh_groups import GpuMeshGroups
+
+        cur = self._groups
+        if cur is None or cur.file_meshes is not file_meshes:
+            if cur is not None:
+                cur.release()
+            cur = self._groups = GpuMeshGroups(self.ctx, self.culler.shaders, file_meshes, batches)
+        return cur
+
+    def band_groups(self):
+        """The mesh grouping the last mesh-mode frame used (a :class:`GpuMeshGroups`), or None."""
+        return self._groups
+
+    def band_changes(self, frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last frame's LOD band changes ``(ids, previous, current)`` (:meth:`GpuCuller.band_changes`: a
+        readback, in no order), the GPU's :attr:`viewer.frame.ranges.Ranges.changes`."""
+        return self.culler.band_changes()
 
     def visible_ids(self, frame) -> np.ndarray:
         """A readback from the GPU, in no order."""
@@ -507,6 +582,9 @@ class GpuCulling(CullingMode):
         return self.culler.drawn_ids()
 
     def release(self) -> None:
+        if self._groups is not None:
+            self._groups.release()
+            self._groups = None
         self.culler.release()
 
 

@@ -39,6 +39,7 @@ class InstanceDraw:
         self._n = 0
         self._indirect: tuple[moderngl.Buffer, moderngl.Buffer] | None = None
         self._meshes = False
+        self._groups = None  # a GpuMeshGroups that grouped this frame's records on the GPU (gpu_mesh_records)
 
     @property
     def own_meshes(self) -> bool:
@@ -48,6 +49,7 @@ class InstanceDraw:
     def cpu_records(self, frame) -> None:
         """This frame's records from the frame's gather (``frame.instance_bytes()``, or its mesh batches)."""
         self._indirect = None
+        self._groups = None
         self._meshes = frame.mesh_batches is not None
         if self._meshes:
             self.file_meshes.upload(frame.mesh_batches)
@@ -59,6 +61,7 @@ class InstanceDraw:
         """This frame's records written on the GPU: ``instances`` holds them, ``command`` is the indirect draw
         command; ``read_back()`` returns ``(ids (m,) int64, records (m,) INSTANCE_DTYPE)`` for a scene drawn
         with its own meshes (grouped here by mesh, the time added to the frame's gather)."""
+        self._groups = None
         self._meshes = frame.mesh_batches is not None
         if self._meshes:
             t0 = perf_counter()
@@ -70,6 +73,13 @@ class InstanceDraw:
         else:
             self._indirect = (instances, command)
 
+    def gpu_mesh_records(self, groups) -> None:
+        """This frame's records grouped by mesh (and LOD band) on the GPU by ``groups`` (a
+        :class:`viewer.render.gpu_mesh_groups.GpuMeshGroups`): one indirect draw per mesh with records."""
+        self._indirect = None
+        self._meshes = True
+        self._groups = groups
+
     def draw(self, matrices, viewport_height: int, drawn: int) -> int:
         """Draw this frame's records into the bound framebuffer; returns the instanced draws issued.
 
@@ -78,7 +88,7 @@ class InstanceDraw:
         r = self.renderer
         if self._meshes:  # one instanced draw per mesh with drawn instances
             r.set_uniforms(self.file_meshes.prog, matrices.rotation, matrices.projection)
-            return self.file_meshes.draw()
+            return self.file_meshes.draw() if self._groups is None else self._groups.draw()
         if self._indirect is not None:
             r.draw_indirect(*self._indirect, matrices.rotation, matrices.projection, viewport_height)
         else:
