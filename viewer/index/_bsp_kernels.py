@@ -238,7 +238,20 @@ def build(obj, leaf_size, nbins, count, pca):
     ``pca``, the principal direction of its centres); small or deep nodes, or a node no plane splits,
     split at the median of the widest axis. Returns ``D`` (n, 4) the rows in slot order, ``perm`` (n,)
     int64, ``nf`` (M, 12) with planes and intervals (boxes are filled by the caller's refit), ``ni``
-    (M, 6), ``nnodes``, ``maxdepth``; leaves have ``cap == cnt``."""
+    (M, 6), ``nnodes``, ``maxdepth``; leaves have ``cap == cnt``. The same build as :func:`build_start` then
+    :func:`build_steps` until done."""
+    D, perm, nf, ni, stack, ctl = build_start(obj)
+    build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, count, pca, -1)
+    nnodes = ctl[1]
+    return D[:, :4].copy(), perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, ctl[2]
+
+
+@njit
+def build_start(obj):
+    """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
+    ``D`` (n, 5) rows x, y, z, r, projection scratch (reordered in place into slot order), ``perm`` (n,)
+    int64, ``nf`` (2n + 1, 12), ``ni`` (2n + 1, 6) int32, ``stack`` (2n + 1,) int64 of nodes still to
+    split and ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]``."""
     n = obj.shape[0]
     D = np.empty((n, 5))  # x, y, z, r, projection scratch
     D[:, :4] = obj
@@ -251,6 +264,17 @@ def build(obj, leaf_size, nbins, count, pca):
     ni[0, PARENT] = -1
     nf[0, SLO] = -INF
     nf[0, SHI] = INF
+    stack = np.empty(maxnodes, dtype=np.int64)
+    stack[0] = 0
+    ctl = np.array([1, 1, 0], dtype=np.int64)
+    return D, perm, nf, ni, stack, ctl
+
+
+@njit
+def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, count, pca, budget):
+    """Split the nodes on ``stack`` (the state of :func:`build_start`) until the objects of the nodes
+    taken reach ``budget`` (< 0: no limit); returns True when the tree is complete. A node is split
+    whole, so one call does at least one node's work (the root's: every object)."""
     normals = np.empty((count + 1, 3))
     normals[:count] = NORMALS[:count]
     cnt_b = np.zeros(nbins, dtype=np.int64)
@@ -259,17 +283,17 @@ def build(obj, leaf_size, nbins, count, pca):
     rlo = np.empty(nbins)
     rhi = np.empty(nbins)
     rcnt = np.zeros(nbins, dtype=np.int64)
-    nnodes = 1
-    maxdepth = 0
-    stack = np.empty(maxnodes, dtype=np.int64)
-    stack[0] = 0
-    sp = 1
-    while sp > 0:
+    sp = ctl[0]
+    nnodes = ctl[1]
+    maxdepth = ctl[2]
+    work = 0
+    while sp > 0 and (budget < 0 or work < budget):
         sp -= 1
         node = stack[sp]
         s = ni[node, START]
         c = ni[node, CNT]
         d = ni[node, DEPTH]
+        work += c
         maxdepth = max(maxdepth, d)
         if c <= leaf_size:
             ni[node, CAP] = c
@@ -310,7 +334,10 @@ def build(obj, leaf_size, nbins, count, pca):
             nf[ch, SLO], nf[ch, SHI] = _interval(D, cs, ce, nx, ny, nz)
             stack[sp] = ch
             sp += 1
-    return D[:, :4].copy(), perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
+    ctl[0] = sp
+    ctl[1] = nnodes
+    ctl[2] = maxdepth
+    return sp == 0
 
 
 # ----------------------------------------------------------------------------------------- query

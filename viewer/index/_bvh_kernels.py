@@ -80,8 +80,21 @@ def build(obj, leaf_size, nbins, rkey_eps):
     off into their own subtrees instead of inflating every box around them.
 
     Returns ``perm`` (n,) int64 (slot order -> input row), ``nf`` (M, 6), ``ni`` (M, 6), ``nnodes``,
-    ``maxdepth``; leaves have ``cap == cnt`` (no slack) and slot ranges in ``perm`` order.
+    ``maxdepth``; leaves have ``cap == cnt`` (no slack) and slot ranges in ``perm`` order. The same
+    build as :func:`build_start` then :func:`build_steps` until done.
     """
+    D, perm, nf, ni, stack, ctl = build_start(obj, rkey_eps)
+    build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, -1)
+    nnodes = ctl[1]
+    return perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, ctl[2]
+
+
+@njit
+def build_start(obj, rkey_eps):
+    """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
+    ``D`` (n, 5) rows x, y, z, r, log r (reordered in place into slot order), ``perm`` (n,) int64,
+    ``nf`` (2n + 1, 6), ``ni`` (2n + 1, 6) int32, ``stack`` (2n + 1,) int64 of nodes still to split and
+    ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]``."""
     n = obj.shape[0]
     # one row per object, rows reordered in place as the tree splits them (sequential access, no
     # gathers through a permutation; narrow rows, as the swaps are the cost): x, y, z, r, log r
@@ -99,24 +112,34 @@ def build(obj, leaf_size, nbins, rkey_eps):
     ni[0, CNT] = n
     ni[0, PARENT] = -1
     ni[0, DEPTH] = 0
-    nnodes = 1
-    maxdepth = 0
     stack = np.empty(maxnodes, dtype=np.int64)
-    sp = 0
-    stack[sp] = 0
-    sp += 1
+    stack[0] = 0
+    ctl = np.array([1, 1, 0], dtype=np.int64)
+    return D, perm, nf, ni, stack, ctl
+
+
+@njit
+def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
+    """Split the nodes on ``stack`` (the state of :func:`build_start`) until the objects of the nodes
+    taken reach ``budget`` (< 0: no limit); returns True when the tree is complete. A node is split
+    whole, so one call does at least one node's work (the root's: every object)."""
+    sp = ctl[0]
+    nnodes = ctl[1]
+    maxdepth = ctl[2]
+    work = 0
     cnt_b = np.zeros(nbins, dtype=np.int64)
     box_b = np.empty((nbins, 6))
     rcnt = np.zeros(nbins, dtype=np.int64)
     rbox = np.empty((nbins, 6))
     kmin = np.empty(4)
     kmax = np.empty(4)
-    while sp > 0:
+    while sp > 0 and (budget < 0 or work < budget):
         sp -= 1
         node = stack[sp]
         s = ni[node, START]
         c = ni[node, CNT]
         d = ni[node, DEPTH]
+        work += c
         if d > maxdepth:
             maxdepth = d
         # node box and key ranges, in locals (no stores through arrays in the hot loop)
@@ -282,7 +305,10 @@ def build(obj, leaf_size, nbins, rkey_eps):
             ni[ch, DEPTH] = d + 1
             stack[sp] = ch
             sp += 1
-    return perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
+    ctl[0] = sp
+    ctl[1] = nnodes
+    ctl[2] = maxdepth
+    return sp == 0
 
 
 @njit

@@ -57,7 +57,20 @@ def build(obj, leaf_size):
     median of the axis where their centres spread most, down to leaves of at most ``leaf_size``, each
     sorted by radius (largest first). Returns ``D`` (n, 4) the rows in slot order, ``perm`` (n,) int64
     (slot -> input row), ``nf`` (M, 8), ``ni`` (M, 7), ``nnodes``, ``maxdepth``; leaves have
-    ``cap == cnt``. Boxes and radii are filled bottom-up by the caller (:func:`refit_all`)."""
+    ``cap == cnt``. Boxes and radii are filled bottom-up by the caller (:func:`refit_all`). The same
+    build as :func:`build_start` then :func:`build_steps` until done."""
+    D, perm, nf, ni, stack, ctl = build_start(obj)
+    build_steps(D, perm, nf, ni, stack, ctl, leaf_size, -1)
+    nnodes = ctl[1]
+    return D, perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, ctl[2]
+
+
+@njit
+def build_start(obj):
+    """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
+    ``D`` (n, 4) the rows (reordered in place into slot order), ``perm`` (n,) int64, ``nf`` (2n + 1, 8),
+    ``ni`` (2n + 1, 7) int32, ``stack`` (2n + 1,) int64 of nodes still to split and ``ctl`` (3,) int64
+    ``[stack size, nnodes, maxdepth]``."""
     n = obj.shape[0]
     D = obj.copy()
     perm = np.arange(n)
@@ -67,17 +80,28 @@ def build(obj, leaf_size):
     ni[0, CHILD] = -1
     ni[0, CNT] = n
     ni[0, PARENT] = -1
-    nnodes = 1
-    maxdepth = 0
     stack = np.empty(maxnodes, dtype=np.int64)
     stack[0] = 0
-    sp = 1
-    while sp > 0:
+    ctl = np.array([1, 1, 0], dtype=np.int64)
+    return D, perm, nf, ni, stack, ctl
+
+
+@njit
+def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, budget):
+    """Split the nodes on ``stack`` (the state of :func:`build_start`) until the objects of the nodes
+    taken reach ``budget`` (< 0: no limit); returns True when the tree is complete. A node is split
+    whole, so one call does at least one node's work (the root's: every object)."""
+    sp = ctl[0]
+    nnodes = ctl[1]
+    maxdepth = ctl[2]
+    work = 0
+    while sp > 0 and (budget < 0 or work < budget):
         sp -= 1
         node = stack[sp]
         s = ni[node, START]
         c = ni[node, CNT]
         d = ni[node, DEPTH]
+        work += c
         maxdepth = max(maxdepth, d)
         if c <= leaf_size:
             ni[node, CHILD] = -1
@@ -126,7 +150,10 @@ def build(obj, leaf_size):
             ni[ch, DEPTH] = d + 1
             stack[sp] = ch
             sp += 1
-    return D, perm, nf[:nnodes].copy(), ni[:nnodes].copy(), nnodes, maxdepth
+    ctl[0] = sp
+    ctl[1] = nnodes
+    ctl[2] = maxdepth
+    return sp == 0
 
 
 # ----------------------------------------------------------------------------------------- query

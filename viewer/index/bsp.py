@@ -37,7 +37,9 @@ class BSPTree(LeafTree):
     O(depth) descent); a full leaf splits at the median of its widest axis (the planes a dynamic world
     adds are the axes'). The tree is rebuilt (at most once per
     ``n / 4`` updates) when the summed box volume exceeds ``rebuild_factor`` times its value at build,
-    the depth has grown by 16, or dead slots exceed the live ones.
+    the depth has grown by 16, or dead slots exceed the live ones; from ``stage_from`` objects the
+    rebuild is staged over later updates so that no update pays for a whole build
+    (:mod:`viewer.index._leaftree`; the volume's reference is then the one after the swap).
 
     Parameters
     ----------
@@ -51,7 +53,10 @@ class BSPTree(LeafTree):
 
     name = "bsp"
     updates_in_place = True
-    update_note = "in place while the planes lead the centre to its leaf (O(depth)), else remove + insert; rebuilds"
+    update_note = (
+        "in place while the planes lead the centre to its leaf (O(depth)), else remove + insert; rebuilds staged"
+        " over frames"
+    )
     K = K
     warm_options = {"leaf_size": 2, "planes": "all"}
 
@@ -64,9 +69,17 @@ class BSPTree(LeafTree):
         self.rebuild_factor = as_option(rebuild_factor, "rebuild_factor", 1.0, lo_open=True)
         super().__init__(centres, radii, leaf_size)
 
-    def _build_tree(self, obj: np.ndarray):
+    def _build_start(self, obj: np.ndarray):
+        return K.build_start(obj)
+
+    def _build_steps(self, state, budget: int) -> bool:
         count, pca = K.PLANES[self.planes]
-        return K.build(obj, self.leaf_size, self.bins, count, pca)
+        return K.build_steps(*state, self.leaf_size, self.bins, count, pca, budget)
+
+    def _build_result(self, state):
+        D, perm, nf, ni, _, ctl = state
+        nnodes = int(ctl[1])
+        return D[:, :4], perm, nf[:nnodes], ni[:nnodes], nnodes, int(ctl[2])  # views: the install copies them
 
     def _empty_tree(self) -> tuple[np.ndarray, np.ndarray]:
         nf = np.zeros((1, K.NF_COLS))
@@ -78,6 +91,9 @@ class BSPTree(LeafTree):
         self._ex = np.zeros((1, 1, 1, 1))  # four dimensions: the BSP tree's tag in the shared update kernels
         K.refit_all(self._obj, self._nf, self._ni, self._ex, self._st)
         self._cost0 = float(self._ex[0, 0, 0, 0])
+
+    def _after_swap(self) -> None:
+        self._cost0 = max(self._cost0, float(self._ex[0, 0, 0, 0]))
 
     def _worn(self) -> bool:
         return bool(self._ex[0, 0, 0, 0] > self.rebuild_factor * self._cost0

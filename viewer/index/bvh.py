@@ -29,8 +29,10 @@ class BVH(LeafTree):
     volume instead detaches the object and reinserts it into the leaf that grows least (splitting a
     full leaf). ``insert`` does the same; ``remove`` swaps the leaf's last object into the hole. The
     summed volume of all node boxes (the expected traversal cost) is tracked; when it exceeds
-    ``rebuild_factor`` times its value at build, or dead slots exceed the live ones, the tree is rebuilt
-    (at most once per ``n / 4`` updates, so the rebuild cost is amortised).
+    ``rebuild_factor`` times its value at build (or at the last staged swap), or dead slots exceed the
+    live ones, the tree is rebuilt (at most once per ``n / 4`` updates, so the rebuild cost is
+    amortised); from ``stage_from`` objects the rebuild is staged over later updates so that no update
+    pays for a whole build (:mod:`viewer.index._leaftree`).
 
     Parameters
     ----------
@@ -44,7 +46,7 @@ class BVH(LeafTree):
 
     name = "bvh"
     updates_in_place = True
-    update_note = "moves refit in place; far moves reinsert; rebuilt when refits double the cost"
+    update_note = "moves refit in place; far moves reinsert; rebuilt (staged over frames) when refits double the cost"
     K = K
 
     def __init__(
@@ -62,11 +64,18 @@ class BVH(LeafTree):
         self.growth = self.reinsert_growth = as_option(reinsert_growth, "reinsert_growth", 1.0)
         super().__init__(centres, radii, leaf_size)
 
-    def _build_tree(self, obj: np.ndarray):
+    def _build_start(self, obj: np.ndarray):
         mean_r = float(obj[:, 3].mean())
         rkey_eps = 1e-3 * mean_r if mean_r > 0 else 1.0
-        perm, nf, ni, nnodes, maxdepth = K.build(obj, self.leaf_size, self.bins, rkey_eps)
-        return obj[perm], perm, nf, ni, nnodes, maxdepth
+        return K.build_start(obj, rkey_eps)
+
+    def _build_steps(self, state, budget: int) -> bool:
+        return K.build_steps(*state, self.leaf_size, self.bins, budget)
+
+    def _build_result(self, state):
+        D, perm, nf, ni, _, ctl = state
+        nnodes = int(ctl[1])
+        return D[:, :4], perm, nf[:nnodes], ni[:nnodes], nnodes, int(ctl[2])  # views: the install copies them
 
     def _empty_tree(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array([[np.inf] * 3 + [-np.inf] * 3]), np.array([[-1, 0, 0, 0, -1, 0]], dtype=np.int32)
@@ -74,6 +83,9 @@ class BVH(LeafTree):
     def _after_build(self, nnodes: int) -> None:
         self._ex = np.array([K.total_volume(self._nf, nnodes)])  # summed node volume: the cost measure
         self._cost0 = float(self._ex[0])
+
+    def _after_swap(self) -> None:
+        self._cost0 = max(self._cost0, float(self._ex[0]))
 
     def _worn(self) -> bool:
         return bool(self._ex[0] > self.rebuild_factor * self._cost0 or self._st[K.MAXDEPTH] > 2 * self._depth0 + 16)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kdtree_kernels as K
+from . import _pages
 from ._leaftree import LeafTree
 
 __all__ = ["KDTree"]
@@ -27,7 +28,9 @@ class KDTree(LeafTree):
     above it); the leaf's box and largest radius are then refitted up the chain (tightening as well as
     loosening). A centre that leaves the region is removed and reinserted into the leaf whose region
     holds it; a full leaf splits at its median. The tree is rebuilt (at most once per ``n / 4``
-    updates) when dead slots exceed the live ones or the depth has grown by more than 16 levels.
+    updates) when dead slots exceed the live ones or the depth has grown by more than 16 levels; from
+    ``stage_from`` objects the rebuild is staged over later updates so that no update pays for a whole
+    build (:mod:`viewer.index._leaftree`).
 
     Parameters
     ----------
@@ -38,22 +41,31 @@ class KDTree(LeafTree):
 
     name = "kdtree"
     updates_in_place = True
-    update_note = "in place within the leaf's region, else remove + insert; periodic rebuild"
+    update_note = "in place within the leaf's region, else remove + insert; periodic rebuild, staged over frames"
     K = K
     ex_per_node = True  # _ex: (M, 6) each node's region (the split planes above it)
+    leaf_slack = True  # a centre leaving its leaf's region is reinserted: leaves keep room for it
 
     def __init__(self, centres, radii, *, leaf_size: int = 8):
         super().__init__(centres, radii, leaf_size)
 
-    def _build_tree(self, obj: np.ndarray):
-        return K.build(obj, self.leaf_size)
+    def _build_start(self, obj: np.ndarray):
+        return K.build_start(obj)
+
+    def _build_steps(self, state, budget: int) -> bool:
+        return K.build_steps(*state, self.leaf_size, budget)
+
+    def _build_result(self, state):
+        D, perm, nf, ni, _, ctl = state
+        nnodes = int(ctl[1])
+        return D, perm, nf[:nnodes], ni[:nnodes], nnodes, int(ctl[2])  # views: the install copies them
 
     def _empty_tree(self) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((1, K.NF_COLS)), np.array([[-1, 0, 0, 0, -1, 0, 0]], dtype=np.int32)
 
     def _after_build(self, nnodes: int) -> None:
         self._nf[:nnodes, :6] = 0.0  # so refit_all sees every node as changed
-        self._ex = np.zeros((self._nf.shape[0], 6))
+        self._ex = _pages.zeros((self._nf.shape[0], 6), reserve=3 * self._nf.shape[0])  # grows in place
         K.regions(self._nf, self._ni, nnodes, self._ex)
         K.refit_all(self._obj, self._nf, self._ni, self._ex, self._st)
 

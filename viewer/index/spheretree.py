@@ -36,19 +36,23 @@ class SphereTree(BVH):
     (leaf + object) instead detaches the object and reinserts it into the leaf whose sphere grows least.
     ``insert`` does the same, ``remove`` swaps the leaf's last object in. The summed cube of all node
     radii (the expected traversal cost) is tracked; the tree is rebuilt, at most once per ``n / 4``
-    updates, when it exceeds ``rebuild_factor`` times its value at build or dead slots exceed the live
-    ones.
+    updates, when it exceeds ``rebuild_factor`` times its value at build (or at the last staged swap) or
+    dead slots exceed the live ones; from ``stage_from`` objects the rebuild is staged over later updates
+    so that no update pays for a whole build (:mod:`viewer.index._leaftree`).
 
     Options (``leaf_size`` default 4, ``bins``, ``rebuild_factor`` on the summed radius cubes,
     ``reinsert_growth``) are the BVH's.
     """
 
     name = "spheretree"
-    update_note = "moves refit spheres in place (O(1) a level); far moves reinsert; rebuilt when refits double the cost"
+    update_note = (
+        "moves refit spheres in place (O(1) a level); far moves reinsert; rebuilt (staged over frames) when refits"
+        " double the cost"
+    )
     K = K
 
-    def _build_tree(self, obj: np.ndarray):
-        rows, perm, _, ni, nnodes, maxdepth = super()._build_tree(obj)  # the BVH's partition, boxes dropped
+    def _build_result(self, state):
+        rows, perm, _, ni, nnodes, maxdepth = super()._build_result(state)  # the BVH's partition, boxes dropped
         return rows, perm, np.zeros((nnodes, K.NF_COLS)), ni, nnodes, maxdepth
 
     def _empty_tree(self) -> tuple[np.ndarray, np.ndarray]:
@@ -58,6 +62,9 @@ class SphereTree(BVH):
         self._ex = np.zeros((1, 1, 1))  # three dimensions: the sphere tree's tag in the shared update kernels
         K.refit_all(self._obj, self._nf, self._ni, self._ex, self._st)
         self._cost0 = float(self._ex[0, 0, 0])
+
+    def _after_swap(self) -> None:
+        self._cost0 = max(self._cost0, float(self._ex[0, 0, 0]))
 
     def _worn(self) -> bool:
         return bool(self._ex[0, 0, 0] > self.rebuild_factor * self._cost0
