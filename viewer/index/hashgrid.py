@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _contract_kernels as CK
 from . import _hashgrid_kernels as K
 from . import _hashgrid_many_kernels as MK
 from . import _pages
-from ._contract import SphereIndex, as_objects, as_radius, grown
+from ._contract import BATCH_FROM, SphereIndex, as_objects, as_radius, grown
+from ._octree_many_kernels import curve_keys
 
 __all__ = ["CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cell_size", "default_span"]
 
@@ -291,13 +293,51 @@ class HashGrid(GrowingIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NLIVE])
 
+    #: points answered together (``MK.query_cells``: runs of them in one cell share its lookup and its
+    #: entries); 0 answers them one after another (``MK.query_many``)
+    shared_group = 64
+
     def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
-        # one kernel call, the points in Morton order: the points of one cell read its entries once from memory
         ct = self._ct
-        one = np.zeros(4, dtype=np.int64)
-        return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
-            pts, order, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi, self._meta, scratch, start,
-            count, one, acc))
+        group = int(self.shared_group)
+        k = points.shape[0]
+        if group <= 0 or k < BATCH_FROM:
+            # one kernel call, the points in Morton order: the points of one cell read its entries once from memory
+            one = np.zeros(4, dtype=np.int64)
+            return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
+                pts, order, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi, self._meta, scratch, start,
+                count, one, acc))
+        w = self.__dict__.get("_shared_work")
+        if w is None or w[0] != group:
+            w = self._shared_work = (group, np.empty((3, group), dtype=np.float64),
+                                     np.empty((3, group), dtype=np.int64), np.empty(group, dtype=np.int64))
+            self._shared_span = 256
+            self._shared_seg = np.empty(0, dtype=np.int32)
+        _, gxyz, keys, cur = w
+        order = self._curve_order(points)
+        start = np.empty(k, dtype=np.int64)
+        count = np.empty(k, dtype=np.int64)
+        while True:
+            span = self._shared_span
+            if self._shared_seg.size < k * span:
+                self._shared_seg = np.empty(k * span, dtype=np.int32)
+            total = MK.query_cells(points, order, group, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd,
+                                   self._bi, self._meta, self._shared_seg, span, gxyz, keys, cur, start, count,
+                                   self._stats)
+            if total >= 0:
+                return CK.scatter_views(self._shared_seg, start, count, offsets, out)
+            self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
+
+    def _warm_more(self) -> None:
+        # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
+        self.query_many(np.zeros((BATCH_FROM, 3)))
+
+    @staticmethod
+    def _curve_order(points: np.ndarray) -> np.ndarray:
+        """The points' Morton order (:func:`~._octree_many_kernels.curve_keys`: one call, not numpy's ~10)."""
+        keys = np.empty(points.shape[0], dtype=np.int64)
+        curve_keys(points, keys)
+        return np.argsort(keys, kind="stable")
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         ct = self._ct

@@ -55,10 +55,11 @@ import threading
 
 import numpy as np
 
+from . import _contract_kernels as CK
 from . import _octree_kernels as K
 from . import _octree_many_kernels as MK
 from . import _pages
-from ._contract import SphereIndex, _exercise, as_objects, as_point, grown, is_warm
+from ._contract import BATCH_FROM, SphereIndex, _exercise, as_objects, as_point, grown, is_warm
 
 __all__ = ["Octree"]
 
@@ -352,12 +353,52 @@ class Octree(SphereIndex):
     def __len__(self) -> int:
         return int(self._meta[K.NOBJ])
 
+    #: points a shared walk carries (``MK.query_shared``: groups of consecutive points in Morton order);
+    #: 0 walks once a point (``MK.query_many``)
+    shared_group = 64
+
     def _query_many(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> int:
-        # one kernel call walks every point in Morton order: consecutive walks share nodes and blocks in cache
-        one = np.zeros(4, dtype=np.int64)
-        return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
-            pts, order, self._node, self._obj, self._oid, self._aux, self._meta, scratch, self._work, start, count,
-            one, acc))
+        group = min(int(self.shared_group), MK.GROUP_MAX)
+        k = points.shape[0]
+        if group <= 0 or k < BATCH_FROM:
+            # one kernel call walks every point in Morton order, sharing nodes and blocks in cache
+            one = np.zeros(4, dtype=np.int64)
+            return self._query_in_curve_order(points, offsets, out, lambda pts, order, scratch, start, count, acc: MK.query_many(
+                pts, order, self._node, self._obj, self._oid, self._aux, self._meta, scratch, self._work, start, count,
+                one, acc))
+        iwork, arena, gxyz, lists = self._shared_arrays(group)
+        keys = np.empty(k, dtype=np.int64)
+        MK.curve_keys(points, keys)
+        order = np.argsort(keys, kind="stable")
+        start = np.empty(k, dtype=np.int64)
+        count = np.empty(k, dtype=np.int64)
+        while True:
+            span = self._shared_span
+            if self._shared_seg.size < k * span:
+                self._shared_seg = np.empty(k * span, dtype=np.int32)
+            total = MK.query_shared(points, order, group, self._node, self._obj, self._oid, self._aux, self._meta,
+                                    self._shared_seg, span, iwork, arena, gxyz, lists, start, count, self._stats)
+            if total >= 0:
+                return CK.scatter_views(self._shared_seg, start, count, offsets, out)
+            self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
+
+    def _warm_more(self) -> None:
+        # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
+        self.query_many(np.zeros((BATCH_FROM, 3)))
+
+    def _shared_arrays(self, group: int) -> tuple[np.ndarray, ...]:
+        """The work arrays of :func:`MK.query_shared` for groups of ``group`` points, kept between
+        batches, and its segments (``_shared_seg``, ``_shared_span`` ids a point, grown as needed)."""
+        w = self.__dict__.get("_shared_work")
+        if w is None or w[0] != group:
+            ni, na = MK.shared_work_sizes(group)
+            w = self._shared_work = (group, np.zeros(ni, dtype=np.int32), np.empty(na, dtype=np.uint8),
+                                     np.empty((3, group), dtype=np.float64),
+                                     np.empty((4, MK.GROUP_MAX), dtype=np.int64))
+        if "_shared_seg" not in self.__dict__:
+            self._shared_span = 256
+            self._shared_seg = np.empty(0, dtype=np.int32)
+        return w[1:]
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         return K.query(px, py, pz, self._node, self._obj, self._oid, self._aux, self._meta, out, self._work,
