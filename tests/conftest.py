@@ -45,6 +45,24 @@ def gl(request):
     ctx.release()
 
 
+@pytest.fixture(scope="module")
+def compute_gl():
+    """A headless EGL context that runs the GPU culling mode's compute shaders, and its shader library, as
+    ``(ctx, ShaderLibrary)``; skipped without EGL or without compute shaders with 64-bit floats."""
+    render = pytest.importorskip("viewer.render")
+    from viewer.render.gpu_cull import gpu_cull_unavailable
+
+    try:
+        ctx = render.create_headless_context()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    why = gpu_cull_unavailable(ctx)
+    if why is not None:
+        pytest.skip(why)
+    yield ctx, render.ShaderLibrary(ctx)
+    ctx.release()
+
+
 @pytest.fixture
 def display():
     """A fresh Xvfb display (``":N"``) for a test that opens a real window, stopped afterwards."""

@@ -26,19 +26,8 @@ pytestmark = pytest.mark.gl
 
 
 @pytest.fixture(scope="module")
-def gl():
-    render = pytest.importorskip("viewer.render")
-    from viewer.render.gpu_cull import gpu_cull_unavailable
-
-    try:
-        ctx = render.create_headless_context()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    why = gpu_cull_unavailable(ctx)
-    if why is not None:
-        pytest.skip(why)
-    yield ctx, render.ShaderLibrary(ctx)
-    ctx.release()
+def gl(compute_gl):
+    return compute_gl
 
 
 def culler(gl, centres, radii, sizes=None, colours=None):
