@@ -33,11 +33,11 @@ class Checked:
     """A coherent index beside the world it indexes, each query checked against brute force and the events
     against a VisibilityTracker without margin."""
 
-    def __init__(self, centres, radii):
+    def __init__(self, centres, radii, margin: float = 0.0, relative: bool = False):
         self.c = np.array(centres, dtype=float)
         self.r = np.array(radii, dtype=float)
-        self.ix = CoherentIndex(self.c, self.r)
-        self.tracker = VisibilityTracker(self.c.shape[0])
+        self.ix = CoherentIndex(self.c, self.r, margin=margin, relative=relative)
+        self.tracker = VisibilityTracker(self.c.shape[0], margin, relative)
         self.out = np.empty(max(16, self.c.shape[0]), dtype=np.int64)
         self.rebuilds = 0
         self.tested = []
@@ -321,6 +321,36 @@ TestCoherentMachine = CoherentMachine.TestCase
 TestCoherentMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
 
 
+class CoherentMarginMachine(CoherentMachine):
+    """The same with hysteresis margins switched among none, absolute and relative (index and tracker at the
+    same step); a removed object leaves the in-set at once (for the tracker: moved out of every reach)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ix.set_margin(6.0)
+        self.tracker.set_margin(6.0)
+
+    @rule(which=st.sampled_from([(0.0, False), (6.0, False), (0.3, True), (40.0, False)]))
+    def set_margin(self, which):
+        self.ix.set_margin(*which)
+        self.tracker.set_margin(*which)
+
+    def check(self):
+        k = self.ix.query_into(self.p, self.out)
+        ids = np.flatnonzero(self.live)
+        want = ids[brute_query(self.c[ids], self.r[ids], self.p)]
+        assert np.array_equal(np.sort(self.out[:k]), np.sort(want))
+        c = np.where(self.live[:, None], self.c, 1e300)
+        ent, left = self.tracker.update(self.out, k, self.p, c, np.where(self.live, self.r, 0.0))
+        assert np.array_equal(self.ix.last_entered(), ent)
+        assert np.array_equal(self.ix.last_left(), left)
+        assert self.ix.held == len(self.tracker) - k
+
+
+TestCoherentMarginMachine = CoherentMarginMachine.TestCase
+TestCoherentMarginMachine.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
 def test_repeated_mover_batches_after_removes_stay_exact(rng):
     """The same batch of movers frame after frame takes a cached path (their rows known); removing a detached
     object moves rows (the next query drops it): the cache must follow."""
@@ -351,3 +381,95 @@ def test_repeated_mover_batches_after_removes_stay_exact(rng):
         want = np.sort(ids[brute_query(w.c[ids], w.r[ids], p)])
         assert np.array_equal(got, want), f
     assert w.ix._movers is not None  # the cached path ran
+
+
+# ----------------------------------------------------------------------------- hysteresis margins
+@pytest.mark.parametrize("margin, relative", [(4.0, False), (0.25, True), (60.0, False)])
+@pytest.mark.parametrize("model", ["still", "drift", "radius"])
+def test_margin_events_equal_the_tracker(margin, relative, model, rng):
+    """With a margin the events are the in-set's, equal to VisibilityTracker's with the same margin on every
+    frame (camera steps of every size, movers, pulsing radii); the query stays the exact visible set."""
+    n = 5000
+    c = rng.uniform(-300, 300, (n, 3))
+    r = rng.lognormal(3.3, 0.6, n)
+    w = Checked(c, r, margin, relative)
+    movers = rng.choice(n, n // 10, replace=False)
+    vel = rng.normal(0, 1.5, (movers.size, 3))
+    r0 = r[movers].copy()
+    p = np.zeros(3)
+    held = []
+    for f in range(300):
+        scale = [0.3, 2.0, 6.0, 40.0][f % 4] if f % 53 else 900.0
+        p = np.clip(p + rng.normal(0, scale, 3), -250, 250)
+        if model == "drift":
+            w.ix.move_many(movers, w.c[movers] + vel)
+            w.c[movers] += vel
+        elif model == "radius":
+            new_r = r0 * (1.0 + 0.5 * np.sin(0.2 * f + movers))
+            w.ix.move_many(movers, w.c[movers], new_r)
+            w.r[movers] = new_r
+        w.query(p)
+        assert w.ix.held == len(w.tracker) - w.ix.stats.visible
+        held.append(w.ix.held)
+    assert max(held) > 0  # the margin held objects that had left the visible set
+
+
+def test_margin_changes_and_flights(rng):
+    """A margin set, widened, made relative and turned off mid-flight (the tracker's set_margin at the same
+    frames), over a bundled scene's 60 fps fly-through: events equal the tracker's on every frame."""
+    s = small_scene("clustered-100k")
+    w = Checked(s.centres, s.radii, 5.0)
+    from viewer.paths.generate import generated_path
+
+    pts = generated_path(s).sample(dt=1.0 / 60.0).positions[:800]
+    for f, p in enumerate(pts):
+        if f in (200, 400, 600):
+            m, rel = {200: (30.0, False), 400: (0.2, True), 600: (0.0, False)}[f]
+            w.ix.set_margin(m, rel)
+            w.tracker.set_margin(m, rel)
+        w.query(p)
+    assert w.ix.held == 0
+
+
+def test_margin_relayout_and_removed_held_object(rng):
+    """Held objects survive a relayout (ids, not slots); a removed one leaves at the next query."""
+    c = rng.uniform(-50, 50, (3000, 3))
+    r = rng.uniform(1, 10, 3000)
+    w = Checked(c, r, 8.0)
+    for x in np.linspace(0, 30, 40):
+        w.query((x, 0.0, 0.0))
+    everyone = np.arange(3000)
+    new_c = w.c + 0.01
+    w.ix.move_many(everyone, new_c)  # more than half detached: the next query lays the tree out again
+    w.c[:] = new_c
+    w.query((30.5, 0.0, 0.0))
+    assert w.ix.held > 0
+    gone = int(w.ix._held[0])
+    w.ix.remove(gone)
+    out = np.empty(3000, dtype=np.int64)
+    k = w.ix.query_into((30.5, 0.0, 0.0), out)
+    assert gone in w.ix.last_left().tolist() and gone not in out[:k].tolist()
+    with pytest.raises(ValueError):
+        w.ix.set_margin(-1.0)
+
+
+def test_cost_rule_for_jumps_stays_exact(rng, monkeypatch):
+    """The jump rule by cost (``DUE_WORK`` > 0: walk when the due entries would cost more than the last walk,
+    for steps longer than the leaves' median box diagonal) on random jumps mixed with short flights: exact,
+    events equal to the tracker's, and it walks."""
+    from viewer.index import coherent
+
+    monkeypatch.setattr(coherent, "DUE_WORK", 250.0)
+    c = rng.uniform(-5000, 5000, (40000, 3))
+    r = np.where(rng.random(40000) < 0.01, rng.uniform(100, 1000, 40000), rng.uniform(5, 30, 40000))
+    w = Checked(c, r, 3.0)
+    walked = 0
+    p = np.zeros(3)
+    for f in range(240):
+        if f % 40 < 20:
+            p = rng.uniform(-5000, 5000, 3)  # jumps
+        else:
+            p = p + rng.normal(0, 3.0, 3)  # a short flight
+        w.query(p)
+        walked += w.ix.last_walked
+    assert walked > 5

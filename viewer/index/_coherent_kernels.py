@@ -95,8 +95,12 @@ L_LEAF = 23  # slots a leaf
 L_NBUILT = 24  # slots under the tree
 C_MIXED = 25  # 1 when the last leaf evaluated has members in reach and out (its parent cannot close)
 C_WALK = 26  # 1 after a jump: no frontier; queries walk the tree until a step is short again
+C_WORK = 27  # the work of the last walk or rebuild: WORK_NODE * nodes + objects tested (the jump rule's scale)
+JUMP_FLOOR = 16  # the cost rule walks on no fewer due entries
+WORK_NODE = 16  # a node of a walk costs about as much as 16 objects tested (measured: ~48 ns against ~3)
 N_COUNTERS = 32
-HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, the last jump's step
+HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, the last jump's step,
+# the leaves' median box diagonal (the cost rule's jump scale)
 
 EPS = 32.0 * 2.0**-53
 TINY = 2.0**-500
@@ -546,6 +550,64 @@ def rebuild(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P
     return nl, nv
 
 
+@njit(inline="always")
+def walk_node(nf, k, px, py, pz):
+    """A walk's decision on node ``k``: 0 every attached member out of reach, 1 every one in, 2 open it. The
+    same conditions as :func:`node_budgets` (``budget > 0``), each square root taken only where the squared
+    distances leave the answer open (a node reaching the point cannot be all out; one not within ``rmin``
+    of the point at its farthest cannot be all in)."""
+    lx = nf[k, 0]
+    ly = nf[k, 1]
+    lz = nf[k, 2]
+    hx = nf[k, 3]
+    hy = nf[k, 4]
+    hz = nf[k, 5]
+    rmax = nf[k, 7]
+    gx = max(lx - px, px - hx, 0.0)
+    gy = max(ly - py, py - hy, 0.0)
+    gz = max(lz - pz, pz - hz, 0.0)
+    dmin2 = (gx * gx + gy * gy) + gz * gz
+    ax = max(abs(px - lx), abs(px - hx))
+    ay = max(abs(py - ly), abs(py - hy))
+    az = max(abs(pz - lz), abs(pz - hz))
+    dmax2 = (ax * ax + ay * ay) + az * az
+    if dmin2 > rmax * rmax:
+        dmax = np.sqrt(dmax2)
+        if np.sqrt(dmin2) - rmax - (EPS * (dmax + rmax) + TINY) > 0.0:
+            return 0
+        return 2
+    rmin = nf[k, 6]
+    if dmax2 < rmin * rmin:
+        dmax = np.sqrt(dmax2)
+        if rmin - dmax - (EPS * (dmax + rmax) + TINY) > 0.0:
+            return 1
+    return 2
+
+
+@njit
+def walk_leaf(lo, hi, obj, flags, si, cnt, ev, px, py, pz):
+    """A walk's exact test of a leaf's attached live members (no budgets: no square roots)."""
+    tested = 0
+    hits = 0
+    for s in range(lo, hi):
+        f = flags[s]
+        dx = px - obj[s, 0]
+        dy = py - obj[s, 1]
+        dz = pz - obj[s, 2]
+        r = obj[s, 3]
+        inn = (dx * dx + dy * dy) + dz * dz <= r * r
+        live = (f & (DET | DEAD)) == 0
+        tested += live
+        hits += live and inn
+        if live and inn != ((f & VIS) != 0):
+            if inn:
+                set_in(s, flags, si, cnt, ev)
+            else:
+                set_out(s, flags, si, cnt, ev)
+    cnt[C_TESTED] += tested
+    cnt[C_TRUE] += hits
+
+
 @njit
 def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf, nbuilt):
     """A jump's answer without a frontier: the tree walked from the root like a BVH query (a node skipped when
@@ -575,12 +637,12 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
             continue
         cnt[C_NODES] += 1
         if k >= P:
-            leaf_eval(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
+            walk_leaf(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
             continue
-        bo, bi = node_budgets(nf, k, px, py, pz)
-        if bo > 0.0:
+        w = walk_node(nf, k, px, py, pz)
+        if w == 0:
             continue
-        if bi > 0.0:
+        if w == 1:
             flip_range(lo, hi, True, flags, si, cnt, ev)
             continue
         stack[top] = 2 * k + 1
@@ -645,7 +707,7 @@ def unpack(f64, i32, i64):
 
 
 @njit
-def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_div, force, npend):
+def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_div, force, npend, due_work=0.0):
     """:func:`query` on the arenas: the odometer advanced by the step from the last point (its length
     rounded up: ``sqrt`` of the float64 sum times 1 + 16u plus 2**-500 bounds the true length; the sum
     rounded up by ``nextafter``), the jump limit ``max(jump_min, frontier // jump_div)``, ``npend`` left ids
@@ -669,9 +731,14 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
     cnt[C_NL] = npend
     cnt[C_NE] = 0
     limit = max(jump_min, cnt[C_FRONT] // jump_div)
+    far = due_work > 0.0 and step > f64[6]  # a step longer than the leaves' median box diagonal: a jump
+    if far:  # the cost rule: walk when the due entries would cost more than a walk
+        limit = min(limit, max(JUMP_FLOOR, np.int64(cnt[C_WORK] / due_work)))
     mode = 1 if force else 0  # 0: as the heap says, 1: a new frontier, 2: a walk
     if mode == 0 and cnt[C_WALK]:
-        mode = 1 if step < 0.5 * f64[5] else 2  # after a jump: walk until a step is short again
+        # after a jump: walk until a step is short again (half the last walked one; with the cost rule, not
+        # longer than the leaves' scale either)
+        mode = 2 if (far or (due_work <= 0.0 and step >= 0.5 * f64[5])) else 1
     nv = query(obj, flags, si, (dlist, dobj), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
                px, py, pz, T, cnt[L_P], cnt[L_LEAF], cnt[L_NBUILT], limit, mode)
     if cnt[C_REBUILT] == 2:
@@ -679,6 +746,8 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
         cnt[C_WALK] = 1
     elif cnt[C_REBUILT] == 1:
         cnt[C_WALK] = 0
+    if cnt[C_REBUILT] != 0:
+        cnt[C_WORK] = WORK_NODE * cnt[C_NODES] + cnt[C_TESTED]
     cnt[S_CAND] = cnt[C_TESTED] + nv - cnt[C_TRUE]
     cnt[S_VIS] = nv
     cnt[S_NODES] = cnt[C_NODES]
@@ -800,3 +869,76 @@ def drop_visible(s, flags, si, cnt, id2slot):
         return False
     unlist(s, flags, si, cnt, id2slot)
     return True
+
+
+@njit(inline="always")
+def _keep(i, id2slot, obj, dobj, flags, px, py, pz, margin, relative):
+    """:class:`viewer.frame.events.VisibilityTracker`'s rule for an object in the in-set and not visible: it
+    stays while ``d2 <= big * big``, ``big = r (1 + margin)`` (``relative``) or ``r + margin``, in the same
+    float64 operations as the tracker's kernel (so the same answer); a removed object (``id2slot`` -1) leaves."""
+    s = id2slot[i]
+    if s < 0 or not margin > 0.0:
+        return False
+    if flags[s] & DET:
+        d = np.int64(obj[s, 0])
+        cx = dobj[d, 0]
+        cy = dobj[d, 1]
+        cz = dobj[d, 2]
+        r = dobj[d, 3]
+    else:
+        cx = obj[s, 0]
+        cy = obj[s, 1]
+        cz = obj[s, 2]
+        r = obj[s, 3]
+    dx = px - cx
+    dy = py - cy
+    dz = pz - cz
+    big = r * (1.0 + margin) if relative else r + margin
+    d2 = (dx * dx + dy * dy) + dz * dz
+    return d2 <= big * big
+
+
+@njit
+def margin_events(ent, ne, lft, nl, hl, nh, hflag, id2slot, f64, i32, i64, flags, px, py, pz, margin, relative,
+                  ient, ileft):
+    """The in-set's events (hysteresis) from the visible set's: the in-set is the visible set plus the
+    *held* objects ``hl[:nh]`` (ids, ``hflag[id]`` 1), in and no longer visible. Exact: the visible set is
+    exact and each held object is tested with the tracker's own rule (:func:`_keep`) on every query.
+
+    ent[:ne], lft[:nl] : int64 ids, the visible set's entered / left events of this query
+    hl : int64 ids (room for nh + nl), rewritten in place; hflag : (ids,) uint8
+    ient, ileft : out buffers (room for ne, and nh + nl): the in-set's entered / left ids
+
+    Returns ``(entered, left, held)`` counts."""
+    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft_, ent_ = unpack(f64, i32, i64)
+    nie = 0
+    for j in range(ne):  # visible now: an entered event unless it was held (in already)
+        i = ent[j]
+        if hflag[i]:
+            hflag[i] = 0
+        else:
+            ient[nie] = i
+            nie += 1
+    w = 0
+    nil = 0
+    for j in range(nh):  # held before: visible again (dropped above), kept, or left
+        i = hl[j]
+        if not hflag[i]:
+            continue
+        if _keep(i, id2slot, obj, dobj, flags, px, py, pz, margin, relative):
+            hl[w] = i
+            w += 1
+        else:
+            hflag[i] = 0
+            ileft[nil] = i
+            nil += 1
+    for j in range(nl):  # left the visible set now: held while within the margin, else left
+        i = lft[j]
+        if _keep(i, id2slot, obj, dobj, flags, px, py, pz, margin, relative):
+            hflag[i] = 1
+            hl[w] = i
+            w += 1
+        else:
+            ileft[nil] = i
+            nil += 1
+    return nie, nil, w

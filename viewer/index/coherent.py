@@ -18,7 +18,9 @@ predicate: the answer equals brute force's.
 **Jumps.** When more than ``max(JUMP_MIN, frontier / JUMP_DIV)`` heap entries are due at once (a teleport,
 a camera cut, unrelated query points), the query walks the tree from the root instead (like a BVH query,
 filing nothing), and only real changes become events; queries walk until a step is shorter than half the
-last walked one, which builds a new frontier (a walk that files it). The first query builds one.
+last walked one, which builds a new frontier (a walk that files it). The first query builds one. With
+:data:`DUE_WORK` > 0 (off by default: see the README, "The coherent index") a step longer than the leaves'
+median box diagonal walks as soon as its due entries would cost more than the last walk.
 
 **Movers** are not re-filed: ``move_many`` writes the new centre (and radius) and *detaches* the object
 from the tree (the tree's boxes stay valid bounds of its remaining members); detached objects are tested
@@ -28,6 +30,11 @@ ones (or the dead ones the live ones), the next query lays the tree out again ov
 
 **Events.** Each query knows which objects entered and left the visible set: :meth:`last_entered` and
 :meth:`last_left` (sorted ids), equal to :class:`viewer.frame.events.VisibilityTracker`'s without margin.
+With a hysteresis margin (:meth:`set_margin`, the tracker's rule: in when d <= r, out only when
+d > r + m, relative d > r (1 + m)) they are the events of the *in-set*: the visible set (kept by the
+budgets, exact) plus the objects *held*: in, no longer visible, tested with the tracker's own rule on every
+query (O(held), as the tracker; an object that left the visible set is held while within its margin). The
+query's answer stays the visible set.
 
 ``stats.candidates`` counts the objects whose state the query established: those it tested with the
 exact predicate (:attr:`last_tested`) plus the visible ones it carried over untested.
@@ -48,8 +55,12 @@ __all__ = ["CoherentIndex", "JUMP_DIV", "JUMP_MIN"]
 #: faster but walk on most frames of the star field's 60 fps flight (4.4x slower there)
 JUMP_MIN = 256
 JUMP_DIV = 4
+#: > 0: the cost rule instead: walk when more than max(JUMP_MIN, work / DUE_WORK) entries are due, ``work`` the
+#: last walk's or rebuild's (:data:`_coherent_kernels.WORK_NODE` per node plus 1 per object tested)
+DUE_WORK = 0.0
 
 _ID_LIMIT = 2**31 - 1  # ids are kept as int32 beside the slots
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 class CoherentIndex(SphereIndex):
@@ -60,12 +71,13 @@ class CoherentIndex(SphereIndex):
     centres : (N, 3) float64, world units
     radii : (N,) float64, world units, >= 0
     leaf : objects a tree leaf holds (the slots of one leaf are tested together when it is due)
+    margin, relative : hysteresis of :meth:`last_entered` / :meth:`last_left` (:meth:`set_margin`)
     """
 
     name = "coherent"
     update_note = "movers detached from the tree (tested exactly every query), nothing re-filed"
 
-    def __init__(self, centres, radii, leaf: int = 32):
+    def __init__(self, centres, radii, leaf: int = 32, margin: float = 0.0, relative: bool = False):
         super().__init__()
         self.leaf = int(as_option(leaf, "leaf", 1, 1 << 16, integer=True))
         centres, radii = as_objects(centres, radii)
@@ -78,6 +90,14 @@ class CoherentIndex(SphereIndex):
         self._clean = False  # nothing changed since the last query (its answer may be copied again)
         self._overflowed = False
         self._f64 = None
+        self._margin = 0.0
+        self._relative = False
+        self._nh = 0  # held objects (in the in-set, not visible: hysteresis)
+        self._held = np.empty(0, dtype=np.int64)
+        self._hflag = np.empty(0, dtype=np.uint8)
+        self._iev: tuple[np.ndarray, np.ndarray] | None = None  # the in-set's last events (with a margin)
+        self._ibuf = np.empty(64, dtype=np.int64)  # their storage
+        self.set_margin(margin, relative)
         ids = np.arange(n, dtype=np.int64)
         self._layout(centres, radii, ids, np.zeros(n, dtype=bool))
 
@@ -171,6 +191,9 @@ class CoherentIndex(SphereIndex):
         self._movers = None  # (ids of the last batch of moves, their rows of _dobj: an array or a slice)
         self._dlist_dirty = False  # dead rows may still be in _dobj (until the next query's pass)
         K.build_nodes(self._obj, n, P, self.leaf, self._nf, self._ni)
+        lb = self._nf[P: P + leaves]
+        ext = lb[:, 3:6] - lb[:, 0:3]
+        self._f64[6] = float(np.median(np.sqrt((ext * ext).sum(axis=1)))) if n else 0.0  # the jump scale
         cnt = self._cnt
         cnt[: K.N_COUNTERS - 16] = 0  # counters and stats; the layout stays
         cnt[K.C_NVIS] = vis.size
@@ -225,7 +248,7 @@ class CoherentIndex(SphereIndex):
             self._lft[:npend] = pend
             pend.clear()
         nv, ne = K.query_packed(self._f64, self._i32, self._i64, self._flags, self._idt.slots, out, px, py, pz,
-                                JUMP_MIN, JUMP_DIV, not self._built, npend)
+                                JUMP_MIN, JUMP_DIV, not self._built, npend, DUE_WORK)
         self._built = True
         self._dlist_dirty = False
         if ne > self._ent.shape[0]:
@@ -234,6 +257,9 @@ class CoherentIndex(SphereIndex):
             K.collect_entered(self._flags, self._si, self._cnt, self._ent, start, self._idt.slots)
         self._ne = ne
         self._nv = nv
+        self._iev = None
+        if self._margin > 0.0 or self._nh:
+            self._hold(px, py, pz)
         self._clean = True
         self._overflowed = nv > out.shape[0]
         self._last = (px, py, pz)
@@ -307,15 +333,89 @@ class CoherentIndex(SphereIndex):
         self._query(1e6, 0.0, 0.0, out)  # far away: due entries, or a walk
         self._query(1e6 + 1.0, 0.0, 0.0, out)
         K.collect_entered(self._flags, self._si, self._cnt, self._ent, 0, self._idt.slots)
+        none = np.zeros(0, dtype=np.int64)
+        K.margin_events(none, 0, none, 0, none, 0, np.zeros(0, dtype=np.uint8), self._idt.slots, self._f64,
+                        self._i32, self._i64, self._flags, 0.0, 0.0, 0.0, 0.0, False, none, none)
+
+    # ----------------------------------------------------------------------------- hysteresis
+    def set_margin(self, margin: float, relative: bool = False) -> None:
+        """Hysteresis of the events, :class:`viewer.frame.events.VisibilityTracker`'s rule: an object enters
+        the *in-set* when it becomes visible (d <= r) and leaves it only when d > r + ``margin`` (world units;
+        ``relative``: d > r (1 + ``margin``)). Takes effect at the next query (held objects now beyond the
+        new bound leave then; 0 turns it off). The query's answer (the visible set) does not change."""
+        m = float(margin)
+        if not (np.isfinite(m) and m >= 0.0):
+            raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
+        self._margin = m
+        self._relative = bool(relative)
+
+    @property
+    def margin(self) -> float:
+        """The hysteresis margin (0: none); :attr:`relative` says whether it is a fraction of each radius."""
+        return self._margin
+
+    @property
+    def relative(self) -> bool:
+        return self._relative
+
+    def _hold(self, px: float, py: float, pz: float) -> None:
+        """The in-set's events of this query from the visible set's (:func:`K.margin_events`)."""
+        ne = self._ne
+        nl = int(self._cnt[K.C_NL])
+        if not (ne or nl or self._nh):
+            self._iev = (_NONE, _NONE)  # nothing changed, nothing held
+            return
+        ent = self._ent[:ne]
+        lft = self._lft[:nl]
+        top = self._idt.next_id
+        if self._hflag.size < top:
+            grown = np.zeros(max(top, 2 * self._hflag.size, 64), dtype=np.uint8)
+            grown[: self._hflag.size] = self._hflag
+            self._hflag = grown
+        need = self._nh + nl
+        if self._held.size < need:
+            held = np.empty(max(need, 2 * self._held.size, 64), dtype=np.int64)
+            held[: self._nh] = self._held[: self._nh]
+            self._held = held
+        if self._ibuf.size < ne + need:
+            self._ibuf = np.empty(max(ne + need, 2 * self._ibuf.size), dtype=np.int64)
+        ient = self._ibuf[:ne]
+        ileft = self._ibuf[ne:]
+        nie, nil, nh = K.margin_events(ent, ent.size, lft, nl, self._held, self._nh, self._hflag, self._idt.slots,
+                                       self._f64, self._i32, self._i64, self._flags, px, py, pz, self._margin,
+                                       self._relative, ient, ileft)
+        self._nh = int(nh)
+        self._iev = (ient[:nie], ileft[:nil])
+
+    def held_ids(self) -> np.ndarray:
+        """Ids (H,) int64 of the held objects, in no particular order (a copy)."""
+        return self._held[: self._nh].copy()
+
+    @property
+    def held(self) -> int:
+        """Objects in the in-set and not visible (within the margin since they were last visible)."""
+        return self._nh
 
     # ----------------------------------------------------------------------------- reading
     def last_entered(self) -> np.ndarray:
-        """Ids (E,) int64, sorted, of the objects the last query found in reach that the one before did not."""
+        """Ids (E,) int64, sorted, of the objects the last query found in reach that the one before did not.
+
+        With a margin (:meth:`set_margin`), the events of the *in-set* instead, equal to
+        :class:`viewer.frame.events.VisibilityTracker`'s with the same margin: an object enters when it
+        becomes visible and was not held."""
+        if self._iev is not None:
+            return np.sort(self._iev[0])
         return np.sort(self._ent[: self._ne])
 
     def last_left(self) -> np.ndarray:
         """Ids (L,) int64, sorted, of the objects in reach at the query before the last that are not now
-        (removed ones included)."""
+        (removed ones included).
+
+        With a margin, the in-set's: objects beyond r + margin (relative: r (1 + margin)) that were in
+        (visible, or held since they were). A removed object leaves at once (a tracker fed the caller's
+        arrays would still hold one within the margin)."""
+        if self._iev is not None:
+            return np.sort(self._iev[1])
         return np.sort(self._lft[: int(self._cnt[K.C_NL])])
 
     @property
@@ -345,4 +445,5 @@ class CoherentIndex(SphereIndex):
         return int(self._cnt[K.C_ND])
 
     def nbytes(self) -> int:
-        return self._f64.nbytes + self._i32.nbytes + self._i64.nbytes + self._flags.nbytes + self._idt.slots.nbytes
+        return (self._f64.nbytes + self._i32.nbytes + self._i64.nbytes + self._flags.nbytes + self._idt.slots.nbytes
+                + self._hflag.nbytes + self._held.nbytes + self._ibuf.nbytes)

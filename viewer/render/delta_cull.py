@@ -20,7 +20,8 @@ visible set on the CPU:
   the camera changes only the frame's parameters (352 bytes, and the 80-byte reset of the draw command).
 
 The deltas come from the index itself (its ``last_entered()`` / ``last_left()``) when they are the list's
-(no hysteresis margin this frame or the last, no visibility ranges, the list in step), else from the
+(the index given the tracker's hysteresis margin before each query, its in-set equal to the tracker's after
+the last frame, no visibility ranges, the list in step), else from the
 tracker's ``entered`` / ``left``. The list is rebuilt from the tracker's in-set (one write of it) on the
 first frame, after a restart and whenever the tracker was updated without it (by another mode): a jump.
 Views sharing the mode (:class:`viewer.frame.ViewSet`) each have a list of their own (:class:`ViewList`),
@@ -34,7 +35,7 @@ range filter (CPU); ``gather_ms`` the slot mirror's update (CPU, O(changes)); ``
 frame's parameters and the changed slots and issuing the scatter; ``cull_ms`` the frustum planes (as the
 CPU path times them), the list dispatch, the wait for the GPU (``ctx.finish()``) and reading 32 bytes of
 counters back (on a software renderer this is where the GPU's work lands on the CPU's cores); ``lod_ms`` 0
-(the bands are counted on the GPU; band changes are not tracked, as in the ``gpu`` mode).
+(the bands are counted on the GPU; band changes are not tracked in this mode; the ``gpu`` mode tracks them).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class ViewList:
         self.buf = ctx.buffer(reserve=max(n, 1) * 4)
         self.frames = -1  # never followed: the first frame rebuilds
         self.margin = -1.0
+        self.in_step = False  # the index's in-set equalled the tracker's after the last frame (_in_step)
 
     def release(self) -> None:
         self.buf.release()
@@ -204,6 +206,7 @@ class DeltaCulling(CullingMode):
         st = frame.stage_ms
         t0 = perf_counter()
         qp = frame.query_point_of(camera)
+        _sync_hysteresis(self.index, frame.events)
         k = frame.query_into(self.index, qp)
         k = frame.ranges.filter(frame.ids, k, qp)
         t1 = perf_counter()
@@ -216,6 +219,7 @@ class DeltaCulling(CullingMode):
         t2 = perf_counter()
         npairs = self._follow(v, ev, fresh, own and not frame.ranges.active)
         v.frames, v.margin = ev.frames, ev.margin
+        v.in_step = _in_step(self.index, ev, k)
         t3 = perf_counter()
 
         g = self.culler
@@ -260,7 +264,7 @@ class DeltaCulling(CullingMode):
         ``own``: the index's deltas may be the list's (its last answer was this view's, no ranges)."""
         if not fresh:
             last_entered = getattr(self.index, "last_entered", None)
-            if own and last_entered is not None and ev.margin == 0.0 and v.margin == 0.0:
+            if own and last_entered is not None and v.in_step and _hysteresis(self.index) == _hysteresis(ev):
                 ent, left = last_entered(), self.index.last_left()
                 self.last_source = "index"
             else:
@@ -369,3 +373,29 @@ class DeltaCulling(CullingMode):
         for v in self._lists.values():
             v.release()
         self._pairs_buf.release()
+
+
+def _hysteresis(obj) -> tuple[float, bool]:
+    """``(margin, relative)`` of a tracker or an index (``(0.0, False)``: none)."""
+    m = float(getattr(obj, "margin", 0.0))
+    return (m, bool(getattr(obj, "relative", False))) if m > 0.0 else (0.0, False)
+
+
+def _sync_hysteresis(index, tracker) -> None:
+    """Give the index the tracker's margin before the query (both apply a change at this frame's update)."""
+    set_margin = getattr(index, "set_margin", None)
+    if set_margin is not None and _hysteresis(index) != _hysteresis(tracker):
+        set_margin(*_hysteresis(tracker))
+
+
+def _in_step(index, tracker, k: int) -> bool:
+    """Whether the index's in-set (its ``k`` visible objects and its held ones) is the tracker's now, so that
+    its next events are the tracker's: same margin, same size, and every held id in the tracker's in-set
+    (O(held))."""
+    held_ids = getattr(index, "held_ids", None)
+    if held_ids is None or _hysteresis(index) != _hysteresis(tracker):
+        return False
+    nh = int(index.held)
+    if len(tracker) != k + nh:
+        return False
+    return nh == 0 or bool(np.isin(held_ids(), tracker.inside()).all())
