@@ -57,7 +57,8 @@ class Checked:
 
 
 @pytest.mark.parametrize("scene", ["clustered-100k", "octaves-100k", "starfield-100k", "diagonal-100k",
-                                   "remote-cluster-100k", "uniform-100k"])
+                                   "remote-cluster-100k", "uniform-100k", "coincident-100k", "server-100k",
+                                   "terrain-100k", "city-100k", "dynamic-100k"])
 def test_generated_flight_equals_brute_force(scene):
     s = small_scene(scene)
     w = Checked(s.centres, s.radii)
