@@ -18,15 +18,18 @@ Hash grid arrays (E entry slots, B big-list slots, I ids):
 - ``el`` (E, 3) int32: previous entry in the cell's list (-1: the head), cell record, next entry of
   the same object (-1 ends): updates reach an object's entries, and unlink each, in O(1) per entry
   instead of walking cell lists (thousands long in dense clusters).
-- Levels: level L has cells of edge ``cell_size * 2**L`` (keys (L, cx, cy, cz)); a sphere is stored on the
-  lowest level where its box spans at most ``max_span`` cells on every axis (so at most ``max_span**3``
-  entries), at most ``LEVELS`` levels; a query reads one cell of every level in use.
+- Levels: level L has cells of edge ``cell_size * 2**L`` (keys (L, cx, cy, cz)), offset by ``phase(L)`` of a
+  cell; a sphere is stored on the lowest level where its box spans at most ``max_span`` cells on every axis
+  (so at most ``max_span**3`` entries), or up to ``CLIMB`` levels higher where it covers at most
+  ``meta[MAXC]`` cells in total (``level_in``), at most ``LEVELS`` levels; a query reads one cell of every
+  level in use.
 - ``bd`` (B, 4) float64 / ``bi`` (B,) int64: the big list (spheres spanning more than ``max_span`` cells on
   an axis even on the last level), dense, swap-removed.
 - ``obj`` (I, 4) float64: x, y, z, r by id; ``ow`` (I,) int64: -2 removed, -1 in cells, j >= 0 big slot;
   ``oe`` (I,) int32: first entry of the object's chain (-1: none).
 - ``meta`` (META,) int64: ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV (levels in use: one above the
-  highest that ever held a sphere), then from LEV0 the spheres on each level.
+  highest that ever held a sphere), MAXC (the cap on a sphere's cells in total, see ``level_in``), then
+  from LEV0 the spheres on each level.
 
 Every kernel is compiled without reference counting (``njit_noref``): none allocates, the classes pass
 every buffer.
@@ -41,8 +44,10 @@ from viewer.host.jit import njit_noref
 from ._contract_kernels import emit, holds
 
 CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
-ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV = 0, 1, 2, 3, 4, 5
+ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV, MAXC = 0, 1, 2, 3, 4, 5, 6
 LEV0 = 8
+#: how many levels above its ``max_span`` level a sphere may climb to stay within ``max_cells`` cells
+CLIMB = 2
 #: the most levels (cell edges cell_size * 2**L, L < LEVELS); larger spheres go to the big list
 LEVELS = 24
 META = LEV0 + LEVELS
@@ -69,6 +74,26 @@ def margin(c, r):
 def cell_of(v, inv):
     """Cell coordinate floor(v * inv), clamped to +-2^30. Monotone in v, which is all exactness needs."""
     f = np.floor(v * inv)
+    if f < -_LIM:
+        f = -_LIM
+    elif f > _LIM:
+        f = _LIM
+    return np.int64(f)
+
+
+@njit_noref
+def phase(lev):
+    """Level ``lev``'s grid offset, in its cells: frac(lev * golden ratio), 0 on level 0. Shifting each
+    level's cells by a different fraction keeps a small sphere that straddles a cell corner on one level
+    (a cluster at the origin: on every level when the grids are aligned) from straddling it on the next."""
+    return (lev * 0.6180339887498949) % 1.0
+
+
+@njit_noref
+def cell_at(v, li, ph):
+    """Cell coordinate floor(v * li + ph) on a level with cells of 1 / li and offset ``ph`` (:func:`phase`),
+    clamped like :func:`cell_of`; monotone in v, so exact, and ``cell_of`` itself when ``ph`` is 0."""
+    f = np.floor(v * li + ph)
     if f < -_LIM:
         f = -_LIM
     elif f > _LIM:
@@ -176,16 +201,16 @@ def rehash(tab, ck, cmeta):
 
 
 @njit_noref
-def _span(x, r, inv):
+def _span(x, r, inv, ph):
     m = r + margin(x, r)
-    return cell_of(x - m, inv), cell_of(x + m, inv)
+    return cell_at(x - m, inv, ph), cell_at(x + m, inv, ph)
 
 
 @njit_noref
-def _is_big(x, y, z, r, inv, max_span):
-    x0, x1 = _span(x, r, inv)
-    y0, y1 = _span(y, r, inv)
-    z0, z1 = _span(z, r, inv)
+def _is_big(x, y, z, r, inv, max_span, ph):
+    x0, x1 = _span(x, r, inv, ph)
+    y0, y1 = _span(y, r, inv, ph)
+    z0, z1 = _span(z, r, inv, ph)
     return x1 - x0 >= max_span or y1 - y0 >= max_span or z1 - z0 >= max_span
 
 
@@ -196,10 +221,39 @@ def level_of(x, y, z, r, inv, max_span):
     of two times inv), so every kernel finds the same level and cells for the same sphere."""
     lim = inv
     for lev in range(LEVELS):
-        if not _is_big(x, y, z, r, lim, max_span):
+        if not _is_big(x, y, z, r, lim, max_span, phase(lev)):
             return lev
         lim *= 0.5
     return -1
+
+
+@njit_noref
+def _cells_on(x, y, z, r, li, ph):
+    x0, x1 = _span(x, r, li, ph)
+    y0, y1 = _span(y, r, li, ph)
+    z0, z1 = _span(z, r, li, ph)
+    return (x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1)
+
+
+@njit_noref
+def level_in(x, y, z, r, inv, max_span, max_cells):
+    """The level a sphere is filed on: its ``level_of`` level L0 (-1: the big list), unless its box covers
+    more than ``max_cells`` cells there; then the first of the next ``CLIMB`` levels where it covers at most
+    ``max_cells`` (coarser cells, fewer entries), else L0 (a sphere straddling a corner of every coarser
+    level too stays at L0's at most ``max_span**3``). ``max_cells >= max_span**3`` is ``level_of``."""
+    lev = level_of(x, y, z, r, inv, max_span)
+    if lev < 0 or max_cells >= max_span * max_span * max_span:
+        return lev
+    li = inv * 0.5**lev
+    if _cells_on(x, y, z, r, li, phase(lev)) <= max_cells:
+        return lev
+    for up in range(1, CLIMB + 1):
+        if lev + up >= LEVELS:
+            break
+        li *= 0.5
+        if _cells_on(x, y, z, r, li, phase(lev + up)) <= max_cells:
+            return lev + up
+    return lev
 
 
 @njit_noref
@@ -277,7 +331,7 @@ def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi
     obj[i, 3] = r
     meta[NLIVE] += 1
     oe[i] = -1
-    lev = level_of(x, y, z, r, inv, max_span)
+    lev = level_in(x, y, z, r, inv, max_span, meta[MAXC])
     if lev < 0:
         j = meta[BIG_N]
         bd[j, 0] = x
@@ -292,9 +346,10 @@ def _add(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi
     meta[LEV0 + lev] += 1
     meta[NLEV] = max(meta[NLEV], lev + 1)
     inv = inv * 0.5**lev
-    x0, x1 = _span(x, r, inv)
-    y0, y1 = _span(y, r, inv)
-    z0, z1 = _span(z, r, inv)
+    ph = phase(lev)
+    x0, x1 = _span(x, r, inv, ph)
+    y0, y1 = _span(y, r, inv, ph)
+    z0, z1 = _span(z, r, inv, ph)
     for cx in range(x0, x1 + 1):
         for cy in range(y0, y1 + 1):
             for cz in range(z0, z1 + 1):
@@ -328,7 +383,7 @@ def _remove(i, tab, ck, cfree, cmeta, ei, el, bd, bi, ow, oe, meta):
 @njit_noref(inline="always")
 def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, bi, obj, ow, oe, meta):
     w = ow[i]
-    lev = level_of(x, y, z, r, inv, max_span)
+    lev = level_in(x, y, z, r, inv, max_span, meta[MAXC])
     big = lev < 0
     if w >= 0 and big:  # stays in the big list: in place
         bd[w, 0] = x
@@ -347,13 +402,14 @@ def _move(i, x, y, z, r, inv, max_span, tab, ck, cfree, cmeta, ed, ei, el, bd, b
     # cells -> cells on one level: walk i's own entries (each knows its cell), rewrite those whose cell is
     # still in the new box, unlink the rest; then link the cells of the new box that the old one lacked
     inv = inv * 0.5**lev
-    x0, x1 = _span(x, r, inv)
-    y0, y1 = _span(y, r, inv)
-    z0, z1 = _span(z, r, inv)
+    ph = phase(lev)
+    x0, x1 = _span(x, r, inv, ph)
+    y0, y1 = _span(y, r, inv, ph)
+    z0, z1 = _span(z, r, inv, ph)
     ox, oy, oz, orad = obj[i, 0], obj[i, 1], obj[i, 2], obj[i, 3]
-    a0, a1 = _span(ox, orad, inv)
-    b0, b1 = _span(oy, orad, inv)
-    c0, c1 = _span(oz, orad, inv)
+    a0, a1 = _span(ox, orad, inv, ph)
+    b0, b1 = _span(oy, orad, inv, ph)
+    c0, c1 = _span(oz, orad, inv, ph)
     same = a0 == x0 and a1 == x1 and b0 == y0 and b1 == y1 and c0 == z0 and c1 == z1
     prev = -1
     e = oe[i]
@@ -429,31 +485,32 @@ def move_many(start, ids, cen, rad, inv, max_span, tab, ck, cfree, cmeta, ed, ei
 
 
 @njit_noref
-def mean_entries(cen, rad, inv, max_span, step):
-    """The entries an object would have (the cells of its box on its level) under ``max_span``, on average
-    over every ``step``-th sphere (NaN for none)."""
+def mean_entries(cen, rad, inv, max_span, step, max_cells):
+    """The entries an object would have (the cells of its box on its level) under ``max_span`` and
+    ``max_cells``, on average over every ``step``-th sphere (NaN for none)."""
     total = 0.0
     k = 0
     for i in range(0, cen.shape[0], step):
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
-        lev = level_of(x, y, z, r, inv, max_span)
+        lev = level_in(x, y, z, r, inv, max_span, max_cells)
         k += 1
         if lev < 0:
             continue  # the big list: no entry
         li = inv * 0.5**lev
-        x0, x1 = _span(x, r, li)
-        y0, y1 = _span(y, r, li)
-        z0, z1 = _span(z, r, li)
+        ph = phase(lev)
+        x0, x1 = _span(x, r, li, ph)
+        y0, y1 = _span(y, r, li, ph)
+        z0, z1 = _span(z, r, li, ph)
         total += float((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1))
     return total / k if k else np.nan
 
 
 @njit_noref
 def levels(cen, rad, inv, max_span, out, meta):
-    """``out[i]`` (N,) int8: the level sphere i is stored on (-1: the big list); the per-level counts and
-    NLEV into ``meta``."""
+    """``out[i]`` (N,) int8: the level sphere i is stored on (-1: the big list; ``meta[MAXC]`` set
+    beforehand); the per-level counts and NLEV into ``meta``."""
     for i in range(cen.shape[0]):
-        lev = level_of(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span)
+        lev = level_in(cen[i, 0], cen[i, 1], cen[i, 2], rad[i], inv, max_span, meta[MAXC])
         out[i] = lev
         if lev >= 0:
             meta[LEV0 + lev] += 1
@@ -472,9 +529,10 @@ def build_count(start, cen, rad, lev, inv, tab, ck, cfree, cmeta, cnt, need):
             return i
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
         li = inv * 0.5 ** lev[i]
-        x0, x1 = _span(x, r, li)
-        y0, y1 = _span(y, r, li)
-        z0, z1 = _span(z, r, li)
+        ph = phase(lev[i])
+        x0, x1 = _span(x, r, li, ph)
+        y0, y1 = _span(y, r, li, ph)
+        z0, z1 = _span(z, r, li, ph)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
@@ -498,9 +556,10 @@ def build_fill(cen, rad, lev, inv, tab, ck, off, ed, ei, el, oe):
             continue
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
         li = inv * 0.5 ** lev[i]
-        x0, x1 = _span(x, r, li)
-        y0, y1 = _span(y, r, li)
-        z0, z1 = _span(z, r, li)
+        ph = phase(lev[i])
+        x0, x1 = _span(x, r, li, ph)
+        y0, y1 = _span(y, r, li, ph)
+        z0, z1 = _span(z, r, li, ph)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
@@ -535,7 +594,8 @@ def query(px, py, pz, inv, tab, ck, ed, ei, bd, bi, meta, out, stats):
         if meta[LEV0 + lev] == 0:
             li *= 0.5
             continue
-        c = cell_find(tab, lev, cell_of(px, li), cell_of(py, li), cell_of(pz, li))
+        ph = phase(lev)
+        c = cell_find(tab, lev, cell_at(px, li, ph), cell_at(py, li, ph), cell_at(pz, li, ph))
         li *= 0.5
         if c < 0:
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 from viewer.host.jit import njit_noref
 
 from ._contract_kernels import holds
-from ._hashgrid_kernels import BIG_N, LEV0, NLEV, cell_find, cell_of, query
+from ._hashgrid_kernels import BIG_N, LEV0, NLEV, cell_at, cell_find, phase, query
 
 __all__ = ["query_cells", "query_many"]
 
@@ -83,10 +83,11 @@ def query_cells(points, order, group, inv, tab, ck, ed, ei, bd, bi, meta, seg, s
             if meta[LEV0 + lev] == 0:
                 li *= 0.5
                 continue
+            ph = phase(lev)
             for i in range(g):
-                kx[i] = cell_of(gx[i], li)
-                ky[i] = cell_of(gy[i], li)
-                kz[i] = cell_of(gz[i], li)
+                kx[i] = cell_at(gx[i], li, ph)
+                ky[i] = cell_at(gy[i], li, ph)
+                kz[i] = cell_at(gz[i], li, ph)
             li *= 0.5
             i0 = 0
             while i0 < g:

@@ -8,9 +8,13 @@ would span more than ``max_span`` cells on some axis would flood the grid, so it
 level instead, as engines cap the cells one object may cover: level L has cells of edge
 ``cell_size * 2**L`` (keyed by level in the same hash map), a sphere goes to the lowest level where it
 spans at most ``max_span`` cells an axis, so it has at most ``max_span**3`` entries, and a query reads
-one cell of each level in use (a world of small spheres uses one). Past ``K.LEVELS`` levels a sphere goes
+one cell of each level in use (a world of small spheres uses one). A second cap, ``max_cells``, lets a
+sphere that covers more cells than that in total climb up to ``K.CLIMB`` levels to fit; each level's grid
+is offset by a different fraction of its cell (``K.phase``), so a sphere at a corner of one level's cells
+(a cluster at the origin) is not at a corner of the next. Past ``K.LEVELS`` levels a sphere goes
 to one dense list that every query tests. The world is unbounded: only cells that hold something
-exist, in an open-addressing hash map over flat int32 arrays.
+exist, in an open-addressing hash map over flat int32 arrays. Memory: 40 bytes a sphere, 52 an entry,
+the cells' records (24 bytes) and a map at load <= 1/4 (20 bytes a slot), sized by the bulk build.
 
 Layout choices that make the idea as fast as it can be:
 
@@ -41,16 +45,24 @@ from . import _pages
 from ._contract import BATCH_FROM, SphereIndex, as_objects, as_radius, grown
 from ._octree_many_kernels import curve_keys
 
-__all__ = ["CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cell_size", "default_span"]
+__all__ = ["CELLS", "CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cap", "default_cell_size",
+           "default_span"]
 
 #: the caps on the cells a sphere's box spans per axis that the default (``HashGrid(max_span=None)``) picks
 #: from: the largest whose entries average at most :data:`ENTRY_BUDGET` an object (:func:`default_span`)
 SPANS: tuple[int, ...] = (16, 8, 6, 4, 3, 2)
-#: entries (copies of a sphere in cells, ~52 bytes each) an object may average under the default cap: a
-#: few keep the grid within a few times the octree's memory on every bench world, and where a larger cap
-#: fits (the default three worlds) the grid keeps its single level, its fastest. The measurements behind
-#: it: viewer/index/README.md, "The hash grid's cap".
-ENTRY_BUDGET = 2.5
+#: entries (copies of a sphere in cells, 52 bytes each) an object may average under the default cap: a
+#: few keep the grid within about 4x the octree's memory on every bench world (40 bytes a sphere + 52 an
+#: entry), and where a larger cap fits (the default three worlds) the grid keeps its single level, its
+#: fastest. 3.2 rather than 2.5: octaves and city-1m keep 4 cells a sphere (2.9 and 2.7 entries; 2 cells at
+#: 2.5: 8-17% slower), the star field 8 (2.9 entries; 4 at 2.5: 20% slower). The measurements:
+#: viewer/index/README.md, "The hash grid's cap".
+ENTRY_BUDGET = 3.2
+#: where even the smallest of :data:`SPANS` averages more than :data:`ENTRY_BUDGET` entries (heavy-tailed
+#: radii: each level's largest spheres straddle 2 cells an axis, ~5 entries), the caps on a sphere's cells in
+#: total that the default tries next, largest first: such a sphere climbs up to ``K.CLIMB`` levels to fit
+#: (:func:`~._hashgrid_kernels.level_in`)
+CELLS: tuple[int, ...] = (4, 2, 1)
 
 
 def _pow2(n: int) -> int:
@@ -91,6 +103,23 @@ class CellTable:
             self.tab = _pages.full((_pow2(4 * (live + k)), 5), -1, np.int32)
             K.rehash(self.tab, self.ck, self.cmeta)
 
+    def fit(self) -> None:
+        """Drop the room the build reserved: records for the cells in use (on huge pages, as built: a query
+        reads them), a map at load <= 1/4 as :meth:`grow_for` leaves it (a map at ~1/2 with the records off
+        huge pages measured the clustered world's queries ~8% slower against the octree; the two were not
+        measured apart). The next insert that needs more grows them again."""
+        top = int(self.cmeta[K.CELL_TOP])
+        cap = max(16, top)
+        if cap < self.ck.shape[0]:
+            ck = _pages.full((cap, 5), -2, np.int32)
+            ck[:] = self.ck[:cap]
+            self.ck = ck
+            self.cfree = self.cfree[:cap].copy()
+        size = _pow2(4 * max(1, int(self.cmeta[K.CELLS_LIVE])))
+        if size < self.tab.shape[0]:
+            self.tab = _pages.full((size, 5), -1, np.int32)
+            K.rehash(self.tab, self.ck, self.cmeta)
+
     def nbytes(self) -> int:
         """Bytes of the table's arrays (cell records, free list, hash map, counters)."""
         return self.ck.nbytes + self.cfree.nbytes + self.tab.nbytes + self.cmeta.nbytes
@@ -116,15 +145,26 @@ def default_cell_size(radii: np.ndarray, centres: np.ndarray | None = None, perc
     return cell if cell > 0.0 and np.isfinite(cell) else 1.0
 
 
-def default_span(centres: np.ndarray, radii: np.ndarray, cell_size: float, sample: int = 20_000) -> int:
-    """The largest cap of :data:`SPANS` under which the spheres (a sample of ``sample`` of them, evenly
-    strided) average at most :data:`ENTRY_BUDGET` entries on ``cell_size`` (world units), else the
-    smallest."""
+def default_cap(centres: np.ndarray, radii: np.ndarray, cell_size: float, sample: int = 20_000) -> tuple[int, int]:
+    """``(max_span, max_cells)``: the largest cap of :data:`SPANS` (cells an axis; ``max_cells`` its cube)
+    under which the spheres (a sample of ``sample`` of them, evenly strided) average at most
+    :data:`ENTRY_BUDGET` entries on ``cell_size`` (world units); past the smallest, that span with the
+    largest cap of :data:`CELLS` (cells in total) that does, else the smallest."""
     step = max(1, radii.size // sample)
+    inv = 1.0 / cell_size
     for span in SPANS:
-        if not K.mean_entries(centres, radii, 1.0 / cell_size, span, step) > ENTRY_BUDGET:
-            return span
-    return SPANS[-1]
+        if not K.mean_entries(centres, radii, inv, span, step, span**3) > ENTRY_BUDGET:
+            return span, span**3
+    span = SPANS[-1]
+    for cells in CELLS:
+        if not K.mean_entries(centres, radii, inv, span, step, cells) > ENTRY_BUDGET:
+            return span, cells
+    return span, CELLS[-1]
+
+
+def default_span(centres: np.ndarray, radii: np.ndarray, cell_size: float, sample: int = 20_000) -> int:
+    """The ``max_span`` of :func:`default_cap`."""
+    return default_cap(centres, radii, cell_size, sample)[0]
 
 
 class GrowingIndex(SphereIndex):
@@ -184,7 +224,12 @@ class HashGrid(GrowingIndex):
         The most cells a sphere's box may span on an axis (so at most ``max_span**3`` entries a sphere);
         a larger one goes to the lowest coarser level (cells twice, four times, ... as wide) where it
         spans no more. Default: the largest of :data:`SPANS` that keeps the entries at
-        :data:`ENTRY_BUDGET` an object on average (:func:`default_span`).
+        :data:`ENTRY_BUDGET` an object on average (:func:`default_cap`).
+    max_cells : int or None
+        The most cells in total a sphere should cover: one covering more on its ``max_span`` level climbs
+        up to ``K.CLIMB`` coarser levels to fit (else stays). Default: ``max_span**3`` (no effect) when
+        ``max_span`` is given, else :func:`default_cap`'s (:data:`CELLS` where the spans do not fit the
+        budget).
     """
 
     name = "hashgrid"
@@ -193,12 +238,15 @@ class HashGrid(GrowingIndex):
     live_from = -1  # _ow[id]: -2 removed, -1 in cells, >= 0 its row in the big list
 
     def __init__(self, centres, radii, cell_size=None, cell_percentile: float = 50.0,
-                 cell_scale: float = 8.0, max_span: int | None = None):
+                 cell_scale: float = 8.0, max_span: int | None = None, max_cells: int | None = None):
         super().__init__()
         centres, radii = as_objects(centres, radii)
         if max_span is not None and (isinstance(max_span, bool) or not isinstance(max_span, (int, np.integer))
                                      or not 1 <= max_span <= 64):
             raise ValueError(f"hashgrid: max_span must be an integer in 1..64, got {max_span!r}")
+        if max_cells is not None and (isinstance(max_cells, bool) or not isinstance(max_cells, (int, np.integer))
+                                      or max_cells < 1):
+            raise ValueError(f"hashgrid: max_cells must be an integer >= 1, got {max_cells!r}")
         if cell_size is None:
             if not 0.0 <= cell_percentile <= 100.0:
                 raise ValueError(f"hashgrid: cell_percentile must be in [0, 100], got {cell_percentile!r}")
@@ -210,7 +258,11 @@ class HashGrid(GrowingIndex):
             if cell_size <= 0.0:
                 raise ValueError("hashgrid: cell_size must be > 0")
         self.cell_size = float(cell_size)
-        self.max_span = default_span(centres, radii, self.cell_size) if max_span is None else int(max_span)
+        if max_span is None:
+            self.max_span, cells = default_cap(centres, radii, self.cell_size)
+        else:
+            self.max_span, cells = int(max_span), int(max_span) ** 3
+        self.max_cells = min(cells if max_cells is None else int(max_cells), self.max_span**3)
         self._inv = 1.0 / self.cell_size
         self._need = self.max_span**3
         self._build(centres, radii)
@@ -222,10 +274,11 @@ class HashGrid(GrowingIndex):
         self._obj = np.zeros((icap, 4))
         self._obj[:n, :3] = centres
         self._obj[:n, 3] = radii
-        self._ow = np.full(icap, -2, dtype=np.int64)
+        self._ow = np.full(icap, -2, dtype=np.int32)
         self._oe = np.full(icap, -1, dtype=np.int32)
         self._next_id = n
         self._meta = np.zeros(K.META, dtype=np.int64)
+        self._meta[K.MAXC] = self.max_cells
         lev = np.empty(n, dtype=np.int8)
         K.levels(centres, radii, self._inv, self.max_span, lev, self._meta)
         bidx = np.flatnonzero(lev < 0)
@@ -257,12 +310,13 @@ class HashGrid(GrowingIndex):
         off = np.zeros(ncell + 1, dtype=np.int64)
         np.cumsum(cnt[:ncell], out=off[1:])
         total = int(off[-1])
-        ecap = max(64, total + total // 4)
+        ecap = max(64, total)  # exact: the build's entries; inserts grow it (by a quarter, _grow)
         self._ed = _pages.zeros((ecap, 4))
         self._ei = _pages.full((ecap, 2), -1, np.int32)
         self._el = np.full((ecap, 3), -1, dtype=np.int32)
         K.build_fill(centres, radii, lev, self._inv, ct.tab, ct.ck, off, self._ed, self._ei, self._el, self._oe)
         self._meta[K.ENT_TOP] = total
+        ct.fit()
 
     # ------------------------------------------------------------------------- growth
     def _grow(self) -> None:
@@ -270,7 +324,7 @@ class HashGrid(GrowingIndex):
         m = self._meta
         if int(m[K.ENT_FREEN]) + self._ed.shape[0] - int(m[K.ENT_TOP]) < need:
             cap = self._ed.shape[0]
-            new = max(2 * cap, cap + need)
+            new = cap + max(cap // 4, need)
             self._ed, self._ei, self._el = grown(self._ed, new, 0.0), grown(self._ei, new, -1), grown(self._el, new, -1)
         if m[K.BIG_N] >= self._bd.shape[0]:
             cap = self._bd.shape[0]
