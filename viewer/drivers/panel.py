@@ -331,7 +331,8 @@ class Minimap:
     """The cost map of ``viewer map`` in the panel: the exact number of objects in view distance at
     ``MINIMAP_RES`` x ``MINIMAP_RES`` camera positions on the horizontal plane through the camera (x across, z
     down, over the objects' box), counted by the session's own index at the current view-distance scale
-    (:func:`viewer.frame.costmap.count_points`), on a log colour ramp; the camera's position is a dot and its
+    (:func:`viewer.frame.costmap.count_points`; in a scene with visibility ranges, the objects in range, as the
+    frame's ``visible``), on a log colour ramp; the camera's position is a dot and its
     heading a line. Sampled again only when the index, the scale or the plane (the camera's height, in steps
     of a sixteenth of the box) changes: a few thousand queries, then nothing per frame but the drawing."""
 
@@ -348,7 +349,7 @@ class Minimap:
         lo, hi = c.min(axis=0), c.max(axis=0)
         step = max(float(hi[1] - lo[1]) / 16.0, 1e-9)
         y = float(np.clip(round(cam_y / step) * step, lo[1], hi[1]))
-        key = (session.index_name, session.options.radius_scale, y)
+        key = (session.index_name, session.options.radius_scale, session.options.fade, y)
         if key == self.key:
             return
         self.key, self.box = key, (lo, hi)
@@ -357,7 +358,9 @@ class Minimap:
             return
         t0 = perf_counter()
         us, vs, pts = plane_grid(lo, hi, 1, y, MINIMAP_RES)
-        self.counts = count_points(index, pts).reshape(MINIMAP_RES, MINIMAP_RES)
+        rg = getattr(world, "ranges", None)  # a scene with begin distances or HLOD: count what the frame counts
+        self.counts = count_points(index, pts, ranges=rg if rg is not None and rg.active else None)
+        self.counts = self.counts.reshape(MINIMAP_RES, MINIMAP_RES)
         self.note = (f"y = {y:.0f}: most visible {int(self.counts.max()):,}, sampled by {session.index_name} in "
                      f"{(perf_counter() - t0) * 1e3:.0f} ms")
 
