@@ -19,6 +19,47 @@ def pytest_report_header(config):
     return lines
 
 
+#: seconds each kernel group took to compile from an empty cache, one process, this machine (AMD EPYC,
+#: 2026-11): only their order matters, for splitting the groups evenly among xdist workers
+_COMPILE_S = {"octree": 28, "bsp": 20, "coherent": 14, "hashgrid": 11, "bvh": 10, "kdtree": 10, "buckettree": 9,
+              "spheretree": 9, "frame": 6, "looseoctree": 6, "quadtree": 5, "hgrid": 4, "scan": 4, "loop32": 1}
+
+
+def _share_of_kernels(worker: int, workers: int) -> list[str]:
+    """The kernel groups worker ``worker`` of ``workers`` compiles first: longest first, each to the
+    least loaded worker."""
+    load = [0] * workers
+    mine = []
+    for name, s in sorted(_COMPILE_S.items(), key=lambda kv: -kv[1]):
+        w = load.index(min(load))
+        load[w] += s
+        if w == worker:
+            mine.append(name)
+    return mine
+
+
+def pytest_sessionstart(session):
+    """Under xdist, each worker first compiles (or loads from numba's cache) its own share of the kernels.
+    From a fresh clone the cache is empty and every worker would otherwise compile nearly every kernel
+    itself (2 min 20 s of compiling, in one process here); shared out, a worker's later tests load the
+    others' kernels from the cache. Warm, loading a share takes about a second."""
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or workers < 2:
+        return
+    from viewer.index import INDEXES, warm_up
+
+    for name in _share_of_kernels(int(worker[2:]), workers):
+        if name == "frame":
+            from viewer.frame.pipeline import warm
+
+            warm()
+        elif name in INDEXES and INDEXES[name].unavailable() is None:
+            warm_up([name])
+
+
 @pytest.fixture(autouse=True)
 def _strict_numerics():
     old = np.seterr(divide="raise", over="raise", invalid="raise", under="ignore")
