@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..host.jit import njit_noref
+from ..host.prefetch import prefetch
 
 __all__ = ["advance_kernel", "counter_uniform", "warm"]
 
@@ -25,6 +26,7 @@ _S31 = np.uint64(31)
 _S11 = np.uint64(11)
 _FOUR = np.uint64(4)
 _INV53 = 1.0 / 9007199254740992.0  # 2**-53
+AHEAD = 16  # movers between a prefetch and its use (8, 16, 32 measured alike)
 
 
 @njit_noref
@@ -60,14 +62,23 @@ def _reflect(p, v, lo, hi):
 
 
 @njit_noref
-def advance_kernel(ids, kind, speed, direction, axis, orbit_radius, phase, start, orbit_centre, vel, base_r,
+def advance_kernel(ids, kind, speed, direction, axis, orbit_radius, phase_cs, start, orbit_centre, vel, base_r,
                    centres, radii, out_c, out_r, lo, hi, dt, t_new, step, key, pulse, period):
     """Advance the M movers to time ``t_new`` (= previous t + dt) and write their new centres into
     ``centres[ids]`` and ``out_c`` ((M, 3) float64), radii into ``radii[ids]`` and ``out_r`` when
-    ``pulse > 0``. ``vel`` ((M, 3)) is the drifters' current velocity (flipped at walls)."""
+    ``pulse > 0``. ``vel`` ((M, 3)) is the drifters' current velocity (flipped at walls); ``phase_cs`` ((M, 2))
+    the sine and cosine of each mover's pulse phase. The rows of ``centres`` and ``radii`` are prefetched
+    ``AHEAD`` movers ahead: at 1e6 objects each mover's row is a cache miss, and without the hint the misses
+    of its stores queued one after another (dynamic-1m, 100,000 movers: 7.5 -> 4.9 ms a step)."""
     m = ids.shape[0]
-    two_pi = 2.0 * math.pi
+    w = 2.0 * math.pi * t_new / period if pulse > 0.0 else 0.0
+    sw = math.sin(w)
+    cw = math.cos(w)
     for j in range(m):
+        if j + AHEAD < m:
+            f = ids[j + AHEAD]
+            prefetch(centres, f, 0)
+            prefetch(radii, f, 0)
         i = ids[j]
         k = kind[j]
         if k == 0:  # drift
@@ -96,7 +107,8 @@ def advance_kernel(ids, kind, speed, direction, axis, orbit_radius, phase, start
         for a in range(3):
             centres[i, a] = out_c[j, a]
         if pulse > 0.0:
-            r = base_r[j] * (1.0 + pulse * math.sin(two_pi * t_new / period + phase[j]))
+            # sin(w + phase) = sin w cos phase + cos w sin phase: one sine a step, not one a mover
+            r = base_r[j] * (1.0 + pulse * (sw * phase_cs[j, 1] + cw * phase_cs[j, 0]))
             radii[i] = r
             out_r[j] = r
 
@@ -104,10 +116,9 @@ def advance_kernel(ids, kind, speed, direction, axis, orbit_radius, phase, start
 def warm() -> None:
     """Compile the kernels (before anything timed)."""
     z3 = np.zeros((1, 3))
-    z1 = np.zeros(1)
     ids = np.zeros(1, dtype=np.int64)
     for k in (0, 1, 2):
         kind = np.full(1, k, dtype=np.int8)
-        advance_kernel(ids, kind, np.ones(1), z3.copy(), z3.copy(), np.ones(1), z1.copy(), z3.copy(), z3.copy(),
+        advance_kernel(ids, kind, np.ones(1), z3.copy(), z3.copy(), np.ones(1), np.zeros((1, 2)), z3.copy(), z3.copy(),
                        z3.copy(), np.ones(1), z3.copy(), np.ones(1), z3.copy(), np.ones(1), np.full(3, -1.0),
                        np.full(3, 1.0), 0.1, 0.1, 0, 1, 0.1, 1.0)

@@ -83,6 +83,7 @@ class MotionState:
         self.axis = np.ascontiguousarray(motion.axis, dtype=np.float64).reshape(-1, 3)
         self.orbit_radius = np.ascontiguousarray(motion.orbit_radius, dtype=np.float64)
         self.phase = np.ascontiguousarray(motion.phase, dtype=np.float64)
+        self.phase_cs = np.ascontiguousarray(np.stack([np.sin(self.phase), np.cos(self.phase)], axis=1).reshape(-1, 2))
         self.pulse = float(motion.radius_pulse)
         self.period = float(motion.radius_period)
         self.key = int(motion.seed)
@@ -196,7 +197,7 @@ def advance(state: MotionState, dt: float) -> tuple[np.ndarray, np.ndarray, np.n
     dt = float(dt)
     t_new = state.t + dt
     K.advance_kernel(state.ids, state.kind, state.speed, state.direction, state.axis, state.orbit_radius,
-                     state.phase, state.start, state.orbit_centre, state.vel, state.base_r, state.centres,
+                     state.phase_cs, state.start, state.orbit_centre, state.vel, state.base_r, state.centres,
                      state.radii, state.out_c, state.out_r, state.lo, state.hi, dt, t_new, state.step,
                      state.key, state.pulse, state.period)
     state.t = t_new
