@@ -93,8 +93,12 @@ class Stage:
 
 #: The stages of a frame, in pipeline order.
 STAGES: tuple[Stage, ...] = (
-    Stage("update", "the update stage: setting the camera pose, and moving objects in the culling mode",
-          (0.60, 0.60, 0.60)),
+    Stage("motion", "the world's own step: advancing the scene's movers to this frame's time (the simulation: the "
+                    "same work whatever the culling; 0 in a still world and in a view other than the first). "
+                    "Recordings before schema version 7 counted it in `update_ms`", (0.45, 0.40, 0.35), since=7),
+    Stage("update", "the update stage: setting the camera pose, and moving the movers in the culling mode "
+                    "(re-filing them in its index, or writing their rows); from schema version 7 without the "
+                    "world's own step (`motion_ms`)", (0.60, 0.60, 0.60)),
     Stage("query", "the index query (`query_into`; with culling `gpu`, the whole dispatch)",
           (0.95, 0.30, 0.25), culling=True),
     Stage("cull", "frustum cull of the visible set", (0.98, 0.75, 0.20), culling=True),
