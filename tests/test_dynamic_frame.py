@@ -53,6 +53,23 @@ def test_every_frame_is_exact_and_the_events_replay_to_it(index):
     assert np.array_equal(scene.centres, dynamic_scene().centres)  # the scene's own arrays are left alone
 
 
+def test_the_worlds_step_is_its_own_stage_and_update_is_the_culling_modes():
+    """``motion_ms`` times the movers' advance (every moving frame of the first view, 0 in a still frame and in
+    a still world); ``update_ms`` the rest of the update stage; both inside ``frame_ms``."""
+    from viewer.frame import stages
+
+    assert [s.name for s in stages.STAGES][:2] == ["motion", "update"] and "motion_ms" in COLUMNS
+    scene = dynamic_scene()
+    p = FramePipeline(scene, "octree", indexes=["octree"])
+    cam = FlyCamera(far=200.0)
+    rows = [p.step(cam, DT, pose=pose) for pose in poses(scene, 20)]
+    assert all(r.motion_ms > 0 and r.update_ms > 0 and r.motion_ms + r.update_ms <= r.frame_ms for r in rows)
+    still = p.step(cam, 0.0, pose=poses(scene, 20)[-1])
+    assert still.motion_ms == 0 and still.moved == 0
+    q = FramePipeline(generate_scene("clustered", 2000, seed=5, world=600.0), "octree", indexes=["octree"])
+    assert all(q.step(cam, DT, pose=pose).motion_ms == 0 for pose in poses(scene, 5))
+
+
 def test_a_switched_to_index_catches_up_and_dt_zero_stands_still():
     scene = dynamic_scene()
     p = FramePipeline(scene, "octree", indexes=["octree", "brute"])
