@@ -11,9 +11,10 @@ frontier (a cut of the tree) when ``ni[k, 0]`` is the current generation and its
 attached member out of reach), ``IN`` (every one in reach) or ``LEAF`` (a leaf whose members were each
 tested); ``OPEN`` marks a node above the frontier. The box and radius range stay valid bounds of the
 node's *attached* members forever: an object that moves or is inserted is *detached* (flag ``DET``) and
-tested exactly on every query: its slot in ``dlist[d]``, its current ``x, y, z, r`` in ``dobj[d]`` (side by
-side, so the pass over them reads in sequence), ``d`` in ``obj[s, 0]``; a removed one is ``DEAD``; neither
-is touched again by the tree. The visible list (``si[:nvis, 2]``) holds ids, so copying it out is a
+tested exactly once its own budget is spent: its slot in ``dlist[d]``, its current ``x, y, z, r`` and its due
+reading in ``dkey[d]`` (side by side, so the pass over them reads in sequence, and the due readings alone
+while nothing is due), ``d`` in ``obj[s, 0]``; a removed
+one is ``DEAD``; neither is touched again by the tree. The visible list (``si[:nvis, 2]``) holds ids, so copying it out is a
 sequential copy; ``si[s, 1]`` is a visible slot's position in it (swap-remove), ``si[s, 0]`` its id.
 
 **Budgets and the odometer.** ``T`` is the camera's odometer (the sum of its step lengths, each rounded
@@ -42,6 +43,15 @@ covers all of it. For a box, a member's d lies between the box's distances, its 
 ``rmax``; near the surface (the only place rounding matters) its ``max(d, r)`` is at most ``dmax + rmax``.
 A budget of 0 (a surface point: d == r) makes the node due at the next query: it is tested every query,
 and every decision is the exact predicate's.
+
+**A detached object's own budget** (``dkey[d]``, an odometer reading): set at its test to
+``nextafter(T + b, -inf)`` with its slack ``b`` as for a leaf member, then lowered by every move by the
+distance its centre moved plus the change of its radius, that sum times ``1 + 16u`` plus ``2**-500``, the
+difference rounded down (:func:`charge`); a new or removed row is due at once (``-inf``). ``| |c - p| - r |``
+changes by at most the camera's travel plus the centre's travel plus the radius change (the triangle
+inequality, each argument 1-Lipschitz), so while the odometer is below the reading the total is below ``b``
+and the argument above holds as it is: the new ``max(d', r')`` is at most ``max(d, r) + b <= 2 max(d, r)``.
+A pass over the detached rows then reads one float64 of a row not due and tests only the due ones.
 
 Counters ``cnt`` (int64): see the ``C_*`` indices.
 """
@@ -491,15 +501,20 @@ def try_close(k, nf, ni, hkey, hint, cnt, px, py, pz, T, P, leaf, nbuilt):
 
 
 @njit
-def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz):
-    """Test every detached object exactly (``dl = (dlist, dobj)``: their slots and their current ``x, y, z, r``
-    side by side, read in sequence); drop dead ones from the list. Branches only where a state changes."""
-    dlist, dobj = dl
+def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, every):
+    """Test the detached objects whose budget is spent (``every``: all of them, as a rebuild or a walk needs)
+    exactly, each given a new budget at reading ``T`` (``dl = (dlist, dobj, dkey)``: their slots and their current
+    ``x, y, z, r`` side by side and their due readings, read in sequence); drop dead ones from the list (a removed row
+    is due at once). Branches only where a state changes."""
+    dlist, dobj, dkey = dl
     nd = cnt[C_ND]
     i = 0
     tested = 0
     hits = 0
     while i < nd:
+        if dkey[i] > T and not every:
+            i += 1
+            continue
         s = dlist[i]
         f = flags[s]
         if f & DEAD:
@@ -509,13 +524,17 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz):
                 dlist[i] = t
                 for a in range(4):
                     dobj[i, a] = dobj[nd, a]
+                dkey[i] = dkey[nd]
                 obj[t, 0] = i
             continue
         dx = px - dobj[i, 0]
         dy = py - dobj[i, 1]
         dz = pz - dobj[i, 2]
         r = dobj[i, 3]
-        inn = (dx * dx + dy * dy) + dz * dz <= r * r
+        d2 = (dx * dx + dy * dy) + dz * dz
+        inn = d2 <= r * r
+        d = np.sqrt(d2)
+        dkey[i] = np.nextafter(T + (abs(d - r) - (EPS * (d + r) + TINY)), -np.inf)
         tested += 1
         hits += inn
         if inn != ((f & VIS) != 0):
@@ -671,7 +690,7 @@ def finish_rebuild(flags, ev, cnt, nl, nv):
 def unpack(f64, i32, i64):
     """The views of the three arenas (numba unboxes each array argument on every call, ~0.1 us each: a query
     passes six). ``f64``: head (:data:`HEAD`), ``obj`` (cap, 4), ``nf`` (nn, 9), ``hkey`` (hcap,), ``dobj``
-    (dcap, 4); ``i32``:
+    (dcap, 4), ``dkey`` (dcap,); ``i32``:
     ``si`` (cap, 3), ``ni`` (nn, 3), ``hint`` (hcap, 2), ``dlist`` (dcap,); ``i64``: ``cnt``
     (:data:`N_COUNTERS`, the sizes at ``L_*``), ``scratch`` (STACK + hcap + 2,), ``lft`` (lcap,), ``ent`` (ecap,)."""
     cap = i64[L_CAP]
@@ -688,6 +707,8 @@ def unpack(f64, i32, i64):
     hkey = f64[o:o + hcap]
     o += hcap
     dobj = f64[o:o + 4 * dcap].reshape((dcap, 4))
+    o += 4 * dcap
+    dkey = f64[o:o + dcap]
     o = 0
     si = i32[o:o + 3 * cap].reshape((cap, 3))
     o += 3 * cap
@@ -703,7 +724,7 @@ def unpack(f64, i32, i64):
     lft = i64[o:o + lcap]
     o += lcap
     ent = i64[o:o + ecap]
-    return obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent
+    return obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey
 
 
 @njit
@@ -714,7 +735,7 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
     already in ``lft`` (removed visible objects), ``id2slot`` the id table. After a jump (a walk), queries
     walk until a step is shorter than half the last walked one, which builds a new frontier. Returns
     ``(visible, entered)`` counts and fills the stats counters."""
-    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent = unpack(f64, i32, i64)
+    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey = unpack(f64, i32, i64)
     T = f64[0]
     step = np.inf
     if f64[4] != 0.0:
@@ -739,7 +760,7 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
         # after a jump: walk until a step is short again (half the last walked one; with the cost rule, not
         # longer than the leaves' scale either)
         mode = 2 if (far or (due_work <= 0.0 and step >= 0.5 * f64[5])) else 1
-    nv = query(obj, flags, si, (dlist, dobj), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
+    nv = query(obj, flags, si, (dlist, dobj, dkey), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
                px, py, pz, T, cnt[L_P], cnt[L_LEAF], cnt[L_NBUILT], limit, mode)
     if cnt[C_REBUILT] == 2:
         f64[5] = step
@@ -758,8 +779,8 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
 @njit
 def move_packed(ids, centres, radii, id2slot, f64, i32, i64, flags):
     """:func:`move_rows` on the arenas."""
-    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent = unpack(f64, i32, i64)
-    move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, cnt)
+    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey = unpack(f64, i32, i64)
+    move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, dkey, cnt)
 
 
 @njit
@@ -788,7 +809,7 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
         else:
             cnt[C_REBUILT] = 2
             nl, nv = walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf, nbuilt)
-        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz)
+        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, True)
         finish_rebuild(flags, ev, cnt, nl, nv)
     else:
         gen = cnt[C_GEN]
@@ -807,7 +828,7 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
             evaluate(k, known, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt)
             if not cnt[C_MIXED]:
                 try_close(k, nf, ni, hkey, hint, cnt, px, py, pz, T, P, leaf, nbuilt)
-        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz)
+        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, False)
     return copy_out(si, cnt, out)
 
 
@@ -837,7 +858,7 @@ def collect_entered(flags, si, cnt, ent, start, id2slot):
 
 
 @njit
-def move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, cnt):
+def move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, dkey, cnt):
     """Write the movers' centres (and radii, NaN: keep) into their rows of ``dobj``, detaching each from the
     tree on its first move (``dlist`` / ``dobj`` have room): a detached slot's ``obj[s, 0]`` holds its row."""
     nd = cnt[C_ND]
@@ -845,14 +866,15 @@ def move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, cnt):
         s = id2slot[ids[j]]
         f = flags[s]
         if f & DET:
-            d = np.int64(obj[s, 0])
-        else:
-            d = nd
-            nd += 1
-            flags[s] = f | DET
-            dlist[d] = s
-            dobj[d, 3] = obj[s, 3]
-            obj[s, 0] = d
+            charge(dobj, dkey, np.int64(obj[s, 0]), centres, radii, j)
+            continue
+        d = nd
+        nd += 1
+        flags[s] = f | DET
+        dlist[d] = s
+        dobj[d, 3] = obj[s, 3]
+        dkey[d] = -np.inf  # due at the next query
+        obj[s, 0] = d
         dobj[d, 0] = centres[j, 0]
         dobj[d, 1] = centres[j, 1]
         dobj[d, 2] = centres[j, 2]
@@ -860,6 +882,38 @@ def move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, cnt):
         if r == r:
             dobj[d, 3] = r
     cnt[C_ND] = nd
+
+
+@njit(inline="always")
+def charge(dobj, dkey, d, centres, radii, j):
+    """Row ``d`` moves to ``centres[j]`` (and ``radii[j]``, NaN: kept): its budget is lowered by the distance
+    moved plus the radius change, rounded up (see the module docstring), and the row written."""
+    dx = centres[j, 0] - dobj[d, 0]
+    dy = centres[j, 1] - dobj[d, 1]
+    dz = centres[j, 2] - dobj[d, 2]
+    r = radii[j]
+    dr = 0.0
+    if r == r:
+        dr = abs(r - dobj[d, 3])
+        dobj[d, 3] = r
+    spent = (np.sqrt((dx * dx + dy * dy) + dz * dz) + dr) * (1.0 + 16.0 * 2.0**-53) + TINY
+    dkey[d] = np.nextafter(dkey[d] - spent, -np.inf)
+    dobj[d, 0] = centres[j, 0]
+    dobj[d, 1] = centres[j, 1]
+    dobj[d, 2] = centres[j, 2]
+
+
+@njit
+def charge_rows(rows, start, centres, radii, dobj, dkey):
+    """A batch of moves of detached objects whose rows are known: ``rows`` (M,) int64, or when empty the
+    rows ``start .. start + M - 1``; each row charged and written by :func:`charge`."""
+    m = centres.shape[0]
+    if rows.shape[0] == 0:
+        for j in range(m):
+            charge(dobj, dkey, start + j, centres, radii, j)
+    else:
+        for j in range(m):
+            charge(dobj, dkey, rows[j], centres, radii, j)
 
 
 @njit
@@ -910,7 +964,7 @@ def margin_events(ent, ne, lft, nl, hl, nh, hflag, id2slot, f64, i32, i64, flags
     ient, ileft : out buffers (room for ne, and nh + nl): the in-set's entered / left ids
 
     Returns ``(entered, left, held)`` counts."""
-    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft_, ent_ = unpack(f64, i32, i64)
+    obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft_, ent_, dkey = unpack(f64, i32, i64)
     nie = 0
     for j in range(ne):  # visible now: an entered event unless it was held (in already)
         i = ent[j]

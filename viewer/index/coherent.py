@@ -23,8 +23,10 @@ last walked one, which builds a new frontier (a walk that files it). The first q
 median box diagonal walks as soon as its due entries would cost more than the last walk.
 
 **Movers** are not re-filed: ``move_many`` writes the new centre (and radius) and *detaches* the object
-from the tree (the tree's boxes stay valid bounds of its remaining members); detached objects are tested
-exactly on every query (a few ns each). An inserted object is a detached one; a removed one is flagged dead
+from the tree (the tree's boxes stay valid bounds of its remaining members). A detached object carries its
+own budget: its slack when last tested, lowered by each of its moves by how far it went (and by the change of
+its radius); a query tests it exactly only once the camera's travel since has used the rest, and otherwise
+reads one float64 of its row. An inserted object is a detached one; a removed one is flagged dead
 (and, if visible, reported as left by the next query). When the detached objects outnumber half the live
 ones (or the dead ones the live ones), the next query lays the tree out again over the live objects.
 
@@ -60,6 +62,7 @@ JUMP_DIV = 4
 DUE_WORK = 0.0
 
 _ID_LIMIT = 2**31 - 1  # ids are kept as int32 beside the slots
+_NO_ROWS = np.zeros(0, dtype=np.int64)  # charge_rows: the rows are a run from ``start``
 _NONE = np.zeros(0, dtype=np.int64)
 
 
@@ -75,7 +78,7 @@ class CoherentIndex(SphereIndex):
     """
 
     name = "coherent"
-    update_note = "movers detached from the tree (tested exactly every query), nothing re-filed"
+    update_note = "movers detached from the tree (each with its own travel budget), nothing re-filed"
 
     def __init__(self, centres, radii, leaf: int = 32, margin: float = 0.0, relative: bool = False):
         super().__init__()
@@ -112,7 +115,7 @@ class CoherentIndex(SphereIndex):
         big = first or not keep_tree or was[:4] != [cap, nn, hcap, dcap]  # f64, i32, flags
         small = first or was[2] != hcap or was[4:] != [lcap, ecap]  # i64
         if big:
-            f64 = np.zeros(K.HEAD + 4 * cap + 9 * nn + hcap + 4 * dcap)
+            f64 = np.zeros(K.HEAD + 4 * cap + 9 * nn + hcap + 5 * dcap)
             if not first:
                 f64[: K.HEAD] = self._f64[: K.HEAD]
             self._f64 = f64
@@ -131,13 +134,13 @@ class CoherentIndex(SphereIndex):
         cnt[K.L_CAP], cnt[K.L_NN], cnt[K.L_HCAP], cnt[K.L_DCAP], cnt[K.L_LCAP], cnt[K.L_ECAP] = (
             cap, nn, hcap, dcap, lcap, ecap)
         self._obj, self._nf, self._hkey, self._si, self._ni, self._hint, self._dlist, self._dobj, self._cnt, _, \
-            self._lft, self._ent = K.unpack(self._f64, self._i32, self._i64)
+            self._lft, self._ent, self._dkey = K.unpack(self._f64, self._i32, self._i64)
         self._stats = self._cnt[K.S_CAND: K.S_CAND + 4]
         if first:
             return
         parts = []
         if big:
-            parts += ["obj", "si", "dlist", "dobj"] + (["nf", "hkey", "ni", "hint"] if keep_tree else [])
+            parts += ["obj", "si", "dlist", "dobj", "dkey"] + (["nf", "hkey", "ni", "hint"] if keep_tree else [])
         if small:
             parts += ["lft", "ent"]
         for name in parts:
@@ -146,7 +149,7 @@ class CoherentIndex(SphereIndex):
             b[:m] = a[:m]
 
     def _views(self) -> dict:
-        names = ("obj", "nf", "hkey", "si", "ni", "hint", "dlist", "dobj", "cnt", "lft", "ent", "flags")
+        names = ("obj", "nf", "hkey", "si", "ni", "hint", "dlist", "dobj", "dkey", "cnt", "lft", "ent", "flags")
         return {name: getattr(self, "_" + name) for name in names}
 
     def _sizes(self) -> list[int]:
@@ -276,6 +279,7 @@ class CoherentIndex(SphereIndex):
         nd = int(self._cnt[K.C_ND])
         self._dlist[nd] = s
         self._dobj[nd] = (x, y, z, r)
+        self._dkey[nd] = -np.inf  # due at the next query
         self._obj[s] = (nd, 0.0, 0.0, 0.0)  # a detached slot: its row of _dobj
         self._cnt[K.C_ND] = nd + 1
         i = self._idt.new_id(s)
@@ -289,6 +293,8 @@ class CoherentIndex(SphereIndex):
         self._movers = None  # the next query's pass drops dead rows of _dobj: rows move
         self._dlist_dirty = True
         s = int(self._idt.slots[i])
+        if self._flags[s] & K.DET:
+            self._dkey[int(self._obj[s, 0])] = -np.inf  # due: the next query's pass drops the row
         self._flags[s] |= K.DEAD
         if K.drop_visible(s, self._flags, self._si, self._cnt, self._idt.slots):
             self._pending.append(i)
@@ -307,16 +313,10 @@ class CoherentIndex(SphereIndex):
             # the same movers as the last batch (a moving world's frame): their rows of _dobj are known, so
             # no id -> slot -> row lookups (three dependent cache misses a mover at 1e6)
             rows = cache[1]
-            dst = self._dobj[rows]  # a view when rows is a slice
-            keep = np.isnan(radii)
             if isinstance(rows, slice):
-                dst[:, :3] = centres
-                if not keep.all():
-                    dst[:, 3] = np.where(keep, dst[:, 3], radii)
+                K.charge_rows(_NO_ROWS, rows.start, centres, radii, self._dobj, self._dkey)
             else:
-                self._dobj[rows, :3] = centres
-                if not keep.all():
-                    self._dobj[rows, 3] = np.where(keep, self._dobj[rows, 3], radii)
+                K.charge_rows(rows, 0, centres, radii, self._dobj, self._dkey)
         else:
             self._dlist_room(ids.size)
             K.move_packed(ids, centres, radii, self._idt.slots, self._f64, self._i32, self._i64, self._flags)
@@ -334,6 +334,7 @@ class CoherentIndex(SphereIndex):
         self._query(1e6 + 1.0, 0.0, 0.0, out)
         K.collect_entered(self._flags, self._si, self._cnt, self._ent, 0, self._idt.slots)
         none = np.zeros(0, dtype=np.int64)
+        K.charge_rows(none, 0, np.zeros((0, 3)), np.zeros(0), self._dobj, self._dkey)  # a moving world's repeated batch
         K.margin_events(none, 0, none, 0, none, 0, np.zeros(0, dtype=np.uint8), self._idt.slots, self._f64,
                         self._i32, self._i64, self._flags, 0.0, 0.0, 0.0, 0.0, False, none, none)
 

@@ -28,9 +28,9 @@ Views sharing the mode (:class:`viewer.frame.ViewSet`) each have a list of their
 following their own tracker; the index's deltas are then another view's, so the tracker's are used.
 
 Movers: :meth:`DeltaCulling.move_many` moves them in the index (the coherent index detaches them, nothing
-re-filed) and uploads the rows of those in a view's list to the GPU as the ``gpu`` mode does
-(``shaders/cull_move.glsl``); the other movers' rows are marked stale and go up when they enter a list, so the
-upload follows what the list pass reads, not what moved.
+re-filed) and marks their GPU rows stale; before the list pass, the stale rows among the list's go up as the
+``gpu`` mode uploads movers (``shaders/cull_move.glsl``), so the upload follows what the list pass reads, not
+what moved.
 
 Its row (``culling`` = ``coherent``, ``index`` = the index's name): ``query_ms`` the index query and the
 range filter (CPU); ``gather_ms`` the slot mirror's update (CPU, O(changes)); ``upload_ms`` writing the
@@ -145,7 +145,6 @@ class DeltaCulling(CullingMode):
         #: (N,) uint8: 1 where the GPU's row is older than the world's (a mover outside every list)
         self._stale = np.zeros(max(n, 1), dtype=np.uint8)
         self._any_stale = False
-        self._entering = np.zeros(0, dtype=np.int64)  # the ids the last _follow put in the list
         self._queried: ViewList | None = None  # whose query the index answered last
         #: how the last frame's list changed: "events" (the tracker's), "index" (the index's own), "rebuild"
         self.last_source = ""
@@ -163,30 +162,23 @@ class DeltaCulling(CullingMode):
         return self.n
 
     def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
-        """Objects ``ids`` are now at ``centres`` (radii None: unchanged): moved in the index. Their rows go
-        up to the GPU only for the movers in a view's list, the only rows the list pass reads; the others are
-        marked stale and go up when they enter a list (:meth:`_fresh_rows`, from the world's arrays, which the
-        pipeline moved first). A frame uploads the rows of O(listed movers + entered), not of every mover
-        (dynamic-1m: ~2 of 100,000 movers listed, 9.8 ms a frame of scatter on llvmpipe before)."""
+        """Objects ``ids`` are now at ``centres`` (radii None: unchanged): moved in the index, and their GPU rows
+        marked stale. Only the rows the list pass reads go up, before it (:meth:`_fresh_rows`, from the world's
+        arrays, which the pipeline moved first): a frame uploads the rows of the listed movers, not of every
+        mover (dynamic-1m: ~16 of 100,000 movers listed; scattering all of them took 9.8 ms a frame on
+        llvmpipe)."""
         ids = np.asarray(ids, dtype=np.int64)
         self.index.move_many(ids, centres, radii)
-        listed = np.zeros(ids.size, dtype=bool)
-        for v in self._lists.values():
-            listed |= v.pos[ids] >= 0
-        if not listed.all():
-            self._stale[ids[~listed]] = 1
+        if ids.size:
+            self._stale[ids] = 1
             self._any_stale = True
-        if listed.any():
-            r = self.frame.radii[ids] if radii is None else np.asarray(radii)
-            c = np.asarray(centres)
-            self.culler.move(ids[listed], c[listed], r[listed])
 
-    def _fresh_rows(self, ids: np.ndarray) -> None:
-        """Upload the rows of the stale objects among ``ids`` (those entering a list), from the world's arrays."""
-        if not self._any_stale or ids.size == 0:
+    def _fresh_rows(self, v: "ViewList") -> None:
+        """Upload the rows of the stale objects in ``v``'s list (O(list) in a moving world, nothing in a still one)."""
+        if not self._any_stale or v.count == 0:
             return
-        ids = np.asarray(ids, dtype=np.int64)
-        s = ids[self._stale[ids] != 0]
+        listed = v.slots[: v.count]
+        s = listed[self._stale[listed] != 0]
         if s.size:
             self._stale[s] = 0
             self.culler.move(s, self.frame.centres[s], self.frame.radii[s])
@@ -263,7 +255,7 @@ class DeltaCulling(CullingMode):
                 g.set_lod(rg.lod)
             g._ranges_key = key
         g.write_frame(qp, frame.eye_of(camera), planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
-        self._fresh_rows(self._entering)
+        self._fresh_rows(v)
         self._scatter(npairs)
         t4 = perf_counter()
         self._dispatch()
@@ -303,11 +295,9 @@ class DeltaCulling(CullingMode):
             if need > self._pairs.shape[0]:
                 self._pairs = np.zeros((max(need, 2 * self._pairs.shape[0]), 2), dtype=np.uint32)
             # writable int64 copies (O(changes)): one compiled signature whatever the source's flags
-            ent = np.array(ent, dtype=np.int64)
-            count, m = K.apply_events(np.array(left, dtype=np.int64), left.size, ent, ent.size, v.pos, v.slots,
-                                      v.count, v.mark, self._pairs)
+            count, m = K.apply_events(np.array(left, dtype=np.int64), left.size, np.array(ent, dtype=np.int64),
+                                      ent.size, v.pos, v.slots, v.count, v.mark, self._pairs)
             if count >= 0:
-                self._entering = ent
                 v.count = int(count)
                 self.last_pairs = int(m)
                 return int(m)
@@ -320,7 +310,6 @@ class DeltaCulling(CullingMode):
         v.pos[inside] = np.arange(m, dtype=np.int64)
         v.slots[:m] = inside
         v.count = m
-        self._entering = inside
         self.last_source = "rebuild"
         self.last_pairs = m
         return -1
