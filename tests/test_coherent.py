@@ -198,7 +198,36 @@ def test_dynamic_1m_as_bundled():
         w.c[:], w.r[:] = state.centres, state.radii
         seen += w.query(p).size
     assert w.ix.detached == s.motion.m
+    # each mover carries its own budget: a frame tests the due ones, not the 100,000 (32 at the median here)
+    assert np.median(w.tested[2:]) < s.motion.m / 20, np.median(w.tested[2:])
     assert seen > 0  # the flight starts among objects: the frames are not trivially empty
+
+
+def test_movers_crossing_a_still_camera_s_surface_are_exact():
+    """Movers stepping onto the still camera's distance r exactly (d == r in float64), then an ulp-sized step
+    in and out, and radii growing onto it: their budgets reach 0 and every query decides them exactly."""
+    n = 40
+    c = np.zeros((n, 3))
+    c[:, 0] = 20.0 + np.arange(n)
+    r = np.full(n, 5.0)
+    w = Checked(c, r)
+    p = (0.0, 0.0, 0.0)
+    w.query(p)
+    ids = np.arange(n)
+    for x in [*np.linspace(20.0, 5.0, 16), 5.0, np.nextafter(5.0, 0.0), 5.0, np.nextafter(5.0, 9.0), 5.0]:
+        new_c = w.c.copy()
+        new_c[:, 0] = x
+        w.ix.move_many(ids, new_c)
+        w.c[:] = new_c
+        assert w.query(p).size == (n if x <= 5.0 else 0), x
+    new_c = w.c.copy()
+    new_c[:, 0] = 8.0
+    w.ix.move_many(ids, new_c)
+    w.c[:] = new_c
+    for rr in [*np.linspace(5.0, 8.0, 7), np.nextafter(8.0, 0.0), 8.0]:
+        w.ix.move_many(ids, w.c, np.full(n, rr))
+        w.r[:] = rr
+        assert w.query(p).size == (n if rr >= 8.0 else 0), rr
 
 
 def test_inserts_removes_and_relayout(rng):
