@@ -262,3 +262,44 @@ def test_rtree_capacity_options(rng):
     assert ix.nbytes() >= 2000 * 32
     with pytest.raises(ValueError, match="leaf_capacity"):
         RTreeIndex(c, r, leaf_capacity=1)
+
+
+def test_rtree_reloads_for_a_batch_dearer_than_a_load_and_stays_exact(rng, monkeypatch):
+    """A batch whose deletes + inserts would cost more than a bulk load is a bulk load (timed: the first moves of
+    the batch, the last load); small batches stay deletes + inserts. Answers equal brute force either way, with
+    removed and inserted objects kept out of and in the reloaded tree."""
+    if RTreeIndex.unavailable():
+        pytest.skip(RTreeIndex.unavailable())
+    from viewer.index import brute_query
+
+    c, r = DISTRIBUTIONS["clustered"](rng, 3000)
+    ix = RTreeIndex(c, r)
+    c, r = c.copy(), r.copy()
+    loads = []
+    load = ix._load
+    monkeypatch.setattr(ix, "_load", lambda ids: (loads.append(ids.size), load(ids)))
+    gone = [ix.insert((1.0, 2.0, 3.0), 50.0), 7]
+    ix.remove(gone[1])
+    c = np.vstack([c, [[1.0, 2.0, 3.0]]])
+    r = np.append(r, 50.0)
+    live = np.ones(len(r), dtype=bool)
+    live[7] = False
+    small = rng.choice(np.flatnonzero(live), 10, replace=False)
+    c[small] += 3.0
+    ix.move_many(small, c[small])
+    assert loads == []  # ten moves: deletes + inserts
+    big = np.flatnonzero(live)[::2]
+    c[big] += rng.normal(0, 20.0, (big.size, 3))
+    r[big] *= 1.5
+    ix._load_s = 0.0  # a load costs nothing: the batch must reload
+    ix.move_many(big, c[big], r[big])
+    assert loads == [live.sum()]  # every live object, the removed one left out
+    assert ix._move_s > 0
+    for p in np.vstack([c[rng.choice(len(c), 40)], [[1.0, 2.0, 3.0]]]):
+        got = np.sort(ix.query(p))
+        want = brute_query(c, r, p)
+        want = np.sort(want[live[want]])
+        assert np.array_equal(got, want)
+    ix._load_s = 1e9  # a load costs more than any batch: deletes + inserts
+    ix.move_many(big, c[big] + 1.0)
+    assert loads == [live.sum()]
