@@ -329,6 +329,36 @@ def test_bad_batch_changes_nothing(name, rng, case, exc, ids, c, r):
     assert_same(ix, c0[live], r0[live], pts, ids=live)
 
 
+def test_a_repeated_batch_is_checked_again_after_a_remove_or_insert(name, rng):
+    """The same batch of ids again (a moving world's frame) skips the id checks only while no insert or remove
+    came between: a removed id in it is then refused, the batch itself changing nothing; bad values are refused
+    in the repeated batch as in any."""
+    c0 = rng.uniform(-50, 50, (300, 3))
+    r0 = rng.uniform(1, 20, 300)
+    ix = make_index(name, c0, r0)
+    ids = np.arange(0, 300, 3, dtype=np.int64)  # 100 ids: a batch remembered
+    c1 = c0.copy()
+    for k in range(3):
+        c1[ids] = c0[ids] + k
+        ix.move_many(ids, c1[ids])
+    with pytest.raises(ValueError):
+        ix.move_many(ids, np.full((ids.size, 3), np.nan))
+    ix.remove(int(ids[5]))
+    live = np.setdiff1d(np.arange(300), [ids[5]])
+    with pytest.raises(KeyError, match=str(ids[5])):
+        ix.move_many(ids, c1[ids] + 1.0)
+    pts = np.concatenate([query_points(rng, c1, 30), [[0.0, 0.0, 0.0]]])
+    assert_same(ix, c1[live], r0[live], pts, ids=live)
+    keep = np.delete(ids, 5)
+    ix.move_many(keep, c1[keep] + 2.0)
+    ix.move_many(keep, c1[keep] + 3.0)  # remembered again
+    c1[keep] += 3.0
+    new = ix.insert((0.0, 0.0, 0.0), 1.0)
+    ix.remove(new)
+    ix.move_many(keep, c1[keep])
+    assert_same(ix, c1[live], r0[live], pts, ids=live)
+
+
 def test_move_many_accepts_integer_dtypes(name, rng):
     c0 = rng.uniform(-50, 50, (20, 3))
     ix = make_index(name, c0, np.full(20, 5.0))

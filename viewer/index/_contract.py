@@ -140,6 +140,8 @@ def warm_scope(entry_points: Iterable[str]) -> Iterator[None]:
 #: the fewest points :meth:`SphereIndex._query_in_curve_order` answers as one batch: below, point by point
 #: (measured with ``viewer clients`` at 1e6: a batch of one cost the octree 20.5 us against 8.3 for the query)
 BATCH_FROM = 16
+#: move_many remembers a checked batch of at least this many ids (a copy), to skip the id checks when it recurs
+_REMEMBERED_BATCH = 64
 
 _NEG_COORD = -COORD_LIMIT
 _DOMAIN = f"|coordinate| <= 2**100 ({COORD_LIMIT:.4g})"
@@ -358,6 +360,11 @@ class SphereIndex:
     updates_in_place: bool = True
     update_note: str = ""  # how moves are done, printed by the bench ("rebuilt on change", ...)
     live_from: int = 0
+    # move_many's memory of the last batch it checked (its ids, int64) and of the id table's epoch then
+    # (bumped by every insert and remove)
+    _batch: np.ndarray | None = None
+    _batch_epoch: int = -1
+    _id_epoch: int = 0
     warm_options: dict = {}  # options of the tiny index warm_up builds (small leaves: deep trees)
 
     @classmethod
@@ -478,11 +485,14 @@ class SphereIndex:
     def insert(self, centre, radius) -> int:
         """Add a sphere (``centre`` (3,), ``radius`` world units); returns its new id."""
         x, y, z = as_point(centre, "centre")
+        self._id_epoch += 1
         return self._insert(x, y, z, as_radius(radius))
 
     def remove(self, id) -> None:
         """Remove the object ``id``."""
-        self._remove(self._live(id))
+        i = self._live(id)
+        self._id_epoch += 1
+        self._remove(i)
 
     def move(self, id, centre, radius=None) -> None:
         """Move object ``id`` to ``centre`` (3,), with a new ``radius`` or None (keep it)."""
@@ -493,11 +503,25 @@ class SphereIndex:
     def move_many(self, ids, centres, radii=None) -> None:
         """Move ``ids`` (M,) integer array to ``centres`` (M, 3), with ``radii`` (M,) or None (keep
         each radius): the same result as M calls of :meth:`move`. The batch is validated whole
-        (:func:`check_batch`) before anything moves."""
-        next_id, state = self._id_state()
-        if self._seen.size < next_id:
-            self._seen = np.zeros(max(next_id, 2 * self._seen.size), dtype=np.uint8)
-        ids, centres, radii = check_batch(ids, centres, radii, next_id, state, self.live_from, self._seen)
+        (:func:`check_batch`) before anything moves. The ids of a batch equal to the last one checked (a
+        moving world's frame: the same movers), with no insert or remove since, are known to be live and
+        distinct: only its values are checked then (one sequential comparison instead of a look-up per id
+        in the id table: at 1e6 objects 100,000 ids took ~0.3-0.8 ms)."""
+        a = np.asarray(ids)
+        last = self._batch
+        if (last is not None and self._batch_epoch == self._id_epoch and a.dtype == last.dtype
+                and a.shape == last.shape and np.array_equal(a, last)):
+            ids = np.ascontiguousarray(a)
+            centres = as_centres(centres, n=a.size, name="move_many: centres")
+            radii = np.full(a.size, np.nan) if radii is None else as_radii(radii, n=a.size, name="move_many: radii")
+        else:
+            next_id, state = self._id_state()
+            if self._seen.size < next_id:
+                self._seen = np.zeros(max(next_id, 2 * self._seen.size), dtype=np.uint8)
+            ids, centres, radii = check_batch(a, centres, radii, next_id, state, self.live_from, self._seen)
+            if ids.size >= _REMEMBERED_BATCH:
+                self._batch = ids.copy()
+                self._batch_epoch = self._id_epoch
         if ids.size:
             self._move_many(ids, centres, radii)
 
