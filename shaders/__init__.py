@@ -2,7 +2,9 @@
 
 Each ``NAME.glsl`` starts with a ``#version`` line and splits its stages with
 ``#if defined VERTEX_SHADER`` / ``#elif defined FRAGMENT_SHADER`` (moderngl-window's single-file
-layout); :mod:`viewer.render.shaders` compiles them. This package only locates the files (no GL here).
+layout); :mod:`viewer.render.shaders` compiles them. A ``_NAME.glsl`` file is a part of programs (code two
+of them share, pulled in by ``#include "_NAME.glsl"``), not a program. This package only locates the files
+(no GL here).
 """
 
 from __future__ import annotations
@@ -20,5 +22,5 @@ def shader_path(name: str) -> Path:
 
 
 def shader_names() -> list[str]:
-    """Names of every program shipped here, sorted."""
-    return sorted(p.stem for p in SHADER_DIR.glob("*.glsl"))
+    """Names of every program shipped here, sorted (not the parts programs include, ``_*.glsl``)."""
+    return sorted(p.stem for p in SHADER_DIR.glob("*.glsl") if not p.stem.startswith("_"))

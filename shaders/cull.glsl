@@ -98,6 +98,8 @@ void main() {
     }
 }
 #else
+#include "_cull_record.glsl"
+
 // the band change of object i this frame (cur: its band if drawn, else -1), as
 // viewer.frame._ranges_kernels.band_events: a drawn object whose band differs from its last, or an object
 // drawn last frame and not now
@@ -118,28 +120,11 @@ void exact(uint i) {
     precise double d2 = (dx * dx + dy * dy) + dz * dz;
     precise double rr = o.w * o.w;
     bool vis = d2 <= rr;
-    // visibility ranges, as viewer.frame._ranges_kernels.filter_ranges: begin**2 <= d2, and an HLOD
-    // child only while its parent's distance is below the parent's limit
     bool ranged = info.z != 0u;
     dvec4 rg = dvec4(0.0lf);
-    precise double dp2 = 0.0lf;
+    double dp2 = 0.0lf;
     int par = -1;
-    if (ranged) {
-        rg = ranges[i];
-        precise double bb = rg.x * rg.x;
-        if (rg.x > 0.0lf && d2 < bb) vis = false;
-        par = int(rg.z);
-        if (par >= 0) {
-            dvec4 po = objects[par];
-            precise double px = query.x - po.x;
-            precise double py = query.y - po.y;
-            precise double pz = query.z - po.z;
-            dp2 = (px * px + py * py) + pz * pz;
-            precise double lim = ranges[par].y;
-            precise double ll = lim * lim;
-            if (!(dp2 < ll)) vis = false;
-        }
-    }
+    if (ranged && !within_ranges(i, d2, rg, dp2, par)) vis = false;
 
     // visibility events: enter at d <= r, leave beyond r + margin (or r (1 + margin))
     if (vis && !was_in) {
@@ -175,70 +160,22 @@ void exact(uint i) {
     visible_ids[atomicAdd(visible, 1u)] = i;
 
     uvec2 look = looks[i];
-    precise double bound = double(uintBitsToFloat(look.x)) * eye.w;
-    precise double neg_bound = -bound;
-    for (int p = 0; p < 6; ++p) {
-        dvec4 pl = planes[p];
-        precise double sd = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
-        if (sd < neg_bound) {
-            track(i, -1);
-            return;
-        }
+    if (!in_frustum(o, look)) {
+        track(i, -1);
+        return;
     }
 
     uint slot = atomicAdd(command[info.y], 1u);
     drawn_ids[slot] = i;
     if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
     uint lod_band = 0u;
-    if (info.w > 0u) {  // the LOD band, as viewer.frame._ranges_kernels.lod_bands: #{l : lod[l]**2 <= d2}
-        for (uint l = 0u; l < info.w; ++l) {
-            double sw = lods[i * info.w + l];
-            precise double s2 = sw * sw;
-            if (s2 <= d2) lod_band += 1u; else break;
-        }
+    if (info.w > 0u) {
+        lod_band = lod_band_of(i, d2);
         atomicAdd(bands[min(lod_band, 7u)], 1u);
         track(i, int(lod_band));
         drawn_bands[slot] = lod_band;
     }
-    // the record, as viewer._frame_kernels.gather_instances writes it
-    precise double ex = o.x - eye.x;
-    precise double ey = o.y - eye.y;
-    precise double ez = o.z - eye.z;
-    double fade = 1.0lf;
-    precise double band = query.w * o.w;
-    if (band > 0.0lf) {
-        precise double fx = o.x - query.x;
-        precise double fy = o.y - query.y;
-        precise double fz = o.z - query.z;
-        precise double dist = sqrt((fx * fx + fy * fy) + fz * fz);
-        precise double t = (o.w - dist) / band;
-        fade = clamp(t, 0.0lf, 1.0lf);
-    }
-    if (ranged && query.w > 0.0lf) {  // the near edges, as viewer.frame._ranges_kernels.range_fades
-        if (rg.x > 0.0lf) {
-            precise double fx = o.x - query.x;
-            precise double fy = o.y - query.y;
-            precise double fz = o.z - query.z;
-            precise double t = (sqrt((fx * fx + fy * fy) + fz * fz) - rg.x) / (query.w * rg.x);
-            if (t < fade) fade = max(t, 0.0lf);
-        }
-        if (par >= 0) {
-            dvec4 pr = ranges[par];
-            precise double w = pr.y - pr.x;
-            if (w > 0.0lf) {
-                precise double t = (pr.y - sqrt(dp2)) / w;
-                if (t < fade) fade = max(t, 0.0lf);
-            }
-        }
-    }
-    uint r = slot * uint(INSTANCE_WORDS);
-    records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
-    records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
-    records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));
-    records[r + uint(WORD_SIZE)] = look.x;
-    uint bc = min(lod_band, 7u);
-    records[r + uint(WORD_COLOUR)] = hysteresis.z > 0.0lf ? palette[bc / 4u][bc % 4u] : look.y;
-    records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
+    write_record(slot, o, look, ranged, rg, par, dp2, lod_band);
 }
 
 void main() {

@@ -70,6 +70,8 @@ layout(std140, binding = 0) uniform Frame {
 
 uniform uint count;  // list entries
 
+#include "_cull_record.glsl"
+
 void cull_one(uint i) {
     dvec4 o = objects[i];
     precise double dx = query.x - o.x;
@@ -78,89 +80,24 @@ void cull_one(uint i) {
     precise double d2 = (dx * dx + dy * dy) + dz * dz;
     precise double rr = o.w * o.w;
     if (!(d2 <= rr)) return;
-    // visibility ranges, as viewer.frame._ranges_kernels.filter_ranges
     bool ranged = info.z != 0u;
     dvec4 rg = dvec4(0.0lf);
-    precise double dp2 = 0.0lf;
+    double dp2 = 0.0lf;
     int par = -1;
-    if (ranged) {
-        rg = ranges[i];
-        precise double bb = rg.x * rg.x;
-        if (rg.x > 0.0lf && d2 < bb) return;
-        par = int(rg.z);
-        if (par >= 0) {
-            dvec4 po = objects[par];
-            precise double px = query.x - po.x;
-            precise double py = query.y - po.y;
-            precise double pz = query.z - po.z;
-            dp2 = (px * px + py * py) + pz * pz;
-            precise double lim = ranges[par].y;
-            precise double ll = lim * lim;
-            if (!(dp2 < ll)) return;
-        }
-    }
+    if (ranged && !within_ranges(i, d2, rg, dp2, par)) return;
     visible_ids[atomicAdd(visible, 1u)] = i;
 
     uvec2 look = looks[i];
-    precise double bound = double(uintBitsToFloat(look.x)) * eye.w;
-    precise double neg_bound = -bound;
-    for (int p = 0; p < 6; ++p) {
-        dvec4 pl = planes[p];
-        precise double sd = ((pl.x * o.x + pl.y * o.y) + pl.z * o.z) + pl.w;
-        if (sd < neg_bound) return;
-    }
-
+    if (!in_frustum(o, look)) return;
     uint slot = atomicAdd(command[info.y], 1u);
     drawn_ids[slot] = i;
     if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
     uint lod_band = 0u;
     if (info.w > 0u) {
-        for (uint l = 0u; l < info.w; ++l) {
-            double sw = lods[i * info.w + l];
-            precise double s2 = sw * sw;
-            if (s2 <= d2) lod_band += 1u; else break;
-        }
+        lod_band = lod_band_of(i, d2);
         atomicAdd(bands[min(lod_band, 7u)], 1u);
     }
-    // the record, as viewer.frame._frame_kernels.gather_instances writes it
-    precise double ex = o.x - eye.x;
-    precise double ey = o.y - eye.y;
-    precise double ez = o.z - eye.z;
-    double fade = 1.0lf;
-    precise double band = query.w * o.w;
-    if (band > 0.0lf) {
-        precise double fx = o.x - query.x;
-        precise double fy = o.y - query.y;
-        precise double fz = o.z - query.z;
-        precise double dist = sqrt((fx * fx + fy * fy) + fz * fz);
-        precise double t = (o.w - dist) / band;
-        fade = clamp(t, 0.0lf, 1.0lf);
-    }
-    if (ranged && query.w > 0.0lf) {  // the near edges, as viewer.frame._ranges_kernels.range_fades
-        if (rg.x > 0.0lf) {
-            precise double fx = o.x - query.x;
-            precise double fy = o.y - query.y;
-            precise double fz = o.z - query.z;
-            precise double t = (sqrt((fx * fx + fy * fy) + fz * fz) - rg.x) / (query.w * rg.x);
-            if (t < fade) fade = max(t, 0.0lf);
-        }
-        if (par >= 0) {
-            dvec4 pr = ranges[par];
-            precise double w = pr.y - pr.x;
-            if (w > 0.0lf) {
-                precise double t = (pr.y - sqrt(dp2)) / w;
-                if (t < fade) fade = max(t, 0.0lf);
-            }
-        }
-    }
-    uint r = slot * uint(INSTANCE_WORDS);
-    records[r + uint(WORD_POSITION)] = floatBitsToUint(float(ex));
-    records[r + uint(WORD_POSITION) + 1u] = floatBitsToUint(float(ey));
-    records[r + uint(WORD_POSITION) + 2u] = floatBitsToUint(float(ez));
-    records[r + uint(WORD_SIZE)] = look.x;
-    uint bc = min(lod_band, 7u);
-    records[r + uint(WORD_COLOUR)] = hysteresis.z > 0.0lf ? palette[bc / 4u][bc % 4u] : look.y;
-    records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
+    write_record(slot, o, look, ranged, rg, par, dp2, lod_band);
 }
 
 void main() {

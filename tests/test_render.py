@@ -83,6 +83,36 @@ def test_instance_layout_is_one_dtype(gl):
         attribute_format(np.dtype({"names": ["a", "b"], "formats": ["<f4", "<f4"], "offsets": [0, 8], "itemsize": 12}))
 
 
+def test_parts_are_included_once_and_are_not_programs(tmp_path, monkeypatch):
+    """``#include "_PART.glsl"`` splices a part in (between #line directives, so line numbers still name the
+    file's lines); the two culling programs share one definition of the record's steps; a part is not listed as a
+    program, and a part that includes another is refused naming it."""
+    from viewer.render import shaders as sh
+    from viewer.shaders import shader_names
+
+    assert "_cull_record" not in shader_names() and {"cull", "cull_visible"} <= set(shader_names())
+    for name in ("cull", "cull_visible"):
+        src = sh.stage_sources(name)["compute_shader"]
+        assert "#include" not in src.replace("before its #include", "")
+        assert src.count("void write_record(") == 1 and src.count("bool within_ranges(") == 1, name
+    (tmp_path / "prog.glsl").write_text('#version 430\n#if defined COMPUTE_SHADER\n#include "_a.glsl"\n'
+                                        "void main() {}\n#endif\n")
+    (tmp_path / "_a.glsl").write_text("int a() { return 1; }\n")
+    (tmp_path / "_b.glsl").write_text('#include "_a.glsl"\n')
+    monkeypatch.setattr(sh, "shader_path", lambda name: tmp_path / f"{name}.glsl")
+    sh._read.cache_clear()
+    try:
+        lines = sh.stage_sources("prog")["compute_shader"].splitlines()
+        at = lines.index("int a() { return 1; }")
+        assert lines[at - 1] == "#line 1 1" and lines[at + 1] == "#line 4 0" and lines[at + 2] == "void main() {}"
+        (tmp_path / "prog.glsl").write_text('#version 430\n#if defined COMPUTE_SHADER\n#include "_b.glsl"\n#endif\n')
+        sh._read.cache_clear()
+        with pytest.raises(ValueError, match="_b.glsl"):
+            sh.stage_sources("prog")
+    finally:
+        sh._read.cache_clear()
+
+
 def test_broken_shader_reports_the_file(gl, tmp_path, monkeypatch):
     from viewer.render import shaders as sh
 

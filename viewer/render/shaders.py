@@ -4,11 +4,17 @@ Each file holds every stage, split by ``#if defined VERTEX_SHADER`` / ``#elif de
 (and optionally ``GEOMETRY_SHADER``); a stage is compiled by inserting its ``#define`` (and any
 variant ``defines``) after the file's ``#version`` line. A compute program is a file with one
 ``#if defined COMPUTE_SHADER`` section and no other stage.
+
+A line ``#include "_PART.glsl"`` is replaced by that part's text (a file of :mod:`viewer.shaders` whose name
+starts with ``_``: code two programs share, e.g. ``_cull_record.glsl``; parts include nothing themselves).
+``#line`` directives around it keep compiler messages pointing at the right lines: source string 0 is the
+program's file, 1 the part.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 import moderngl
 
@@ -40,6 +46,25 @@ def _read(name: str) -> str:
         raise FileNotFoundError(f"no shader {name!r}: {path} does not exist; have {', '.join(shader_names())}") from None
 
 
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"(_[A-Za-z0-9_]+)\.glsl"\s*$')
+
+
+def _expanded(name: str, lines: list[str]) -> list[str]:
+    """``lines`` of program ``name`` (its second line on) with each ``#include "_PART.glsl"`` replaced by the
+    part's lines, between ``#line`` directives (source string 1 the part, then 0 and the file's next line)."""
+    out = []
+    for k, line in enumerate(lines):
+        m = _INCLUDE.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        part = _read(m.group(1))
+        if any(_INCLUDE.match(x) for x in part.splitlines()):
+            raise ValueError(f"{shader_path(m.group(1))}: a part includes nothing itself")
+        out += ["#line 1 1", *part.splitlines(), f"#line {k + 3} 0"]  # lines[k] is the file's line k + 2
+    return out
+
+
 def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[str, str]:
     """The per-stage sources of program ``name``: ``{"vertex_shader": ..., "fragment_shader": ...}``
     (and ``geometry_shader`` when the file has one), or ``{"compute_shader": ...}`` for a compute program."""
@@ -47,7 +72,7 @@ def stage_sources(name: str, defines: dict[str, object] | None = None) -> dict[s
     lines = text.splitlines()
     if not lines or not lines[0].startswith("#version"):
         raise ValueError(f"{shader_path(name)}: the first line must be a #version directive")
-    version, body = lines[0], "\n".join(lines[1:])
+    version, body = lines[0], "\n".join(_expanded(name, lines[1:]))
     extra = "".join(f"#define {k} {v}\n" for k, v in {**LAYOUT_DEFINES, **(defines or {})}.items())
     if f"defined {_COMPUTE}" in body:
         return {"compute_shader": f"{version}\n#define {_COMPUTE} 1\n{extra}#line 2\n{body}\n"}
