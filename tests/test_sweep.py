@@ -56,7 +56,8 @@ def _local(monkeypatch, processes: bool):
             return real(workers, scheduler, *rest)
         from dask.distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=":0")
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": ":0"})
         return Client(cluster), cluster
 
     monkeypatch.setattr(run_mod, "_client", client)

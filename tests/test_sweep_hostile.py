@@ -242,10 +242,10 @@ def test_a_real_scheduler_passes_the_check(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "sweep.csv").write_text(_done_csv(p))
-    # dashboard_address ":0": any free port for its HTTP server (None still tries 8787, and warns when a
-    # cluster of another test holds it)
-    with LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
-                      dashboard_address=":0") as cluster:
+    # the scheduler's HTTP server on any free port (by default 8787, which warns when another test's cluster
+    # holds it)
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
         r = _sweep(p, "-o", out, "--scheduler", cluster.scheduler_address, "--connect-timeout", "20", "--no-plots",
                    timeout=90)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -171,8 +171,10 @@ def _client(workers: int, scheduler: str | None, connect_timeout: float = CONNEC
                             f"{str(exc)[:200]})") from None
     # a worker that dies (out of memory, killed) fails its task at once instead of being retried three times
     dask.config.set({"distributed.scheduler.allowed-failures": 0})
+    # no dashboard; the scheduler's own HTTP server on any free port (its default, 8787, warns when another
+    # cluster holds it)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+                           scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
