@@ -163,6 +163,8 @@ def test_flight_equals_the_cpu_path_and_brute_force(shaders, name, hysteresis, m
         assert set(sources[1:]) == {"index"}
     if scene.motion is not None:  # rows go up for listed movers and stale entering ones, not for every mover
         assert 0 < sum(rows) < scene.motion.m * len(poses) / 10, (sum(rows), scene.motion.m)
+    with pytest.raises(ValueError, match="integers"):  # the index's contract checks the batch: a float id is refused
+        mode.move_many(np.array([1.5, 2.0]), np.zeros((2, 3)))
     d.release()
     c.release()
 

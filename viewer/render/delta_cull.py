@@ -142,7 +142,7 @@ class DeltaCulling(CullingMode):
         #: each view's list, by the id of its tracker (one entry unless a ViewSet shares the mode)
         self._lists: dict[int, ViewList] = {}
         self.view = self._list_of(frame.events)  # the list of the last frame's view
-        #: (N,) uint8: 1 where the GPU's row is older than the world's (a mover outside every list)
+        #: (N,) uint8: 1 where the GPU's row is older than the world's (moved since its row last went up)
         self._stale = np.zeros(max(n, 1), dtype=np.uint8)
         self._any_stale = False
         self._queried: ViewList | None = None  # whose query the index answered last
@@ -167,8 +167,8 @@ class DeltaCulling(CullingMode):
         arrays, which the pipeline moved first): a frame uploads the rows of the listed movers, not of every
         mover (dynamic-1m: ~16 of 100,000 movers listed; scattering all of them took 9.8 ms a frame on
         llvmpipe)."""
+        self.index.move_many(ids, centres, radii)  # validates the batch (a float id is refused, not cast)
         ids = np.asarray(ids, dtype=np.int64)
-        self.index.move_many(ids, centres, radii)
         if ids.size:
             self._stale[ids] = 1
             self._any_stale = True
