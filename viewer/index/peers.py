@@ -136,19 +136,22 @@ class RTreeIndex(SphereIndex):
     def _load(self, ids: np.ndarray) -> None:
         """A new tree bulk-loaded with the boxes of ``ids`` (every live object), timed (:attr:`_load_s`)."""
         rindex = _import("rtree.index")
-        self._tree = None  # the old tree's memory back before the new one is measured
-        before = _rss_bytes()
         t0 = time.perf_counter()
         if ids.size:
             lo = np.empty((ids.size, 3))
             hi = np.empty((ids.size, 3))
             K.boxes(self._objs.obj, ids, lo, hi)
-            self._tree = rindex.Index((ids, lo, hi), properties=self._props)
+            before = _rss_bytes()
+            tree = rindex.Index((ids, lo, hi), properties=self._props)
+            grew = _rss_bytes() - before
             del lo, hi
         else:
-            self._tree = rindex.Index(properties=self._props)
+            before = _rss_bytes()
+            tree = rindex.Index(properties=self._props)
+            grew = _rss_bytes() - before
+        self._tree = tree  # the old one (if any) answered until here: a failed load leaves it in place
         self._load_s = time.perf_counter() - t0
-        self._tree_bytes = max(0, _rss_bytes() - before)
+        self._tree_bytes = max(0, grew)
 
     def __len__(self) -> int:
         return self._objs.n
