@@ -38,16 +38,21 @@ def _share_of_kernels(worker: int, workers: int) -> list[str]:
     return mine
 
 
-def pytest_sessionstart(session):
-    """Under xdist, each worker first compiles (or loads from numba's cache) its own share of the kernels.
-    From a fresh clone the cache is empty and every worker would otherwise compile nearly every kernel
-    itself (2 min 20 s of compiling, in one process here); shared out, a worker's later tests load the
-    others' kernels from the cache. Warm, loading a share takes about a second."""
+#: a run of at least this many tests shares the kernels out first (a few test files do not: they compile what
+#: they use)
+_SHARE_FROM = 500
+
+
+def pytest_collection_finish(session):
+    """Under xdist, in a run of the whole suite, each worker first compiles (or loads from numba's cache) its
+    own share of the kernels. From a fresh clone the cache is empty and every worker would otherwise compile
+    nearly every kernel itself (2 min 20 s of compiling, in one process here); shared out, a worker's later
+    tests load the others' kernels from the cache. Warm, loading a share takes about a second."""
     import os
 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if not worker.startswith("gw") or workers < 2:
+    if not worker.startswith("gw") or workers < 2 or len(session.items) < _SHARE_FROM:
         return
     from viewer.index import INDEXES, warm_up
 
