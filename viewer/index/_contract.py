@@ -661,12 +661,13 @@ class IdTable:
     """Maps ids (never reused) to slots; ``slot == -1`` marks a removed id: the ``state`` array of the
     id scheme for indexes that keep no per-id array of their own.
 
-    ``slots``: (capacity,) int64, grown by doubling. ``next_id`` is the id ``insert`` hands out next.
+    ``slots``: (capacity,) int64 (or ``dtype``: an index whose ids and slots stay below 2**31 may keep int32,
+    half the bytes), grown by doubling. ``next_id`` is the id ``insert`` hands out next.
     """
 
-    def __init__(self, n: int):
-        self.slots = np.full(max(16, n), -1, dtype=np.int64)
-        self.slots[:n] = np.arange(n, dtype=np.int64)
+    def __init__(self, n: int, dtype=np.int64):
+        self.slots = np.full(max(16, n), -1, dtype=dtype)
+        self.slots[:n] = np.arange(n, dtype=dtype)
         self.next_id = n
 
     def new_id(self, slot: int) -> int:

@@ -85,7 +85,7 @@ class CoherentIndex(SphereIndex):
         self.leaf = int(as_option(leaf, "leaf", 1, 1 << 16, integer=True))
         centres, radii = as_objects(centres, radii)
         n = radii.size
-        self._idt = IdTable(n)
+        self._idt = IdTable(n, np.int32)  # ids and slots stay below _ID_LIMIT: 4 bytes an object, not 8
         self._ne = 0
         self._nv = 0
         self._pending: list[int] = []
