@@ -304,6 +304,14 @@ def check_id(id) -> int:
     return int(id)
 
 
+def batch_values(centres, radii, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """A ``move_many`` batch's values checked: ``centres`` (m, 3) float64 and ``radii`` (m,) float64, NaN where
+    the radius is kept (``radii=None``), both C-contiguous; ``ValueError`` naming the bad one."""
+    c = as_centres(centres, n=m, name="move_many: centres")
+    r = np.full(m, np.nan) if radii is None else as_radii(radii, n=m, name="move_many: radii")
+    return c, r
+
+
 def check_batch(ids, centres, radii, next_id: int, state: np.ndarray, live_from: int, seen: np.ndarray):
     """Validate a ``move_many`` batch whole; returns ``ids`` (M,) int64, ``centres`` (M, 3) float64
     and ``radii`` (M,) float64, NaN where the radius is kept (``radii=None``), all C-contiguous.
@@ -320,8 +328,7 @@ def check_batch(ids, centres, radii, next_id: int, state: np.ndarray, live_from:
     if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
         raise KeyError(f"move_many: unknown id {int(a.max())}")
     a = np.ascontiguousarray(a, dtype=np.int64)
-    c = as_centres(centres, n=a.size, name="move_many: centres")
-    r = np.full(a.size, np.nan) if radii is None else as_radii(radii, n=a.size, name="move_many: radii")
+    c, r = batch_values(centres, radii, a.size)
     if a.size:
         k, why = CK.first_bad_id(a, next_id, state, live_from, seen)
         if k >= 0:
@@ -512,8 +519,7 @@ class SphereIndex:
         if (last is not None and self._batch_epoch == self._id_epoch and a.dtype == last.dtype
                 and a.shape == last.shape and np.array_equal(a, last)):
             ids = np.ascontiguousarray(a)
-            centres = as_centres(centres, n=a.size, name="move_many: centres")
-            radii = np.full(a.size, np.nan) if radii is None else as_radii(radii, n=a.size, name="move_many: radii")
+            centres, radii = batch_values(centres, radii, a.size)
         else:
             next_id, state = self._id_state()
             if self._seen.size < next_id:
