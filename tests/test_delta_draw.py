@@ -84,19 +84,9 @@ def test_a_mode_name_shadows_the_index_once():
 
 # ----------------------------------------------------------------------------- GL
 @pytest.fixture(scope="module")
-def shaders():
-    render = pytest.importorskip("viewer.render")
-    from viewer.render.gpu_cull import gpu_cull_unavailable
-
-    try:
-        ctx = render.create_headless_context()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    why = gpu_cull_unavailable(ctx)
-    if why is not None:
-        pytest.skip(why)
-    yield render.ShaderLibrary(ctx)
-    ctx.release()
+def shaders(compute_gl):
+    """The shader library of the shared compute context (``compute_gl`` in ``tests/conftest.py``)."""
+    return compute_gl[1]
 
 
 def pipelines(shaders, scene, hysteresis=None):
