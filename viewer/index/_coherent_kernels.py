@@ -548,10 +548,11 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, every):
     cnt[C_TRUE] += hits
 
 
-@njit
-def rebuild(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt):
-    """A new frontier from the root (a tree walk), the old visible objects marked ``OLD`` so that only real
-    changes become events; the left ones are gathered after the detached pass (:func:`finish_rebuild`)."""
+@njit(inline="always")
+def forget_frontier(flags, si, cnt, ev):
+    """Before a rebuild or a walk: the visible objects marked ``OLD`` (their ids kept as candidate left events
+    after the pending ones, for :func:`finish_rebuild`), the visible list emptied and the frontier dropped.
+    Returns ``(nl, nv)``: the pending left events and the visible objects there were."""
     lft, ent, id2slot = ev
     nv = cnt[C_NVIS]
     nl = cnt[C_NL]
@@ -564,6 +565,14 @@ def rebuild(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P
     cnt[C_GEN] += 1
     cnt[C_HS] = 0
     cnt[C_FRONT] = 0
+    return nl, nv
+
+
+@njit
+def rebuild(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt):
+    """A new frontier from the root (a tree walk), the old visible objects marked ``OLD`` so that only real
+    changes become events; the left ones are gathered after the detached pass (:func:`finish_rebuild`)."""
+    nl, nv = forget_frontier(flags, si, cnt, ev)
     if nbuilt > 0:
         evaluate(1, OUT, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt)
     return nl, nv
@@ -632,18 +641,7 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
     """A jump's answer without a frontier: the tree walked from the root like a BVH query (a node skipped when
     all out, its members flipped in when all in, a leaf tested exactly), the old visible objects marked
     ``OLD`` first (as :func:`rebuild` does), nothing filed; the frontier is dropped."""
-    lft, ent, id2slot = ev
-    nv = cnt[C_NVIS]
-    nl = cnt[C_NL]
-    for j in range(nv):
-        i = si[j, 2]
-        s = id2slot[i]
-        flags[s] = (flags[s] & ~VIS) | OLD
-        lft[nl + j] = i
-    cnt[C_NVIS] = 0
-    cnt[C_GEN] += 1
-    cnt[C_HS] = 0
-    cnt[C_FRONT] = 0
+    nl, nv = forget_frontier(flags, si, cnt, ev)
     if nbuilt == 0:
         return nl, nv
     stack[0] = 1
