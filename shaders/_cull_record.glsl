@@ -2,7 +2,8 @@
 // steps after the exact test that shaders/cull.glsl's EXACT pass and shaders/cull_visible.glsl's list pass
 // share, each the CPU's own expression in float64 (`precise`: no fused multiply-add, so the answers equal
 // the CPU's bit for bit). Each includer declares before its #include: the Frame block (planes, query, eye,
-// hysteresis, palette, info) and the buffers objects, ranges, lods and records, with these names.
+// hysteresis, palette, info) and the buffers objects, ranges, lods, records, band_state and changes and the
+// command field band_changes, with these names.
 
 // The visibility ranges of object i at squared distance d2 from the query point, as
 // viewer.frame._ranges_kernels.filter_ranges: begin**2 <= d2, and an HLOD child only while its parent's
@@ -97,4 +98,16 @@ void write_record(uint slot, dvec4 o, uvec2 look, bool ranged, dvec4 rg, int par
     uint bc = min(lod_band, 7u);
     records[r + uint(WORD_COLOUR)] = hysteresis.z > 0.0lf ? palette[bc / 4u][bc % 4u] : look.y;
     records[r + uint(WORD_FADE)] = floatBitsToUint(float(fade));
+}
+
+// The band change of object i this frame (cur: its band if drawn, else -1), as
+// viewer.frame._ranges_kernels.band_events: a drawn object whose band differs from its last, or an object
+// drawn last frame and not now. Only with LOD switches (info.w > 0); the one invocation that owns object i
+// reads and writes its band_state entry (no atomics).
+void track(uint i, int cur) {
+    if (info.w == 0u) return;
+    int old = band_state[i];
+    if (old == cur) return;
+    band_state[i] = cur;
+    changes[atomicAdd(band_changes, 1u)] = uvec2(i, uint(old + 1) | (uint(cur + 1) << 16));
 }

@@ -100,17 +100,6 @@ void main() {
 #else
 #include "_cull_record.glsl"
 
-// the band change of object i this frame (cur: its band if drawn, else -1), as
-// viewer.frame._ranges_kernels.band_events: a drawn object whose band differs from its last, or an object
-// drawn last frame and not now
-void track(uint i, int cur) {
-    if (info.w == 0u) return;
-    int old = band_state[i];
-    if (old == cur) return;
-    band_state[i] = cur;
-    changes[atomicAdd(band_changes, 1u)] = uvec2(i, uint(old + 1) | (uint(cur + 1) << 16));
-}
-
 void exact(uint i) {
     bool was_in = (approx[i].w & IN_BIT) != 0u;
     dvec4 o = objects[i];

@@ -10,6 +10,9 @@
 //   the LOD band, and each drawn object's instance record appended through an atomic counter that is the
 //   indirect draw command's count, as shaders/cull.glsl's exact pass writes them (same buffers, same
 //   bindings, same record). `precise`: no fused multiply-add, so the answers equal the CPU's bit for bit.
+//   With LOD switches, each entry's band change against the view's own BandState, and after the list the
+//   objects that left it this frame (Gone), each no longer drawn: every object drawn last frame was in the
+//   list, so each is visited once.
 // Defines: SCATTER; the instance layout (INSTANCE_WORDS, WORD_POSITION ...) from the shader loader.
 
 #if defined COMPUTE_SHADER
@@ -50,6 +53,7 @@ layout(std430, binding = 5) coherent buffer Command {
     uint groups[3];
     uint bands[8];
     uint proxies;
+    uint band_changes;  // LOD band changes since the view's last frame (when info.w > 0): the Changes entries
 };
 // out: the visible objects' ids (for tests; one store per visible list entry)
 layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
@@ -57,6 +61,15 @@ layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
 layout(std430, binding = 8) readonly buffer Ranges { dvec4 ranges[]; };
 // per object, info.w LOD switch distances (ascending, +inf padding), world units
 layout(std430, binding = 9) readonly buffer Lods { double lods[]; };
+// out: the band changes, as viewer.frame.ranges.Ranges.changes: (id, (previous + 1) | (current + 1) << 16)
+layout(std430, binding = 11) writeonly buffer Changes { uvec2 changes[]; };
+// out: the drawn objects' LOD bands, in record order (when info.w > 0; shaders/mesh_groups.glsl reads them)
+layout(std430, binding = 12) writeonly buffer DrawnBands { uint drawn_bands[]; };
+// the view's own: per object, its LOD band when the view last drew it, -1 when not drawn last frame (when
+// info.w > 0; binding 10 is the SCATTER pass's Pairs)
+layout(std430, binding = 13) coherent buffer BandState { int band_state[]; };
+// the ids that left the list this frame (the first `gone` entries; only with LOD switches)
+layout(std430, binding = 14) readonly buffer Gone { uint gone_ids[]; };
 
 layout(std140, binding = 0) uniform Frame {
     dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
@@ -69,6 +82,7 @@ layout(std140, binding = 0) uniform Frame {
 };
 
 uniform uint count;  // list entries
+uniform uint gone;   // ids in Gone
 
 #include "_cull_record.glsl"
 
@@ -79,16 +93,25 @@ void cull_one(uint i) {
     precise double dz = query.z - o.z;
     precise double d2 = (dx * dx + dy * dy) + dz * dz;
     precise double rr = o.w * o.w;
-    if (!(d2 <= rr)) return;
+    if (!(d2 <= rr)) {
+        track(i, -1);
+        return;
+    }
     bool ranged = info.z != 0u;
     dvec4 rg = dvec4(0.0lf);
     double dp2 = 0.0lf;
     int par = -1;
-    if (ranged && !within_ranges(i, d2, rg, dp2, par)) return;
+    if (ranged && !within_ranges(i, d2, rg, dp2, par)) {
+        track(i, -1);
+        return;
+    }
     visible_ids[atomicAdd(visible, 1u)] = i;
 
     uvec2 look = looks[i];
-    if (!in_frustum(o, look)) return;
+    if (!in_frustum(o, look)) {
+        track(i, -1);
+        return;
+    }
     uint slot = atomicAdd(command[info.y], 1u);
     drawn_ids[slot] = i;
     if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
@@ -96,13 +119,19 @@ void cull_one(uint i) {
     if (info.w > 0u) {
         lod_band = lod_band_of(i, d2);
         atomicAdd(bands[min(lod_band, 7u)], 1u);
+        track(i, int(lod_band));
+        drawn_bands[slot] = lod_band;
     }
     write_record(slot, o, look, ranged, rg, par, dp2, lod_band);
 }
 
 void main() {
     uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint j = gl_GlobalInvocationID.x; j < count; j += stride) cull_one(list[j]);
+    uint total = count + gone;
+    for (uint j = gl_GlobalInvocationID.x; j < total; j += stride) {
+        if (j < count) cull_one(list[j]);
+        else track(gone_ids[j - count], -1);
+    }
 }
 #endif
 #endif

@@ -240,8 +240,8 @@ def test_visibility_ranges_events_and_fades_match_the_cpu(shaders, margin, relat
         want = np.flatnonzero(brute_in_range(scene.centres, scene.radii, scene.begin, scene.parent, q, 0.15))
         assert sd.visible == want.size == d.mode.gpu_visible
         assert (sd.visible, sd.drawn, sd.entered, sd.left) == (sc.visible, sc.drawn, sc.entered, sc.left)
-        assert (sd.band0, sd.band1, sd.band2, sd.band3, sd.proxies) == (sc.band0, sc.band1, sc.band2, sc.band3,
-                                                                         sc.proxies)
+        assert (sd.band0, sd.band1, sd.band2, sd.band3, sd.proxies, sd.band_changes) == \
+            (sc.band0, sc.band1, sc.band2, sc.band3, sc.proxies, sc.band_changes)
         ids, words = d.mode.culler.drawn_ids(), d.mode.culler.records()
         fade_d = dict(zip(ids.tolist(), words[:, -1].tolist()))
         fade_c = dict(zip(c.drawn().tolist(), c.instances["fade"].tolist()))

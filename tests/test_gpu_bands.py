@@ -1,7 +1,8 @@
-"""LOD band changes and per-band meshes in the GPU culling mode (issue 24): the GPU's per-object band state
-gives the same ``band_changes`` column and the same change events ``(id, previous, current)`` as the CPU
-path's :attr:`viewer.frame.ranges.Ranges.changes`, on flights with LOD switches, teleports, restarts,
-margins and a radius scale."""
+"""LOD band changes and per-band meshes in the GPU culling modes (issue 24; the ``coherent`` mode, issue 25):
+the GPU's per-object band state gives the same ``band_changes`` column and the same change events ``(id,
+previous, current)`` as the CPU path's :attr:`viewer.frame.ranges.Ranges.changes`, on flights with LOD
+switches, teleports, restarts, margins and a radius scale, and a scene's per-band meshes draw the CPU's
+pixels."""
 
 from __future__ import annotations
 
@@ -28,6 +29,17 @@ def gpu(gl):
     if why is not None:
         pytest.skip(why)
     return gl.ctx, gl.render.ShaderLibrary(gl.ctx)
+
+
+def coherent_pipeline(gpu, scene, **kw):
+    from viewer.render.delta_cull import DeltaCulling
+
+    return FramePipeline(scene, "coherent", indexes=["coherent"],
+                         modes={"coherent": lambda f: DeltaCulling(f, gpu[1])}, **kw)
+
+
+#: the GPU culling modes, each a pipeline maker
+PIPELINES = {"gpu": gpu_pipeline, "coherent": coherent_pipeline}
 
 
 def _events(ids, prev, cur) -> list[tuple[int, int, int]]:
@@ -62,10 +74,11 @@ def _compare(g, c, pose_list, restart_at=()) -> tuple[int, set]:
     return total, kinds
 
 
+@pytest.mark.parametrize("mode", sorted(PIPELINES))
 @pytest.mark.parametrize("parents", [False, True])
-def test_gpu_band_changes_equal_the_cpu_s_on_a_flight(gpu, rng, parents):
+def test_gpu_band_changes_equal_the_cpu_s_on_a_flight(gpu, rng, parents, mode):
     scene = integer_scene(rng, n=500, lod=True, parents=parents)
-    g = gpu_pipeline(gpu, scene, fade=0.1)
+    g = PIPELINES[mode](gpu, scene, fade=0.1)
     c = FramePipeline(scene, "octree", fade=0.1)
     total, kinds = _compare(g, c, _flight(rng, 60), restart_at=(20, 41))
     assert total > 0 and {"enter", "leave"} <= kinds
@@ -73,9 +86,10 @@ def test_gpu_band_changes_equal_the_cpu_s_on_a_flight(gpu, rng, parents):
         assert "switch" in kinds
 
 
-def test_gpu_band_changes_with_margins_and_a_radius_scale(gpu, rng):
+@pytest.mark.parametrize("mode", sorted(PIPELINES))
+def test_gpu_band_changes_with_margins_and_a_radius_scale(gpu, rng, mode):
     scene = integer_scene(rng, n=500, lod=True, parents=True)
-    g = gpu_pipeline(gpu, scene, fade=0.0, hysteresis=(5.0, False))
+    g = PIPELINES[mode](gpu, scene, fade=0.0, hysteresis=(5.0, False))
     c = FramePipeline(scene, "octree", fade=0.0, hysteresis=(5.0, False))
     poses = _flight(rng, 40)
     _compare(g, c, poses[:20])
@@ -85,10 +99,11 @@ def test_gpu_band_changes_with_margins_and_a_radius_scale(gpu, rng):
     assert total > 0 and "switch" in kinds
 
 
-def test_gpu_band_changes_on_the_switch_surfaces(gpu, rng):
+@pytest.mark.parametrize("mode", sorted(PIPELINES))
+def test_gpu_band_changes_on_the_switch_surfaces(gpu, rng, mode):
     """Cameras exactly on objects' switch distances (a switch distance belongs to the coarser band)."""
     scene = integer_scene(rng, n=400, lod=True)
-    g = gpu_pipeline(gpu, scene, fade=0.0)
+    g = PIPELINES[mode](gpu, scene, fade=0.0)
     c = FramePipeline(scene, "octree", fade=0.0)
     poses = []
     for i in rng.choice(scene.n, 30, replace=False):
@@ -99,9 +114,10 @@ def test_gpu_band_changes_on_the_switch_surfaces(gpu, rng):
     assert total > 0 and "switch" in kinds
 
 
-def test_no_band_changes_without_lod(gpu, rng):
+@pytest.mark.parametrize("mode", sorted(PIPELINES))
+def test_no_band_changes_without_lod(gpu, rng, mode):
     scene = integer_scene(rng, n=300, parents=True)
-    g = gpu_pipeline(gpu, scene, fade=0.0)
+    g = PIPELINES[mode](gpu, scene, fade=0.0)
     cam = FlyCamera(far=1000.0)
     drawn = 0
     for pose in _flight(rng, 8):
@@ -152,12 +168,13 @@ def band_mesh_scene(rng, n: int = 40):
                              world=200.0)
 
 
-def test_gpu_per_band_meshes_draw_the_cpu_s_pixels(gl, gpu, rng):
+@pytest.mark.parametrize("mode", sorted(PIPELINES))
+def test_gpu_per_band_meshes_draw_the_cpu_s_pixels(gl, gpu, rng, mode):
     from viewer.camera import FlyCamera
 
     scene = band_mesh_scene(rng)
     sessions = {}
-    for name in ("brute", "gpu"):
+    for name in ("brute", mode):
         cam = FlyCamera(far=2000.0, near=0.1, aspect=W / H)
         sessions[name] = gl.render.ViewerSession(gl.ctx, gl.fbo, scene, camera=cam, fog=0.0, hud=False, fade=0.0,
                                                  index=name, indexes=[name])
@@ -168,11 +185,11 @@ def test_gpu_per_band_meshes_draw_the_cpu_s_pixels(gl, gpu, rng):
         for name, s in sessions.items():
             rows[name] = s.frame(0.0, pose=pose)
             images[name] = s.image()
-        rg, rc = rows["gpu"], rows["brute"]
-        assert (rg.culling, rc.culling) == ("gpu", "cpu")
+        rg, rc = rows[mode], rows["brute"]
+        assert (rg.culling, rc.culling) == (mode, "cpu")
         assert (rg.drawn, rg.draw_calls, rg.band0, rg.band1, rg.band2, rg.band_changes) == \
             (rc.drawn, rc.draw_calls, rc.band0, rc.band1, rc.band2, rc.band_changes), z
-        np.testing.assert_array_equal(images["gpu"], images["brute"], err_msg=f"z={z}")
+        np.testing.assert_array_equal(images[mode], images["brute"], err_msg=f"z={z}")
         bands_seen |= {b for b, c in enumerate((rc.band0, rc.band1, rc.band2)) if c}
         calls.add(rc.draw_calls)
         changes += rc.band_changes
@@ -268,3 +285,23 @@ def test_gpu_city_draws_the_cpu_s_pixels_and_band_changes(gl, gpu, fade, monkeyp
         switches += int(rc.band1 > 0) + int(rc.band2 > 0)
         changes += rc.band_changes
     assert switches > 0 and changes > 0
+
+
+def test_coherent_views_sharing_the_mode_each_track_their_own_bands(gpu, rng):
+    """Two views share the ``coherent`` mode (``viewer.frame.ViewSet``): each view's band changes are its
+    own (a band state per view's list), equal to the CPU path's for that view."""
+    from viewer.frame.views import ViewSet
+
+    scene = integer_scene(rng, n=500, lod=True)
+    vd = ViewSet(coherent_pipeline(gpu, scene, fade=0.0), [FlyCamera(far=1000.0), FlyCamera(far=1000.0)])
+    vc = ViewSet(FramePipeline(scene, "octree", fade=0.0), [FlyCamera(far=1000.0), FlyCamera(far=1000.0)])
+    poses = _flight(rng, 40)
+    total = 0
+    for k in range(1, len(poses)):
+        two = [poses[k], poses[k - 1][:3] + (0.0, 0.0)]
+        rd, rc = vd.step(0.0, poses=two), vc.step(0.0, poses=two)
+        for a, b in zip(rd, rc):
+            assert (a.drawn, a.band0, a.band1, a.band2, a.band_changes) == \
+                (b.drawn, b.band0, b.band1, b.band2, b.band_changes), k
+            total += a.band_changes
+    assert total > 0

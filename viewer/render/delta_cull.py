@@ -36,8 +36,10 @@ Its row (``culling`` = ``coherent``, ``index`` = the index's name): ``query_ms``
 range filter (CPU); ``gather_ms`` the slot mirror's update (CPU, O(changes)); ``upload_ms`` writing the
 frame's parameters and the changed slots and issuing the scatter; ``cull_ms`` the frustum planes (as the
 CPU path times them), the list dispatch, the wait for the GPU (``ctx.finish()``) and reading 32 bytes of
-counters back (on a software renderer this is where the GPU's work lands on the CPU's cores); ``lod_ms`` 0
-(the bands are counted on the GPU; band changes are not tracked in this mode; the ``gpu`` mode tracks them).
+counters back (on a software renderer this is where the GPU's work lands on the CPU's cores); ``lod_ms`` 0:
+the list pass selects each drawn object's LOD band, counts the bands and the band changes against the view's
+own band state on the GPU (:attr:`ViewList.bands`; the ids that left the list this frame are passed to it too,
+as no longer drawn), and a scene's own meshes are grouped by band on the GPU, as in the ``gpu`` mode.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ import numpy as np
 from ..frame.culling import CullingMode
 from ..index import INDEXES, make_index
 from . import _delta_kernels as K
-from .gpu_cull import GpuCuller, gpu_cull_unavailable
+from .gpu_cull import GpuCuller, gpu_cull_unavailable, hand_records
 from .shaders import ShaderLibrary
 
 __all__ = ["COHERENT", "DeltaCulling", "ViewList", "delta_index_name"]
@@ -60,6 +62,7 @@ __all__ = ["COHERENT", "DeltaCulling", "ViewList", "delta_index_name"]
 COHERENT = "coherent"
 
 _GROUP = 128  # local_size_x of shaders/cull_visible.glsl
+_NONE = np.zeros(0, dtype=np.int64)
 _MAX_GROUPS = 65535  # GL's minimum maximum of a dispatch's groups; the list pass loops past it
 
 #: at most this many runs of consecutive changed slots are written in place (a buffer write each, no
@@ -103,9 +106,15 @@ class ViewList:
         self.frames = -1  # never followed: the first frame rebuilds
         self.margin = -1.0
         self.in_step = False  # the index's in-set equalled the tracker's after the last frame (_in_step)
+        #: with LOD switches: (N,) int32 on the GPU, each object's band when this view last drew it (-1: not
+        #: drawn), made at the view's first frame with switches; ``restarted``: forget it at the next frame
+        self.bands: moderngl.Buffer | None = None
+        self.restarted = False
 
     def release(self) -> None:
         self.buf.release()
+        if self.bands is not None:
+            self.bands.release()
 
 
 class DeltaCulling(CullingMode):
@@ -116,7 +125,8 @@ class DeltaCulling(CullingMode):
     gl : the session's :class:`ShaderLibrary` (its ``ctx`` is the GL context)
 
     Memory: the index's, the :class:`GpuCuller`'s (92 bytes an object), and per view a list (4 bytes an object
-    on the GPU) and its CPU mirror (17 bytes an object: ``pos``, ``slots``, a mark byte); 8 bytes a changed slot.
+    on the GPU, 4 more for its band state in a scene with LOD switches) and its CPU mirror (17 bytes an object:
+    ``pos``, ``slots``, a mark byte); 8 bytes a changed slot (4 more a left id with LOD switches).
     """
 
     kind = COHERENT
@@ -153,6 +163,11 @@ class DeltaCulling(CullingMode):
         self.gpu_visible = 0
         #: the last frame's scatter dispatches (0: the changed slots were written in place, or none changed)
         self.last_dispatches = 0
+        #: the ids that left the view's list this frame ((G,) int64), visited by the list pass as no longer drawn
+        self._gone = _NONE
+        self._n_gone = 0  # of them uploaded (0 without LOD switches)
+        self._gone_buf: moderngl.Buffer | None = None
+        self._groups = None  # the GpuMeshGroups of a scene drawn with its own meshes (made at its first frame)
 
     @property
     def stats(self):
@@ -186,6 +201,7 @@ class DeltaCulling(CullingMode):
     def restart(self) -> None:
         for v in self._lists.values():  # the next frame of each view rebuilds its list from its tracker's in-set
             v.frames = -1
+            v.restarted = True  # and forgets its bands, as Ranges.reset does
 
     def _list_of(self, tracker) -> ViewList:
         """The list following ``tracker`` (a new one for a new tracker)."""
@@ -255,6 +271,7 @@ class DeltaCulling(CullingMode):
                 g.set_lod(rg.lod)
             g._ranges_key = key
         g.write_frame(qp, frame.eye_of(camera), planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
+        self._band_state(v, rg.has_lod)
         self._fresh_rows(v)
         self._scatter(npairs)
         t4 = perf_counter()
@@ -266,12 +283,13 @@ class DeltaCulling(CullingMode):
         self.gpu_visible = c.visible
         frame.n_visible, frame.n_drawn = k, c.drawn
         frame.n_entered, frame.n_left = ev.n_entered, ev.n_left
-        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(9, dtype=np.int64)
+        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(10, dtype=np.int64)
         if not rg.has_lod:
             b[:8] = 0
             b[0] = c.drawn
+            b[9] = 0
         frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
-                            band_changes=0, proxies=int(b[8]))
+                            band_changes=int(b[9]), proxies=int(b[8]))
         st["query"] = (t1 - t0) * 1e3
         st["events"] = (t2 - t1) * 1e3
         st["gather"] = (t3 - t2) * 1e3
@@ -295,21 +313,26 @@ class DeltaCulling(CullingMode):
             if need > self._pairs.shape[0]:
                 self._pairs = np.zeros((max(need, 2 * self._pairs.shape[0]), 2), dtype=np.uint32)
             # writable int64 copies (O(changes)): one compiled signature whatever the source's flags
-            count, m = K.apply_events(np.array(left, dtype=np.int64), left.size, np.array(ent, dtype=np.int64),
+            gone = np.array(left, dtype=np.int64)
+            count, m = K.apply_events(gone, left.size, np.array(ent, dtype=np.int64),
                                       ent.size, v.pos, v.slots, v.count, v.mark, self._pairs)
             if count >= 0:
                 v.count = int(count)
                 self.last_pairs = int(m)
+                self._gone = gone
                 return int(m)
             v.pos[:] = -1  # the list and the events disagreed (half applied): forget it all, O(N), then rebuild
+            v.restarted = True  # and its bands (the last list is not known for sure)
         else:
             v.pos[v.slots[: v.count]] = -1
+        old = v.slots[: v.count].copy()  # the last list, some of it maybe drawn with a band
         # a rebuild: the list is the tracker's in-set, written whole
         inside = ev.inside()
         m = inside.size
         v.pos[inside] = np.arange(m, dtype=np.int64)
         v.slots[:m] = inside
         v.count = m
+        self._gone = old[v.pos[old] < 0]
         self.last_source = "rebuild"
         self.last_pairs = m
         return -1
@@ -345,14 +368,39 @@ class DeltaCulling(CullingMode):
         self.scatter_prog["count"].value = npairs
         self.scatter_prog.run(*self.culler._grid(npairs))
 
+    def _band_state(self, v: ViewList, has_lod: bool) -> None:
+        """With LOD switches: the view's band state (made at its first such frame, forgotten after a restart)
+        and this frame's gone ids uploaded for the list pass; without, nothing."""
+        self._n_gone = 0
+        if not has_lod:
+            return
+        if v.bands is None or v.restarted:
+            minus = np.full(max(self.n, 1), -1, dtype=np.int32)
+            if v.bands is None:
+                v.bands = self.ctx.buffer(minus)
+            else:
+                v.bands.write(minus)
+            v.restarted = False
+            self._gone = _NONE  # nothing was drawn before
+        g = self._gone
+        if g.size:
+            if self._gone_buf is None or self._gone_buf.size < g.size * 4:
+                if self._gone_buf is not None:
+                    self._gone_buf.release()
+                self._gone_buf = self.ctx.buffer(reserve=max(g.size, 1024) * 4)
+            self._gone_buf.write(g.astype(np.uint32))
+            self._n_gone = int(g.size)
+
     def _dispatch(self) -> None:
         count = self.view.count
-        if count == 0:
+        total = count + self._n_gone
+        if total == 0:
             return
         self.ctx.memory_barrier()  # the scatter's and the movers' writes before the list pass reads them
         self._bind()
         self.list_prog["count"].value = count
-        self.list_prog.run(min(-(-count // _GROUP), _MAX_GROUPS), 1, 1)
+        self.list_prog["gone"].value = self._n_gone
+        self.list_prog.run(min(-(-total // _GROUP), _MAX_GROUPS), 1, 1)
         self.ctx.memory_barrier()
 
     def _bind(self) -> None:
@@ -367,12 +415,27 @@ class DeltaCulling(CullingMode):
         self.view.buf.bind_to_storage_buffer(7)
         if g.ranges is not None:
             g.ranges.bind_to_storage_buffer(8)
-        if g.lods is not None:
+        if g.lods is not None and self.view.bands is not None:
             g.lods.bind_to_storage_buffer(9)
+            g.changes.bind_to_storage_buffer(11)
+            g.drawn_bands.bind_to_storage_buffer(12)
+            self.view.bands.bind_to_storage_buffer(13)
+            if self._gone_buf is not None:
+                self._gone_buf.bind_to_storage_buffer(14)
 
     def upload(self, frame, draw) -> None:
-        g = self.culler
-        draw.gpu_records(frame, g.instances, g.command, lambda: (g.drawn_ids(), g.records()))
+        """Hand the list pass's records to ``draw`` (a scene's own meshes grouped by the mesh of each object's
+        LOD band on the GPU, as the ``gpu`` mode does: :func:`viewer.render.gpu_cull.hand_records`)."""
+        self._groups = hand_records(self.culler, frame, draw, self._groups)
+
+    def band_changes(self, frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last frame's LOD band changes ``(ids, previous, current)`` for its view (a readback, in no
+        order), the GPU's :attr:`viewer.frame.ranges.Ranges.changes`."""
+        return self.culler.band_changes()
+
+    def band_groups(self):
+        """The mesh grouping the last mesh-mode frame used (a :class:`GpuMeshGroups`), or None."""
+        return self._groups
 
     def visible_ids(self, frame) -> np.ndarray:
         """The CPU's query answer (after the ranges), in the index's order."""
@@ -390,10 +453,15 @@ class DeltaCulling(CullingMode):
         return np.frombuffer(v.buf.read(v.count * 4), dtype=np.uint32).astype(np.int64)
 
     def release(self) -> None:
+        if self._groups is not None:
+            self._groups.release()
+            self._groups = None
         self.culler.release()
         for v in self._lists.values():
             v.release()
         self._pairs_buf.release()
+        if self._gone_buf is not None:
+            self._gone_buf.release()
 
 
 def _hysteresis(obj) -> tuple[float, bool]:

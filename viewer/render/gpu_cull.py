@@ -55,7 +55,7 @@ from ..frame.pipeline import pack_colours
 from ..frame.ranges import BAND_PALETTE
 from .shaders import ShaderLibrary
 
-__all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_unavailable"]
+__all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_unavailable", "hand_records"]
 
 _GROUP = 128  # local_size_x of both compute programs
 _RECORD = INSTANCE_DTYPE.itemsize
@@ -536,33 +536,8 @@ class GpuCulling(CullingMode):
         return matrices
 
     def upload(self, frame, draw) -> None:
-        """Hand the GPU's records to ``draw``; a scene drawn with its own meshes has them grouped by mesh (the
-        mesh of each object's LOD band) on the GPU first (:class:`viewer.render.gpu_mesh_groups.GpuMeshGroups`,
-        timed as the gather), one indirect draw per mesh."""
-        g = self.culler
-        if frame.mesh_batches is not None and getattr(draw, "file_meshes", None) is not None \
-                and self._mode_is_mesh():
-            t0 = perf_counter()
-            groups = self._groups_for(draw.file_meshes, frame.mesh_batches)
-            groups.group(g, bands=frame.ranges.has_lod)
-            frame.stage_ms["gather"] += (perf_counter() - t0) * 1e3
-            draw.gpu_mesh_records(groups)
-            return
-        draw.gpu_records(frame, g.instances, g.command, lambda: (g.drawn_ids(), g.records()))
-
-    def _mode_is_mesh(self) -> bool:
-        return self.culler._mode_field == 1
-
-    def _groups_for(self, file_meshes, batches):
-        """The mesh grouping of ``file_meshes`` (made once per renderer)."""
-        from .gpu_mesh_groups import GpuMeshGroups
-
-        cur = self._groups
-        if cur is None or cur.file_meshes is not file_meshes:
-            if cur is not None:
-                cur.release()
-            cur = self._groups = GpuMeshGroups(self.ctx, self.culler.shaders, file_meshes, batches)
-        return cur
+        """Hand the GPU's records to ``draw`` (:func:`hand_records`)."""
+        self._groups = hand_records(self.culler, frame, draw, self._groups)
 
     def band_groups(self):
         """The mesh grouping the last mesh-mode frame used (a :class:`GpuMeshGroups`), or None."""
@@ -587,6 +562,30 @@ class GpuCulling(CullingMode):
             self._groups = None
         self.culler.release()
 
+
+
+def hand_records(culler: GpuCuller, frame, draw, groups=None):
+    """Hand the last dispatch's records of ``culler`` to ``draw`` (a
+    :class:`viewer.render.instance_draw.InstanceDraw`): one indirect draw, or for a scene drawn with its own
+    meshes in mesh mode, the records grouped by the mesh of each object's LOD band on the GPU
+    (:class:`viewer.render.gpu_mesh_groups.GpuMeshGroups`, timed as the frame's gather), one indirect draw per
+    mesh. ``groups``: the grouping made for an earlier frame (kept while the draw's meshes are the same);
+    returns the one to keep (None when not grouping)."""
+    file_meshes = getattr(draw, "file_meshes", None)
+    if frame.mesh_batches is not None and file_meshes is not None and culler._mode_field == 1:
+        from .gpu_mesh_groups import GpuMeshGroups
+
+        t0 = perf_counter()
+        if groups is None or groups.file_meshes is not file_meshes:
+            if groups is not None:
+                groups.release()
+            groups = GpuMeshGroups(culler.ctx, culler.shaders, file_meshes, frame.mesh_batches)
+        groups.group(culler, bands=frame.ranges.has_lod)
+        frame.stage_ms["gather"] += (perf_counter() - t0) * 1e3
+        draw.gpu_mesh_records(groups)
+        return groups
+    draw.gpu_records(frame, culler.instances, culler.command, lambda: (culler.drawn_ids(), culler.records()))
+    return groups
 
 class GpuQueries:
     """The index contract's two queries on the GPU, for the clients bench (``viewer clients --index gpu``):
