@@ -206,11 +206,11 @@ def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarr
         raise ValueError(f"{name} must have shape (N, 3), got {a.shape}")
     if n is not None and a.shape[0] != n:
         raise ValueError(f"{name} has {a.shape[0]} rows but {n} were expected")
-    # two reductions, no temporaries; NaN propagates through max/min and fails the comparison
-    if a.size and not (a.max() <= COORD_LIMIT and a.min() >= _NEG_COORD):
+    a = np.ascontiguousarray(a)
+    if a.size and not CK.all_within(a.reshape(-1), _NEG_COORD, COORD_LIMIT):  # one pass; NaN fails
         bad = first_outside(a, COORD_LIMIT)
         raise ValueError(f"{name}[{bad}] = {a[bad].tolist()} is outside the domain: finite, {_DOMAIN}")
-    return np.ascontiguousarray(a)
+    return a
 
 
 def as_radii(radii, n: int | None = None, name: str = "radii") -> np.ndarray:
@@ -220,10 +220,11 @@ def as_radii(radii, n: int | None = None, name: str = "radii") -> np.ndarray:
         raise ValueError(f"{name} must have shape (N,), got {a.shape}")
     if n is not None and a.size != n:
         raise ValueError(f"{name} has {a.size} values but {n} were expected")
-    if a.size and not (a.max() <= RADIUS_LIMIT and a.min() >= 0.0):
+    a = np.ascontiguousarray(a)
+    if a.size and not CK.all_within(a, 0.0, RADIUS_LIMIT):
         bad = first_outside(a, RADIUS_LIMIT, nonnegative=True)
         raise ValueError(f"{name}[{bad}] = {a[bad]!r} is outside the domain: finite, {_RDOMAIN}")
-    return np.ascontiguousarray(a)
+    return a
 
 
 def as_objects(centres, radii) -> tuple[np.ndarray, np.ndarray]:
