@@ -359,6 +359,46 @@ def test_a_repeated_batch_is_checked_again_after_a_remove_or_insert(name, rng):
     assert_same(ix, c1[live], r0[live], pts, ids=live)
 
 
+def test_last_move_repeated_says_the_same_movers_as_the_call_before(name, rng):
+    """``last_move_repeated``: True only when a batch moves the ids the call before moved (a moving world's
+    frame); another batch, a single move, an insert or a remove between makes it False; the answers stay
+    exact whichever path a batch took (the coherent index keeps its movers' rows by it)."""
+    c0 = rng.uniform(-50, 50, (400, 3))
+    r0 = rng.uniform(1, 20, 400)
+    ix = make_index(name, c0, r0)
+    a = np.arange(0, 400, 4, dtype=np.int64)  # 100 ids: remembered
+    b = np.arange(2, 400, 4, dtype=np.int64)  # 100 other ids: remembered too
+    c = c0.copy()
+    pts = query_points(rng, c0, 12)
+    steps = [("a", False), ("a", True), ("a", True), ("b", False), ("a", False), ("a", True), ("one", False),
+             ("a", False), ("a", True), ("small", False), ("a", False), ("insert", None), ("a", False),
+             ("a", True), ("remove", None), ("a2", False), ("a2", True)]
+    live = np.ones(400, dtype=bool)
+    a2 = a
+    for k, (what, want) in enumerate(steps):
+        if what == "one":
+            c[7] += 0.5
+            ix.move(7, c[7])
+        elif what == "small":
+            c[[3, 9]] -= 0.5
+            ix.move_many(np.array([3, 9]), c[[3, 9]])
+        elif what == "insert":
+            ix.remove(ix.insert((0.0, 0.0, 0.0), 1.0))
+            continue
+        elif what == "remove":
+            ix.remove(int(a[10]))
+            live[a[10]] = False
+            a2 = np.delete(a, 10)
+            continue
+        else:
+            ids = {"a": a, "b": b, "a2": a2}[what]
+            c[ids] += rng.normal(0, 2, (ids.size, 3))
+            ix.move_many(ids.copy(), c[ids])  # a new array each call: equal contents, not identity
+        assert ix.last_move_repeated is want, (k, what)
+        ids_live = np.flatnonzero(live)
+        assert_same(ix, c[ids_live], r0[ids_live], pts, ids=ids_live)
+
+
 def test_move_many_accepts_integer_dtypes(name, rng):
     c0 = rng.uniform(-50, 50, (20, 3))
     ix = make_index(name, c0, np.full(20, 5.0))

@@ -373,6 +373,11 @@ class SphereIndex:
     _batch: np.ndarray | None = None
     _batch_epoch: int = -1
     _id_epoch: int = 0
+    # during a move_many's _move_many: ``_batch`` when this batch is it (repeated, or just remembered), else
+    # None; so an index keeping state per batch can tell "the same movers as before" by identity
+    _batch_now: np.ndarray | None = None
+    _moved_batch: np.ndarray | None = None  # ``_batch`` when the last move or move_many moved it, else None
+    _repeated: bool = False  # the last move_many moved the same ids as the call before (last_move_repeated)
     warm_options: dict = {}  # options of the tiny index warm_up builds (small leaves: deep trees)
 
     @classmethod
@@ -506,6 +511,8 @@ class SphereIndex:
         """Move object ``id`` to ``centre`` (3,), with a new ``radius`` or None (keep it)."""
         i = self._live(id)
         x, y, z = as_point(centre, "centre")
+        self._moved_batch = None
+        self._repeated = False
         self._move(i, x, y, z, math.nan if radius is None else as_radius(radius))
 
     def move_many(self, ids, centres, radii=None) -> None:
@@ -521,16 +528,30 @@ class SphereIndex:
                 and a.shape == last.shape and np.array_equal(a, last)):
             ids = np.ascontiguousarray(a)
             centres, radii = batch_values(centres, radii, a.size)
+            now = last
         else:
             next_id, state = self._id_state()
             if self._seen.size < next_id:
                 self._seen = np.zeros(max(next_id, 2 * self._seen.size), dtype=np.uint8)
             ids, centres, radii = check_batch(a, centres, radii, next_id, state, self.live_from, self._seen)
+            now = None
             if ids.size >= _REMEMBERED_BATCH:
-                self._batch = ids.copy()
+                self._batch = now = ids.copy()
                 self._batch_epoch = self._id_epoch
+        self._repeated = now is not None and now is self._moved_batch
+        self._moved_batch = now
         if ids.size:
-            self._move_many(ids, centres, radii)
+            self._batch_now = now
+            try:
+                self._move_many(ids, centres, radii)
+            finally:
+                self._batch_now = None
+
+    @property
+    def last_move_repeated(self) -> bool:
+        """Whether the last :meth:`move_many` moved the same ids as the one before (in the same order, with no
+        insert or remove between): a moving world's frame. A caller keeping per-mover state may reuse it."""
+        return self._repeated
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         for k in range(ids.size):

@@ -191,7 +191,7 @@ class CoherentIndex(SphereIndex):
         self._n_live = n
         self._dead = 0
         self._relayout_due = False
-        self._movers = None  # (ids of the last batch of moves, their rows of _dobj: an array or a slice)
+        self._movers = None  # (the contract's batch its rows were found for, its rows of _dobj: an array or a slice)
         self._dlist_dirty = False  # dead rows may still be in _dobj (until the next query's pass)
         K.build_nodes(self._obj, n, P, self.leaf, self._nf, self._ni)
         lb = self._nf[P: P + leaves]
@@ -309,9 +309,10 @@ class CoherentIndex(SphereIndex):
 
     def _move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> None:
         cache = self._movers
-        if cache is not None and cache[0].shape == ids.shape and np.array_equal(cache[0], ids):
-            # the same movers as the last batch (a moving world's frame): their rows of _dobj are known, so
-            # no id -> slot -> row lookups (three dependent cache misses a mover at 1e6)
+        now = self._batch_now  # the contract's remembered batch when these ids are it (else None)
+        if cache is not None and now is not None and cache[0] is now:
+            # the same movers as the batch the rows were found for (a moving world's frame): their rows of
+            # _dobj are known, so no id -> slot -> row lookups (three dependent cache misses a mover at 1e6)
             rows = cache[1]
             if isinstance(rows, slice):
                 K.charge_rows(_NO_ROWS, rows.start, centres, radii, self._dobj, self._dkey)
@@ -321,11 +322,11 @@ class CoherentIndex(SphereIndex):
             self._dlist_room(ids.size)
             K.move_packed(ids, centres, radii, self._idt.slots, self._f64, self._i32, self._i64, self._flags)
             self._movers = None
-            if not self._dlist_dirty and ids.size >= 64:
+            if not self._dlist_dirty and now is not None:
                 rows = self._obj[self._idt.slots[ids], 0].astype(np.int64)
                 if rows.size and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
                     rows = slice(int(rows[0]), int(rows[-1]) + 1)
-                self._movers = (ids.copy(), rows)
+                self._movers = (now, rows)
         self._changed()
 
     def _warm_more(self) -> None:
