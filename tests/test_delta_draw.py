@@ -331,3 +331,39 @@ def test_hysteresis_toggled_and_radius_scaled_mid_flight(shaders):
             # the index is given the tracker's margin before each query: its in-set is the tracker's, so its
             # own deltas are used with the margin on, at the toggles and off again
             assert mode.last_source == "index", (f, mode.last_source)
+
+
+@pytest.mark.gl
+@pytest.mark.parametrize("rows", [80, 11000])  # listed movers written in place (<= DIRECT_RUNS), or scattered
+def test_listed_movers_rows_are_current_whatever_the_batches(shaders, rows):
+    """Movers' GPU rows go up when the list pass reads them; a repeated batch (``last_move_repeated``) marks
+    again only the rows uploaded since, so batches A, A, B, A, a single move, A must still leave every
+    listed object's GPU row equal to the world's."""
+    scene = recipe_scene("clustered-100k", 12000)
+    d, _ = pipelines(shaders, scene)
+    mode = d.mode
+    cam = FlyCamera(far=3000.0)
+    rng = np.random.default_rng(5)
+    pose = tuple(float(v) for v in flight(scene, 300)[280])  # ~150 objects in view distance
+    d.step(cam, 0.0, pose=pose)
+    from viewer.render.delta_cull import DIRECT_RUNS
+
+    listed = mode.list_ids()
+    assert listed.size >= 10
+    pool = np.union1d(listed, rng.choice(scene.n, rows, replace=False))
+    a = np.sort(rng.choice(pool, min(rows, pool.size), replace=False))
+    b = np.sort(rng.choice(pool, a.size, replace=False))
+    paths = set()
+    for k, ids in enumerate([a, a, b, a, None, a, a]):
+        if ids is None:
+            mode.index.move(int(a[0]), d.centres[a[0]])  # a single move between two batches
+        else:
+            d.centres[ids] += rng.normal(0, 0.5, (ids.size, 3))  # small steps: they stay listed
+            mode.move_many(ids.copy(), d.centres[ids])
+            assert mode.index.last_move_repeated == (k in (1, 6)), k
+            paths.add(np.intersect1d(ids, mode.list_ids()).size <= DIRECT_RUNS)
+        d.step(cam, 0.0, pose=pose)
+        listed = mode.list_ids()
+        gpu_rows = np.frombuffer(mode.culler.objects.read(), dtype=np.float64).reshape(-1, 4)[listed]
+        np.testing.assert_array_equal(gpu_rows[:, :3], d.centres[listed], err_msg=f"step {k}")
+    assert paths == {rows < 1000}  # the path this case is for
