@@ -113,6 +113,65 @@ def test_teleport_past_the_jump_threshold_rebuilds(rng, monkeypatch):
         w.query(p)
 
 
+def test_a_walk_at_a_flight_step_is_followed_by_a_new_frontier(rng, monkeypatch):
+    """A burst of due entries at an ordinary step (a dense region at 60 frames a second) walks; the next
+    step of the same length builds a new frontier instead of walking on (dynamic-1m's flight walked 335 of
+    1,200 frames when a walk lasted until the speed halved)."""
+    from viewer.index import coherent
+
+    c = rng.uniform(-500, 500, (3000, 3))
+    r = rng.uniform(5, 60, 3000)
+    w = Checked(c, r)
+    p = np.zeros(3)
+    w.query(p)
+    monkeypatch.setattr(coherent, "JUMP_MIN", 0)  # any due entry past the limit: a walk
+    monkeypatch.setattr(coherent, "JUMP_DIV", 1 << 40)
+    kinds = []
+    for _ in range(40):
+        p = p + (1.0, 0.5, 0.0)  # ~1.1 units a step, far below the leaves' scale
+        w.query(p)
+        kinds.append("walk" if w.ix.last_walked else "rebuild" if w.ix.last_rebuilt else "heap")
+    assert "walk" in kinds
+    for a, b in zip(kinds, kinds[1:]):
+        assert not (a == "walk" and b == "walk"), kinds
+
+
+def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
+    """Movers carry budgets of their own: a walk or a new frontier tests only the due ones, not every mover
+    again, and a visible mover leaving during a walk is a left event beside the attached ones (exact answers
+    and events every step, against brute force and the tracker)."""
+    from viewer.index import coherent
+
+    n = 20000
+    c = rng.uniform(-1000, 1000, (n, 3))
+    r = rng.uniform(20, 150, n)
+    w = Checked(c, r)
+    movers = rng.choice(n, 8000, replace=False)  # below half the objects: no new layout
+    p = np.zeros(3)
+    w.query(p)
+    monkeypatch.setattr(coherent, "JUMP_MIN", 0)
+    monkeypatch.setattr(coherent, "JUMP_DIV", 1 << 40)
+    walked_tested = []
+    left_in_walks = 0
+    for f in range(60):
+        p = p + rng.normal(0, 1.0, 3)
+        new_c = w.c[movers] + rng.normal(0, 0.3, (movers.size, 3))
+        gone = np.zeros(0, dtype=np.int64)
+        if f % 10 == 5:  # the visible movers jump away as the camera jumps: left in the walk's detached pass
+            gone = np.intersect1d(movers, brute_query(w.c, w.r, p))
+            new_c[np.isin(movers, gone)] += 5000.0
+            p = rng.uniform(-800, 800, 3)
+        w.ix.move_many(movers, new_c)
+        w.c[movers] = new_c
+        w.query(p)
+        if w.ix.last_walked or w.ix.last_rebuilt:
+            walked_tested.append(w.ix.last_tested)
+            left_in_walks += np.intersect1d(gone, w.ix.last_left()).size
+    assert w.ix.detached == movers.size
+    assert walked_tested and np.median(walked_tested) < movers.size / 4, walked_tested
+    assert left_in_walks > 0
+
+
 def test_stationary_camera_tests_nothing(rng):
     c = rng.uniform(-100, 100, (3000, 3))
     r = rng.uniform(1, 30, 3000)

@@ -71,7 +71,7 @@ LEAF = 3
 OPEN = 4
 # slot flags
 VIS = 1  # in the visible list
-DET = 2  # detached from the tree (moved or inserted): tested every query
+DET = 2  # detached from the tree (moved or inserted): a row of dobj with a budget of its own
 DEAD = 4  # removed
 OLD = 8  # visible before a rebuild (scratch of a rebuild)
 ENT = 16  # entered in this query (scratch until the output copy)
@@ -501,9 +501,9 @@ def try_close(k, nf, ni, hkey, hint, cnt, px, py, pz, T, P, leaf, nbuilt):
 
 
 @njit
-def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, every):
-    """Test the detached objects whose budget is spent (``every``: all of them, as a rebuild or a walk needs)
-    exactly, each given a new budget at reading ``T`` (``dl = (dlist, dobj, dkey)``: their slots and their current
+def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T):
+    """Test the detached objects whose budget is spent exactly (after a rebuild or a walk too: their budgets
+    are their own), each given a new budget at reading ``T`` (``dl = (dlist, dobj, dkey)``: their slots and their current
     ``x, y, z, r`` side by side and their due readings, read in sequence); drop dead ones from the list (a removed row
     is due at once). Branches only where a state changes."""
     dlist, dobj, dkey = dl
@@ -512,7 +512,7 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, every):
     tested = 0
     hits = 0
     while i < nd:
-        if dkey[i] > T and not every:
+        if dkey[i] > T:
             i += 1
             continue
         s = dlist[i]
@@ -550,22 +550,34 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, every):
 
 @njit(inline="always")
 def forget_frontier(flags, si, cnt, ev):
-    """Before a rebuild or a walk: the visible objects marked ``OLD`` (their ids kept as candidate left events
-    after the pending ones, for :func:`finish_rebuild`), the visible list emptied and the frontier dropped.
-    Returns ``(nl, nv)``: the pending left events and the visible objects there were."""
+    """Before a rebuild or a walk: the visible attached objects marked ``OLD`` (their ids kept as candidate
+    left events after the pending ones, for :func:`finish_rebuild`) and taken off the visible list, and the
+    frontier dropped. The visible detached ones stay listed: their own budgets do not depend on the frontier
+    (a moving world's 100,000 movers are not all tested again). Returns ``(nl, m)``: the pending left events
+    and the candidates (``lft[nl:nl + m]``; ``C_NL`` is past them, so a left event of the walk's own
+    detached pass lands after them)."""
     lft, ent, id2slot = ev
     nv = cnt[C_NVIS]
     nl = cnt[C_NL]
+    m = 0
+    w = 0
     for j in range(nv):
         i = si[j, 2]
         s = id2slot[i]
-        flags[s] = (flags[s] & ~VIS) | OLD
-        lft[nl + j] = i
-    cnt[C_NVIS] = 0
+        if flags[s] & DET:
+            si[w, 2] = i
+            si[s, 1] = w
+            w += 1
+        else:
+            flags[s] = (flags[s] & ~VIS) | OLD
+            lft[nl + m] = i
+            m += 1
+    cnt[C_NVIS] = w
+    cnt[C_NL] = nl + m
     cnt[C_GEN] += 1
     cnt[C_HS] = 0
     cnt[C_FRONT] = 0
-    return nl, nv
+    return nl, m
 
 
 @njit
@@ -669,11 +681,14 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
 
 
 @njit
-def finish_rebuild(flags, ev, cnt, nl, nv):
-    """After a rebuild: the old visible ids not visible now are the left ones; clear ``OLD``."""
+def finish_rebuild(flags, ev, cnt, nl, m):
+    """After a rebuild or a walk: of the ``m`` candidates ``lft[nl:nl + m]`` (the old visible attached ids),
+    the ones not visible now are left events, moved down over the others; then the detached pass's own
+    left events (after the candidates) follow them. Clears ``OLD``."""
     lft, ent, id2slot = ev
+    end = cnt[C_NL]
     w = nl
-    for j in range(nl, nl + nv):
+    for j in range(nl, nl + m):
         i = lft[j]
         s = id2slot[i]
         f = flags[s] & ~OLD
@@ -681,6 +696,9 @@ def finish_rebuild(flags, ev, cnt, nl, nv):
         if not (f & VIS):
             lft[w] = i
             w += 1
+    for j in range(nl + m, end):
+        lft[w] = lft[j]
+        w += 1
     cnt[C_NL] = w
 
 
@@ -731,7 +749,8 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
     rounded up: ``sqrt`` of the float64 sum times 1 + 16u plus 2**-500 bounds the true length; the sum
     rounded up by ``nextafter``), the jump limit ``max(jump_min, frontier // jump_div)``, ``npend`` left ids
     already in ``lft`` (removed visible objects), ``id2slot`` the id table. After a jump (a walk), queries
-    walk until a step is shorter than half the last walked one, which builds a new frontier. Returns
+    walk until a step is shorter than half the last walked one or than the leaves' median box diagonal
+    (``f64[6]``), which builds a new frontier. Returns
     ``(visible, entered)`` counts and fills the stats counters."""
     obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey = unpack(f64, i32, i64)
     T = f64[0]
@@ -755,9 +774,10 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
         limit = min(limit, max(JUMP_FLOOR, np.int64(cnt[C_WORK] / due_work)))
     mode = 1 if force else 0  # 0: as the heap says, 1: a new frontier, 2: a walk
     if mode == 0 and cnt[C_WALK]:
-        # after a jump: walk until a step is short again (half the last walked one; with the cost rule, not
-        # longer than the leaves' scale either)
-        mode = 2 if (far or (due_work <= 0.0 and step >= 0.5 * f64[5])) else 1
+        # after a jump: walk until a step is short again: half the last walked one, or within the leaves'
+        # scale (a flight's step: the walk was for a burst of due entries, not a cut, and walking on at
+        # that speed would never end; dynamic-1m at 60 fps walked 335 of 1,200 frames)
+        mode = 2 if (far or (due_work <= 0.0 and step >= 0.5 * f64[5] and step > f64[6])) else 1
     nv = query(obj, flags, si, (dlist, dobj, dkey), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
                px, py, pz, T, cnt[L_P], cnt[L_LEAF], cnt[L_NBUILT], limit, mode)
     if cnt[C_REBUILT] == 2:
@@ -807,7 +827,7 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
         else:
             cnt[C_REBUILT] = 2
             nl, nv = walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf, nbuilt)
-        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, True)
+        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T)
         finish_rebuild(flags, ev, cnt, nl, nv)
     else:
         gen = cnt[C_GEN]
@@ -826,7 +846,7 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
             evaluate(k, known, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt)
             if not cnt[C_MIXED]:
                 try_close(k, nf, ni, hkey, hint, cnt, px, py, pz, T, P, leaf, nbuilt)
-        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T, False)
+        detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T)
     return copy_out(si, cnt, out)
 
 
