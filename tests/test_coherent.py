@@ -113,29 +113,6 @@ def test_teleport_past_the_jump_threshold_rebuilds(rng, monkeypatch):
         w.query(p)
 
 
-def test_a_walk_at_a_flight_step_is_followed_by_a_new_frontier(rng, monkeypatch):
-    """A burst of due entries at an ordinary step (a dense region at 60 frames a second) walks; the next
-    step of the same length builds a new frontier instead of walking on (dynamic-1m's flight walked 335 of
-    1,200 frames when a walk lasted until the speed halved)."""
-    from viewer.index import coherent
-
-    c = rng.uniform(-500, 500, (3000, 3))
-    r = rng.uniform(5, 60, 3000)
-    w = Checked(c, r)
-    p = np.zeros(3)
-    w.query(p)
-    monkeypatch.setattr(coherent, "JUMP_MIN", 0)  # any due entry past the limit: a walk
-    monkeypatch.setattr(coherent, "JUMP_DIV", 1 << 40)
-    kinds = []
-    for _ in range(40):
-        p = p + (1.0, 0.5, 0.0)  # ~1.1 units a step, far below the leaves' scale
-        w.query(p)
-        kinds.append("walk" if w.ix.last_walked else "rebuild" if w.ix.last_rebuilt else "heap")
-    assert "walk" in kinds
-    for a, b in zip(kinds, kinds[1:]):
-        assert not (a == "walk" and b == "walk"), kinds
-
-
 def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
     """Movers carry budgets of their own: a walk or a new frontier tests only the due ones, not every mover
     again, and a visible mover leaving during a walk is a left event beside the attached ones (exact answers

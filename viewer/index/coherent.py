@@ -18,8 +18,7 @@ predicate: the answer equals brute force's.
 **Jumps.** When more than ``max(JUMP_MIN, frontier / JUMP_DIV)`` heap entries are due at once (a teleport,
 a camera cut, unrelated query points), the query walks the tree from the root instead (like a BVH query,
 filing nothing; the detached objects keep their own budgets), and only real changes become events; queries
-walk until a step is shorter than half the last walked one or than the leaves' median box diagonal (a
-flight's step: that walk was for a burst of due entries), which builds a new frontier (a walk that files
+walk until a step is shorter than half the last walked one, which builds a new frontier (a walk that files
 it). The first query builds one. With
 :data:`DUE_WORK` > 0 (off by default: see the README, "The coherent index") a step longer than the leaves'
 median box diagonal walks as soon as its due entries would cost more than the last walk.
