@@ -1,0 +1,49 @@
+"""Hostile input, fourth round, through the real command line: every case exits 2 with one error line
+naming the file, field or flag, no traceback, nothing half-written (or, where the input is valid, works)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.cli import refused
+
+
+def viewer(*args, timeout=300, cwd=None):
+    """Run ``viewer ARGS`` in a fresh process; returns (status, stdout, stderr)."""
+    p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _far_scene(tmp_path: Path, offset: float, spread: float = 100.0, name: str = "far") -> Path:
+    """50 objects in a box of side 2 * ``spread`` around (offset, offset, offset)."""
+    c = np.random.default_rng(0).uniform(-spread, spread, (50, 3)) + offset
+    p = tmp_path / f"{name}.npz"
+    np.savez(p, format_version=np.array(2), centres=c, radii=np.full(50, 10.0))
+    return p
+
+
+# --------------------------------------------------------------------------- scenes far from the origin
+
+
+def test_a_scene_far_from_the_origin_gets_a_generated_path(tmp_path):
+    """1e16 from 0 float64 steps by 2 units: the fly-through's waypoints rounded onto each other and the
+    path's times stopped increasing (a ValueError traceback)."""
+    status, _, err = viewer("view", _far_scene(tmp_path, 1e16), "--headless", "--frames", "3", "--size", "64x64")
+    assert status == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("extra", [[], ["--speed", "5"]])
+def test_a_scene_too_far_out_for_any_path_names_its_file(tmp_path, extra):
+    """All centres at 2**63: the box collapses to a point in float64. Before: 'path speed must be a
+    positive number, got None' (no file), or an IndexError traceback with --speed."""
+    p = _far_scene(tmp_path, 2.0**63, spread=0.0)
+    out = tmp_path / "out"
+    status, _, err = viewer("record", p, "--frames", "3", "-o", out, "-q", "--index", "scan", *extra)
+    refused(status, err, str(p), "no camera path", "--path")
+    assert not out.exists()
