@@ -47,3 +47,24 @@ def test_a_scene_too_far_out_for_any_path_names_its_file(tmp_path, extra):
     status, _, err = viewer("record", p, "--frames", "3", "-o", out, "-q", "--index", "scan", *extra)
     refused(status, err, str(p), "no camera path", "--path")
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- control characters in messages
+
+
+@pytest.mark.parametrize("make, shown", [
+    (lambda d: (d / "esc.csv", "x,y,z,r\n1,2,3,4\n\x1b]0;owned\x07\x1b[2J\n"), "\\x1b]0;owned\\x07\\x1b[2J"),
+    (lambda d: (d / "nul.csv", "x,y,z,r\n1,2,3,4\n\x00\x00\x00\n"), "\\x00\\x00\\x00"),
+    (lambda d: (d / "a\x1b[31mred.csv", None), "a\\x1b[31mred.csv"),
+], ids=["esc-row", "nul-row", "esc-name"])
+def test_control_characters_from_a_file_or_its_name_are_shown_escaped(tmp_path, make, shown):
+    """The CSV parser quotes the bad row in its message, a missing file is named: before, the terminal got
+    the raw ESC sequences (a title set, the screen cleared) and NUL bytes."""
+    src, text = make(tmp_path)
+    if text is not None:
+        src.write_text(text)
+    out = tmp_path / "out.npz"
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    line = refused(status, err, shown)
+    assert not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in line), repr(line)
+    assert not out.exists()
