@@ -68,3 +68,52 @@ def test_control_characters_from_a_file_or_its_name_are_shown_escaped(tmp_path, 
     line = refused(status, err, shown)
     assert not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in line), repr(line)
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- a full disk
+
+
+def _full_disk(disk: Path, kept: Path, size: str = "40k") -> tuple[str, ...]:
+    """A command prefix running the command with a ``size`` tmpfs at ``disk`` (a private mount namespace);
+    what the command left in ``disk`` is copied to ``kept`` before the namespace ends."""
+    disk.mkdir()
+    kept.mkdir()
+    script = (f'mount -t tmpfs -o size={size} none "{disk}" && "$0" "$@"; s=$?; '
+              f'cp -a "{disk}/." "{kept}/" 2>/dev/null; exit $s')
+    return ("unshare", "-rm", "sh", "-c", script)
+
+
+def _run_full(tmp_path, *args):
+    p = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
+    if p.returncode:
+        pytest.skip("no private mount namespaces here (unshare -rm)")
+    disk, kept = tmp_path / "disk", tmp_path / "kept"
+    prefix = _full_disk(disk, kept)
+    cmd = [*prefix, sys.executable, "-m", "viewer", *[str(a).replace("DISK", str(disk)) for a in args]]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stderr, kept
+
+
+def test_a_map_whose_disk_fills_names_the_figure_and_keeps_the_files_written(tmp_path):
+    """Before: an OSError traceback from PIL's PNG writer (ENOSPC inside atomic_file)."""
+    scene = tmp_path / "small.toml"
+    scene.write_text('generator = "uniform"\nn = 2000\nworld = 1000.0\n')
+    status, err, kept = _run_full(tmp_path, "map", scene, "--res", "8", "-q", "-o", "DISK/map")
+    refused(status, err, "/map/", ".png: cannot write: No space left on device")
+    left = sorted(p.name for p in (kept / "map").iterdir())
+    assert "costmap.csv" in left and not [n for n in left if n.startswith(".")]  # no temporary file
+    assert all(n in ("costmap.csv", "visible.png", "octree_us.png", "scan_us.png") for n in left)
+
+
+def test_atomic_file_names_the_file_it_could_not_write_and_stays_an_os_error(tmp_path):
+    from viewer.errors import UserError
+    from viewer.host.output import atomic_file
+
+    target = tmp_path / "out.png"
+    with pytest.raises(OSError) as info:
+        with atomic_file(target) as fh:
+            fh.write(b"half")
+            raise OSError(28, "No space left on device")
+    assert isinstance(info.value, UserError) and info.value.errno == 28
+    assert str(info.value) == f"{target}: cannot write: No space left on device"
+    assert list(tmp_path.iterdir()) == []
