@@ -117,3 +117,44 @@ def test_atomic_file_names_the_file_it_could_not_write_and_stays_an_os_error(tmp
     assert isinstance(info.value, UserError) and info.value.errno == 28
     assert str(info.value) == f"{target}: cannot write: No space left on device"
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- camera path targets
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text('generator = "uniform"\nn = 2000\nworld = 1000.0\n')
+    return p
+
+
+def test_save_path_onto_a_device_or_pipe_is_refused_and_leaves_it_alone(tmp_path, small):
+    """Before: 'viewer record SCENE --save-path /dev/null' exited 0 having renamed a regular file over
+    /dev/null (as root: the device gone for every process). A FIFO stands in for the device here."""
+    import os
+    import stat
+
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    status, _, err = viewer("record", small, "--frames", "3", "-q", "--index", "scan", "-o", out,
+                            "--save-path", fifo)
+    refused(status, err, "--save-path", str(fifo), "not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not out.exists()
+
+
+def test_save_path_in_process_refuses_a_pipe_too(tmp_path):
+    import os
+    import stat
+
+    from viewer.errors import UserError
+    from viewer.paths import save_path
+    from viewer.paths.spline import CameraPath
+
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    path = CameraPath(np.array([0.0, 1.0]), np.zeros((2, 3)) + [[0, 0, 0], [1, 0, 0]], np.zeros(2), np.zeros(2))
+    with pytest.raises(UserError, match="not a regular file"):
+        save_path(path, fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

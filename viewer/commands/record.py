@@ -219,16 +219,14 @@ def _record(args, scopes) -> int:
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
-    from ..host.output import prepare_out_dir
+    from ..host.output import check_output_file, prepare_out_dir
 
     # every input checked before anything is written
     names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None
     if args.save_path:
-        sp = Path(args.save_path)
-        if not sp.parent.is_dir():
-            raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
+        check_output_file(args.save_path, "--save-path")
     out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
     _check_not_recording(out, names)
     if not args.force:
