@@ -3,6 +3,7 @@ naming the file, field or flag, no traceback, nothing half-written (or, where th
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +13,14 @@ import pytest
 
 from tests.cli import refused
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def viewer(*args, timeout=300, cwd=None):
-    """Run ``viewer ARGS`` in a fresh process; returns (status, stdout, stderr)."""
+    """Run ``viewer ARGS`` (this tree's) in a fresh process, in ``cwd``; returns (status, stdout, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, cwd=cwd)
+                       timeout=timeout, cwd=cwd, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -132,7 +136,6 @@ def small(tmp_path):
 def test_save_path_onto_a_device_or_pipe_is_refused_and_leaves_it_alone(tmp_path, small):
     """Before: 'viewer record SCENE --save-path /dev/null' exited 0 having renamed a regular file over
     /dev/null (as root: the device gone for every process). A FIFO stands in for the device here."""
-    import os
     import stat
 
     fifo = tmp_path / "pipe.toml"
@@ -145,7 +148,6 @@ def test_save_path_onto_a_device_or_pipe_is_refused_and_leaves_it_alone(tmp_path
 
 
 def test_save_path_in_process_refuses_a_pipe_too(tmp_path):
-    import os
     import stat
 
     from viewer.errors import UserError
@@ -158,3 +160,27 @@ def test_save_path_in_process_refuses_a_pipe_too(tmp_path):
     with pytest.raises(UserError, match="not a regular file"):
         save_path(path, fifo)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# --------------------------------------------------------------------------- empty names
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["record", "{scene}", "-o", "{out}", "--frames", "3", "--path", ""], "--path"),
+    (["record", "{scene}", "-o", "{out}", "--frames", "3", "--save-path", " "], "--save-path"),
+    (["view", "{scene}", "--headless", "--frames", "2", "--path", ""], "--path"),
+    (["bench", "--scene", "{scene}", "--index", "scan", "--queries", "10", "--rounds", "1", "--updates", "0",
+      "--dynamic", "none", "--no-first-build", "--no-plots", "--out", ""], "--out"),
+    (["clients", "--scene", "{scene}", "--index", "scan", "--k", "1", "--ticks", "3", "--out", ""], "--out"),
+    (["sweep", "tiny-sweep", "--dry-run", "-o", ""], "-o/--out"),
+], ids=["record-path", "record-save-path", "view-path", "bench-out", "clients-out", "sweep-out"])
+def test_an_empty_file_or_directory_name_is_refused(tmp_path, small, argv, flag):
+    """Before: an empty --path silently flew the generated path, an empty --save-path saved nothing, an
+    empty --out wrote bench.csv / clients.csv into the working directory (Path('') is '.')."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "out"
+    args = [a.format(scene=small, out=out) for a in argv]
+    status, _, err = viewer(*args, cwd=work)
+    refused(status, err, flag, "the name is empty")
+    assert list(work.iterdir()) == [] and not out.exists()

@@ -59,7 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=float, default=20.0,
                    help="seconds an index may spend per workload and K before its remaining ticks are skipped")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for clients.csv and clients.json (default runs/clients-YYYYmmdd-HHMMSS)")
     p.set_defaults(func=run)
 
