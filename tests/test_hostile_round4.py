@@ -184,3 +184,22 @@ def test_an_empty_file_or_directory_name_is_refused(tmp_path, small, argv, flag)
     status, _, err = viewer(*args, cwd=work)
     refused(status, err, flag, "the name is empty")
     assert list(work.iterdir()) == [] and not out.exists()
+
+
+# --------------------------------------------------------------------------- clients
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--step", "1e300"], ["--step 1e+300", "numeric domain", "at most"]),
+    (["--layout", "hotspots", "--ticks", "100000", "--step", "1e26"], ["--step 1e+26", "numeric domain"]),
+    (["--budget", "0"], ["--budget", "positive"]),
+    (["--budget", "nan"], ["--budget", "positive"]),
+], ids=["step-1e300", "step-walks-out", "budget-0", "budget-nan"])
+def test_clients_steps_out_of_the_domain_and_empty_budgets_are_refused(tmp_path, small, flags, words):
+    """Before: --step 1e300 died with a ValueError traceback from the index contract (points outside the
+    domain); --budget 0 and --budget nan were taken (every tick skipped, or none)."""
+    out = tmp_path / "out"
+    status, _, err = viewer("clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3",
+                            "--out", out, *flags)
+    refused(status, err, *words)
+    assert not out.exists()
