@@ -203,3 +203,23 @@ def test_clients_steps_out_of_the_domain_and_empty_budgets_are_refused(tmp_path,
                             "--out", out, *flags)
     refused(status, err, *words)
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- sweep files
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("../../elsewhere/x", "'../../elsewhere/x'"),
+    ("a\\u001b[2Jb", "'a\\x1b[2Jb'"),
+], ids=["slash", "escape"])
+def test_a_sweep_name_that_is_not_a_plain_name_is_refused(tmp_path, name, shown):
+    """Before: a sweep file's name chose its default results directory runs/sweep-NAME, so a name with '/'
+    sent the results outside runs/, and an ESC sequence in it reached the terminal raw ('sweep NAME: ...')."""
+    work = tmp_path / "work"
+    work.mkdir()
+    f = work / "s.toml"
+    f.write_text(f'format = "viewer-sweep"\nversion = 1\nname = "{name}"\nindexes = ["octree"]\n'
+                 '[axes]\nscene = ["uniform"]\nn = [1000]\n')
+    status, out, err = viewer("sweep", f, "--dry-run", cwd=work)
+    refused(status, err, str(f), "name", "plain name", shown)
+    assert out == "" and [p.name for p in work.iterdir()] == ["s.toml"]
