@@ -223,3 +223,22 @@ def test_a_sweep_name_that_is_not_a_plain_name_is_refused(tmp_path, name, shown)
     status, out, err = viewer("sweep", f, "--dry-run", cwd=work)
     refused(status, err, str(f), "name", "plain name", shown)
     assert out == "" and [p.name for p in work.iterdir()] == ["s.toml"]
+
+
+# --------------------------------------------------------------------------- scene names
+
+
+@pytest.mark.parametrize("kind", ["recipe", "npz"])
+def test_a_scene_name_with_control_characters_is_refused_naming_the_field(tmp_path, kind):
+    """Before: a name holding an ESC sequence (an OSC title, a screen clear) or a NUL loaded, and 'scene info',
+    'view', 'record' printed it raw to the terminal."""
+    if kind == "recipe":
+        p = tmp_path / "r.toml"
+        p.write_text('generator = "uniform"\nn = 100\nname = "a\\u001b]0;owned\\u0007b"\n')
+    else:
+        p = tmp_path / "s.npz"
+        np.savez(p, format_version=np.array(2), centres=np.zeros((2, 3)) + [[0, 0, 0], [1, 1, 1]],
+                 radii=np.ones(2), name=np.array("a\x1b]0;owned\x07b"))
+    status, out, err = viewer("scene", "info", p)
+    refused(status, err, str(p), "field 'name'", "control characters", "\\x1b]0;owned\\x07")
+    assert "\x1b" not in out + err
