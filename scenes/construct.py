@@ -21,7 +21,8 @@ import numpy as np
 from viewer.domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
 
 from .errors import SceneError
-from .limits import MAX_N, MAX_PERIOD, MAX_SPEED, MIN_ORBIT, MIN_PERIOD, SEED_LIMIT, check_box, fit_box
+from .limits import (MAX_N, MAX_PERIOD, MAX_SPEED, MIN_ORBIT, MIN_PERIOD, SEED_LIMIT, check_box, check_name,
+                     fit_box)
 from .look import SCENE_LOOK_PARAMS, check_scene_look, default_look, make_colours, make_sizes
 from .meshes import MeshSet, check_meshes
 from .recipe import check_recipe
@@ -195,6 +196,7 @@ def scene_from_arrays(
         raise SceneError(f"must be an integer 0..2**64-1, got {seed}", "seed")
     if not isinstance(name, str):
         raise SceneError(f"must be a string, got {type(name).__name__}", "name")
+    check_name(name)
     if recipe is not None:
         recipe = _checked_recipe(recipe)
     extras = {} if extras is None else extras

@@ -17,7 +17,7 @@ from viewer.domain import COORD_LIMIT
 from .errors import SceneError
 
 __all__ = ["MAX_N", "MAX_PERIOD", "MAX_SPEED", "MAX_WORLD", "MIN_ORBIT", "MIN_PERIOD", "MIN_WORLD", "SEED_LIMIT",
-           "check_box", "fit_box"]
+           "check_box", "check_name", "fit_box"]
 
 MAX_N = 500_000_000  # objects in one scene
 MAX_SPEED = 1.5e12  # world units per second: a mover's speed (a recipe's [motion] speed <= 1e12, times 1.5)
@@ -40,6 +40,13 @@ def check_box(origin: np.ndarray, world: float, field: str = "world") -> None:
         raise SceneError(
             f"the world box (edge {world:.6g} around {np.asarray(origin).tolist()}) reaches {reach:.4g} from 0, "
             f"outside the numeric domain (|coordinate| <= 2**100 = {COORD_LIMIT:.4g})", field)
+
+
+def check_name(name: str, field: str = "name") -> None:
+    """A scene's name (a ``str``) holds no control characters: every command prints it, so a line break, an
+    ESC sequence or a NUL in it would split or drive the terminal; :class:`SceneError` naming ``field``."""
+    if not name.isprintable():
+        raise SceneError(f"must hold no control characters (line breaks, ESC, NUL, ...), got {name[:60]!r}", field)
 
 
 def fit_box(centres: np.ndarray, radii: np.ndarray | None = None,

@@ -31,7 +31,8 @@ import numpy as np
 from ._schema import REQUIRED, Param, validate_table
 from .errors import SceneError
 from .generators import GENERATORS
-from .limits import MAX_N, MAX_PERIOD, MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_PERIOD, MIN_WORLD, check_box
+from .limits import (MAX_N, MAX_PERIOD, MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_PERIOD, MIN_WORLD, check_box,
+                     check_name)
 from .hlod import HLOD_FIELDS
 from .look import check_look
 from .radii import DEFAULT_RADIUS, check_radius_spec
@@ -124,4 +125,5 @@ def check_recipe(recipe: Mapping) -> dict:
                              "was made); remove [motion] or [hlod]", "hlod")
     if r["name"] is None:
         r["name"] = f"{r['generator']}-{r['n']}"
+    check_name(r["name"])
     return r

@@ -17,6 +17,7 @@ import threading
 
 from . import __version__
 from .errors import UserError
+from .reports._text import escape_text
 
 # the order --help lists sub-commands in; any others follow alphabetically
 ORDER: tuple[str, ...] = ("view", "record", "bench", "scene", "plot", "compare")
@@ -68,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"viewer {args.command}: error: {exc}", file=sys.stderr)
+        # the message quotes file names and file contents: their control characters are shown escaped, so
+        # a hostile name or row can neither drive the terminal nor split the one error line
+        print(f"viewer {args.command}: error: {escape_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"viewer {args.command}: interrupted", file=sys.stderr)

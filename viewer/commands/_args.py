@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from ..errors import UserError
 
@@ -58,6 +59,19 @@ def load_scene(args: argparse.Namespace, progress=None, quiet: bool = False):
 #: the most frames one run renders or simulates: 1e7 frames is 46 hours at 60 frames per second, and
 #: every frame's pose is held in memory (with a CSV row of ~250 bytes per index and frame)
 MAX_FRAMES = 10_000_000
+
+
+def name(text: str) -> str:
+    """A file or directory name: refused when empty or blank (an empty --path would silently fly the
+    generated path instead, an empty --out write into the working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the name is empty; give a file or directory name")
+    return text
+
+
+def directory(text: str) -> Path:
+    """An output directory's name (:func:`name`) as a :class:`Path`."""
+    return Path(name(text))
 
 
 def size(text: str) -> tuple[int, int]:

@@ -155,7 +155,7 @@ def add_parser(sub) -> None:
                    help="frames of the dynamic workload, each share's median, p99 and max taken over them (the first "
                         "frame is the first move since the build; --dynamic none skips the dynamic workload)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")
     p.add_argument("--wide", action="store_true",

@@ -55,11 +55,12 @@ def add_parser(sub) -> None:
     p.add_argument("--index", default="scan,octree,hashgrid,hgrid,bvh,kdtree", metavar="NAMES",
                    help="comma-separated indexes")
     p.add_argument("--ticks", type=_whole(3, 10**5, "1e5"), default=20, help="server ticks per workload and K")
-    p.add_argument("--step", type=float, default=5.0, help="how far a client moves in a tick, world units")
-    p.add_argument("--budget", type=float, default=20.0,
+    p.add_argument("--step", type=_args.positive_float, default=5.0,
+                   help="how far a client moves in a tick, world units")
+    p.add_argument("--budget", type=_args.positive_float, default=20.0,
                    help="seconds an index may spend per workload and K before its remaining ticks are skipped")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for clients.csv and clients.json (default runs/clients-YYYYmmdd-HHMMSS)")
     p.set_defaults(func=run)
 
@@ -86,6 +87,19 @@ def _workloads(args) -> list:
     if not out:
         raise UserError("--scene names no workload")
     return out
+
+
+def _check_step(step: float, ticks: int) -> None:
+    """A :class:`UserError` naming --step when ``ticks`` steps of it could carry a client out of the numeric
+    domain (a hot-spot client's random walk moves up to ``ticks * step`` world units from its start; half the
+    domain is left to the scene's own coordinates)."""
+    from viewer.domain import COORD_LIMIT
+
+    most = COORD_LIMIT / 2 / ticks
+    if step > most:
+        raise UserError(f"--step {step:g}: {ticks} ticks of it can carry a client {step * ticks:.3g} world units "
+                        f"away, outside the numeric domain (|coordinate| <= 2**100); at most {most:.3g} "
+                        f"with --ticks {ticks}")
 
 
 def verdict(rows: list[dict]) -> list[str]:
@@ -126,8 +140,7 @@ def run(args) -> int:
                         f"choose from {', '.join(sorted(INDEXES))}, {GPU}")
     names = [n for n in dict.fromkeys(names) if n == GPU or not INDEXES[n].unavailable()]
     gl = _gpu_context() if GPU in names else None
-    if not args.step > 0 or args.step != args.step or args.step == float("inf"):
-        raise UserError(f"--step must be a positive number of world units, got {args.step}")
+    _check_step(args.step, args.ticks)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
     workloads = _workloads(args)

@@ -60,7 +60,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     _args.add_import_options(p)
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--path", metavar="PATH", help="a camera path file (.toml or .json) to replay")
+    src.add_argument("--path", type=_args.name, metavar="PATH", help="a camera path file (.toml or .json) to replay")
     src.add_argument("--generated", choices=GENERATED, default="flythrough",
                      help="which generated path to replay when no --path is given (default: %(default)s)")
     p.add_argument("--full", action="store_true",
@@ -80,7 +80,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="how objects are drawn (default: %(default)s)")
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed of a generated path, world units per second (default: world size / 10)")
-    p.add_argument("--save-path", metavar="FILE",
+    p.add_argument("--save-path", type=_args.name, metavar="FILE",
                    help="also write the path replayed to FILE (TOML), e.g. to edit a generated path by hand")
     p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
@@ -219,16 +219,14 @@ def _record(args, scopes) -> int:
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
-    from ..host.output import prepare_out_dir
+    from ..host.output import check_output_file, prepare_out_dir
 
     # every input checked before anything is written
     names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None
     if args.save_path:
-        sp = Path(args.save_path)
-        if not sp.parent.is_dir():
-            raise UserError(f"--save-path {sp}: directory {sp.parent} does not exist")
+        check_output_file(args.save_path, "--save-path")
     out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
     _check_not_recording(out, names)
     if not args.force:

@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("sweep", help=HELP, description=DESCRIPTION.format(bundled=", ".join(bundled_sweeps())),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sweep", metavar="SWEEP", help="a sweep file (.toml) or a bundled sweep's name")
-    p.add_argument("-o", "--out", type=Path, metavar="DIR",
+    p.add_argument("-o", "--out", type=_args.directory, metavar="DIR",
                    help="results directory (default runs/sweep-NAME); run again with the same DIR to resume")
     p.add_argument("--workers", type=_args.positive_int, default=1, metavar="N",
                    help="worker processes of the local cluster (default 1: one task at a time, honest timings)")

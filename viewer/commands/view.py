@@ -97,10 +97,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--frames", type=_args.frame_count, metavar="N",
                    help="frames to render headless: the whole path in N frames (default 120; with --dt: the "
                         "first N frames at that step)")
-    g.add_argument("--path", metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
+    g.add_argument("--path", type=_args.name, metavar="FILE", help="camera path (.toml/.json) to fly headless (default: the generated fly-through)")
     g.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
                    help="seconds of path per frame (alone: the whole path at this step, e.g. 0.016667 to fly it in real time)")
-    p.add_argument("--record", metavar="DIR",
+    p.add_argument("--record", type=_args.name, metavar="DIR",
                    help="window: record a take from the first frame into DIR (created if missing); R stops it and "
                         "starts the next (take-1, take-2, ...: nothing is overwritten)")
     p.add_argument("--vsync", action="store_true",

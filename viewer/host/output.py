@@ -14,7 +14,7 @@ from typing import IO, Iterator
 
 from ..errors import UserError
 
-__all__ = ["TEMP_NAME_ROOM", "atomic_file", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
+__all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
            "replace_atomically"]
 
 
@@ -111,19 +111,38 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     return p
 
 
+class CannotWrite(UserError, OSError):
+    """An output file the system would not let us write (a full disk, a quota, a file too large, no
+    permission): still an :class:`OSError` (``errno``, ``strerror``, ``filename``: the file meant, not its
+    temporary file) for a caller that handles those, and a :class:`UserError` the CLI prints as one line
+    ``PATH: cannot write: REASON`` when none does."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: cannot write: {self.strerror}"
+
+
+def _cannot_write(exc: OSError, path: Path) -> CannotWrite:
+    """``exc`` as a :class:`CannotWrite` naming ``path``."""
+    return exc if isinstance(exc, CannotWrite) else CannotWrite(exc.errno, exc.strerror or str(exc), os.fspath(path))
+
+
 @contextmanager
 def atomic_file(path: str | os.PathLike, *, text: bool = False, mode: int = 0o644, sync: bool = False,
                 **open_kwargs) -> Iterator[IO]:
     """Write ``path`` whole or not at all: the block writes into a uniquely named temporary file beside it
     (created exclusively, so never an existing file or a link planted at a fixed name), which is renamed over
     ``path`` when the block ends (a link at ``path`` is replaced, never written through). On any error the
-    temporary file is removed and the error propagates; ``path`` is untouched.
+    temporary file is removed and the error propagates (an :class:`OSError` as :class:`CannotWrite` naming
+    ``path``); ``path`` is untouched.
 
     text : open in text mode (``open_kwargs`` such as ``newline``, ``encoding`` apply); mode : the file's
     permission bits (mkstemp makes it private); sync : fsync before the rename (data that must survive a crash)
     """
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    except OSError as exc:
+        raise _cannot_write(exc, p) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w" if text else "wb", **open_kwargs) as fh:
@@ -132,11 +151,13 @@ def atomic_file(path: str | os.PathLike, *, text: bool = False, mode: int = 0o64
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise _cannot_write(exc, p) from None
         raise
 
 

@@ -57,9 +57,7 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
     v = float(speed) if speed is not None else None
     lo, hi = _bounds(scene)
     size = float(np.max(hi - lo))
-    if v is None:
-        v = size / 10.0
-    if not (v > 0 and math.isfinite(v)):
+    if v is not None and not (v > 0 and math.isfinite(v)):
         raise UserError(f"path speed must be a positive number, got {speed!r}")
     legs: list[np.ndarray] = []
     if kind in ("clusters", "flythrough"):
@@ -69,6 +67,10 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
     if kind in ("remote", "flythrough"):
         legs.append(_remote_leg(scene, lo, hi))
     pts = _route(np.concatenate(legs), scene, size)
+    if len(pts) < 2 or not size > 0:
+        raise _too_far(scene, lo)
+    if v is None:
+        v = size / 10.0
     probe = _Probe(scene, aspect)
     v_slow = SLOW * v
     step = _probe_step(pts, v_slow)
@@ -79,7 +81,7 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
         back = _route(np.array([pts[-1], at]), scene, size)
         drawn = drawn.then(probe.along(back, step))
         pts = np.concatenate([pts, back[1:]])
-    pts, slow = drawn.segments(pts, min_run=0.5 * v_slow)
+    pts, slow = _drop_repeats(*drawn.segments(pts, min_run=0.5 * v_slow))
     seg = np.linalg.norm(np.diff(pts, axis=0), axis=1)
     l_slow, l_fast = float(seg[slow].sum()), float(seg[~slow].sum())
     v_fast = v
@@ -454,6 +456,24 @@ def _remote_leg(scene, lo, hi) -> np.ndarray:
     near = centre + inward * standoff
     # the chord stays at >= standoff from the centre: its closest point is ``near`` itself
     return np.array([near - side * standoff, near, near + side * standoff])
+
+
+def _drop_repeats(pts: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Waypoints ``pts`` (M, 3) and their segments' flags ``slow`` (M - 1,) without the waypoints equal to
+    the one before (far from the origin float64 resolves whole units and more, and points placed between two
+    waypoints round onto them): a path's times must strictly increase."""
+    moves = np.any(pts[1:] != pts[:-1], axis=1)
+    return pts[np.concatenate([[True], moves])], slow[moves]
+
+
+def _too_far(scene, lo: np.ndarray) -> UserError:
+    """The error for a scene whose objects' box has no extent float64 can fly: it names the scene's file."""
+    where = getattr(scene, "source", None) or getattr(scene, "name", "the scene")
+    reach = float(np.max(np.abs(lo)))
+    return UserError(
+        f"{where}: no camera path can be generated: at {reach:.4g} from the origin float64 steps by "
+        f"{np.spacing(reach):.4g} world units, too coarse for the objects' box; give a --path or --pose, or "
+        f"move the scene nearer the origin")
 
 
 def _dedupe(pts: np.ndarray, eps: float) -> np.ndarray:

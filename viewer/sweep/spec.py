@@ -205,6 +205,9 @@ def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
     name = doc.get("name", path.stem)
     if not isinstance(name, str) or not name:
         raise bad("name", "must be a non-empty string")
+    if "/" in name or "\\" in name or not name.isprintable():
+        raise bad("name", f"must be a plain name, without '/', '\\' or control characters (it names the default "
+                          f"results directory runs/sweep-NAME), got {_show(name)}")
     indexes = doc.get("indexes")
     if not isinstance(indexes, list) or not indexes or not all(isinstance(s, str) and s.strip() for s in indexes):
         raise bad("indexes", "must be a non-empty list of index specs, e.g. [\"octree\", \"hashgrid:cell_size=64\"]")
