@@ -128,6 +128,22 @@ def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, 
     assert meta["path"]["sha256"] == hashlib.sha256((tmp_path / "path.toml").read_bytes()).hexdigest()
 
 
+def test_save_path_into_the_new_recording_directory(scene_file, tmp_path):
+    """``-o NEW --save-path NEW/path.toml``: the path is saved beside the recording, the directory made for
+    both; a deeper directory that -o does not make is still refused, before anything is written."""
+    from viewer.paths import load_path
+
+    out = tmp_path / "new"
+    assert main(["record", str(scene_file), "--frames", "4", "--size", "64x64", "-o", str(out), "-q",
+                 "--save-path", str(out / "path.toml"), "--index", "octree"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["octree.csv", "octree.meta.json", "path.toml"]
+    assert len(load_path(out / "path.toml")) >= 2
+    other = tmp_path / "other"
+    assert main(["record", str(scene_file), "--frames", "4", "-o", str(other), "-q",
+                 "--save-path", str(other / "sub" / "path.toml"), "--index", "octree"]) == 2
+    assert not other.exists()
+
+
 @pytest.mark.parametrize(
     "case, path_text, message",
     [

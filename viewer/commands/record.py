@@ -219,15 +219,19 @@ def _record(args, scopes) -> int:
     from ..index import INDEXES
     from ..paths import generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
-    from ..host.output import check_output_file, prepare_out_dir
+    from ..host.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
 
     # every input checked before anything is written
     names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None
-    if args.save_path:
-        check_output_file(args.save_path, "--save-path")
     out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
+    # --save-path into the recording's own new directory (-o NEW --save-path NEW/path.toml): made before the save
+    save_in_out = bool(args.save_path) and not out.exists() and Path(args.save_path).parent == out
+    if save_in_out:
+        check_name_lengths(args.save_path, "--save-path", room=TEMP_NAME_ROOM)
+    elif args.save_path:
+        check_output_file(args.save_path, "--save-path")
     _check_not_recording(out, names)
     if not args.force:
         _check_no_recording(out, names)
@@ -261,6 +265,8 @@ def _record(args, scopes) -> int:
         samples = cam_path.sample(frames=args.frames, dt=args.dt)
     path_meta.update(keyframes=len(cam_path), duration_s=cam_path.duration, frames=len(samples), dt=samples.dt)
     if args.save_path:
+        if save_in_out:
+            prepare_out_dir(out, what="-o")
         save_path(cam_path, args.save_path)
     if not args.quiet:
         moving = "" if scene.motion is None else f" ({scene.motion.m} moving)"
