@@ -65,7 +65,7 @@ def read_recipe(path) -> dict:
     file's stem."""
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        text = p.read_bytes().decode("utf-8-sig")  # a byte-order mark (some editors write one) is not TOML
     except UnicodeDecodeError as exc:
         raise SceneError(f"not UTF-8 text: {exc}", source=str(path)) from None
     except OSError as exc:

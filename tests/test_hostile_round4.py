@@ -242,3 +242,31 @@ def test_a_scene_name_with_control_characters_is_refused_naming_the_field(tmp_pa
     status, out, err = viewer("scene", "info", p)
     refused(status, err, str(p), "field 'name'", "control characters", "\\x1b]0;owned\\x07")
     assert "\x1b" not in out + err
+
+
+# --------------------------------------------------------------------------- a byte-order mark
+
+
+def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
+    """A UTF-8 byte-order mark (some editors and spreadsheets write one) before a recipe, a camera path or a
+    recording: before, 'not valid TOML: Invalid statement (at line 1, column 1)' and 'header does not match
+    the schema'; now each reads as without it."""
+    from viewer.paths import load_path
+    from viewer.recording import read_run
+    from viewer.scenes import load_scene
+
+    bom = b"\xef\xbb\xbf"
+    recipe = tmp_path / "bom.toml"
+    recipe.write_bytes(bom + b'generator = "clustered"\nn = 500\n')
+    assert load_scene(recipe).n == 500
+    path = tmp_path / "path.toml"
+    path.write_bytes(bom + b"[[keyframe]]\nt = 0\nposition = [0, 0, 0]\nyaw = 0\npitch = 0\n"
+                     b"[[keyframe]]\nt = 1\nposition = [1, 0, 0]\nyaw = 0\npitch = 0\n")
+    assert len(load_path(path)) == 2
+    out = tmp_path / "rec"
+    status, _, err = viewer("record", recipe, "--frames", "3", "--size", "64x64", "-o", out, "-q", "--index", "octree")
+    assert status == 0, err
+    csv = out / "octree.csv"
+    rows = len(read_run(csv))
+    csv.write_bytes(bom + csv.read_bytes())
+    assert len(read_run(csv)) == rows == 3

@@ -74,7 +74,7 @@ def load_path(path: str | os.PathLike) -> CameraPath:
     if not raw.strip():
         raise UserError(f"{p}: empty file; a camera path needs at least 2 [[keyframe]] tables")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (some editors write one) is neither TOML nor JSON
     except UnicodeDecodeError:
         raise UserError(f"{p}: not a text file (expected TOML or JSON)") from None
     kind = "JSON" if p.suffix.lower() == ".json" else "TOML"

@@ -58,7 +58,7 @@ def read_run(path: str | os.PathLike) -> Run:
         raise UserError(f"{p}: not a regular file, expected a recording CSV")
     meta = read_meta(p) or {}
     try:
-        with open(p, newline="", encoding="utf-8") as f:
+        with open(p, newline="", encoding="utf-8-sig") as f:  # a spreadsheet may add a byte-order mark
             text = f.read()
     except UnicodeDecodeError:
         raise UserError(f"{p}: not a text CSV file") from None

@@ -137,7 +137,7 @@ def load_sweep(text: str) -> Sweep:
     path = resolve_sweep_path(text)
     src = str(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark is not TOML
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{src}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
