@@ -8,6 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Callable
 
+from viewer.host.inputs import why_missing
+
 from .build import generate_recipe
 from .errors import SceneError
 from .format import read_npz
@@ -37,8 +39,8 @@ def resolve_scene_path(path) -> Path:
         bundled = bundled_recipes()
         if p.parent == Path(".") and stem in bundled:
             return bundled[stem]
-        hint = f" (bundled recipes: {', '.join(bundled)})" if p.parent == Path(".") else ""
-        raise SceneError(f"no such file{hint}", source=str(path))
+        hint = f" (bundled recipes: {', '.join(bundled)})" if p.parent == Path(".") and not p.is_symlink() else ""
+        raise SceneError(f"{why_missing(p)}{hint}", source=str(path))
     if p.is_dir():
         raise SceneError("is a directory, not a scene file", source=str(path))
     if not p.is_file():  # a FIFO, a device (a link to /dev/zero): reading it could block or never end

@@ -270,3 +270,26 @@ def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
     rows = len(read_run(csv))
     csv.write_bytes(bom + csv.read_bytes())
     assert len(read_run(csv)) == rows == 3
+
+
+# --------------------------------------------------------------------------- links that lead nowhere
+
+
+@pytest.mark.parametrize("suffix, args", [(".npz", ["scene", "info", "{link}"]), (".csv", ["compare", "{link}"]),
+                                          (".csv", ["scene", "import", "{link}", "-o", "{out}"])],
+                         ids=["scene", "recording", "import"])
+@pytest.mark.parametrize("kind", ["loop", "dangling"])
+def test_a_link_that_leads_nowhere_is_said_so(tmp_path, suffix, args, kind):
+    """A symbolic link into a loop of links, or to a missing file: before, 'no such file' (with the bundled
+    recipes' names), though the user can see the file in a listing."""
+    link = tmp_path / f"link{suffix}"
+    if kind == "loop":
+        (tmp_path / f"other{suffix}").symlink_to(link)
+        link.symlink_to(tmp_path / f"other{suffix}")
+    else:
+        link.symlink_to(tmp_path / f"gone{suffix}")
+    out = tmp_path / "out.npz"
+    argv = [a.format(link=link, out=out) for a in args]
+    status, _, err = viewer(*argv)
+    refused(status, err, str(link), "symbolic link that leads nowhere")
+    assert "bundled recipes" not in err and not out.exists()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from viewer.domain import RADIUS_LIMIT
+from viewer.host.inputs import why_missing
 
 from ..errors import SceneError
 from ..scene import Scene
@@ -69,7 +70,7 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
         if view_distance is not None:
             parse_rule(view_distance)  # a bad rule is reported before the file is read
         if not p.is_file():
-            raise SceneError("no such file" if not p.exists() else "is not a file")
+            raise SceneError(why_missing(p) if not p.exists() else "is not a file")
         arrays = _read(p, fmt, mapping)
         check_domain(arrays["centres"], "centres", rows="object")
         if arrays.get("extents") is not None:

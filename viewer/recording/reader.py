@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
+from ..host.inputs import why_missing
 from .meta import meta_path_for, read_meta, run_label
 from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
 
@@ -51,7 +52,7 @@ def read_run(path: str | os.PathLike) -> Run:
     """Read one recording; every problem is a :class:`UserError` naming the file (and line)."""
     p = Path(path)
     if not p.exists():
-        raise UserError(f"{p}: no such file")
+        raise UserError(f"{p}: {why_missing(p)}")
     if p.is_dir():
         raise UserError(f"{p}: is a directory, expected a recording CSV")
     if not p.is_file():  # a FIFO or a device would block or never end
