@@ -20,7 +20,7 @@ from ..frame.stages import TIMED_COLUMNS
 from ._text import escape_text, shorten
 from .compare import _warn_stderr, band_columns, runs_with_rows
 
-__all__ = ["count_series", "plot_files", "plot_runs"]
+__all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs"]
 
 #: the line styles of the band columns (``band0`` .. ``band3``, ``band_changes`` (not drawn), ``proxies``)
 _BAND_STYLES = ((0, (1, 1)), (0, (3, 1, 1, 1)), (0, (5, 2)), (0, (1, 3)), None, (0, (6, 2, 1, 2, 1, 2)))
@@ -45,7 +45,8 @@ def plot_runs(
 ) -> Path:
     """Draw ``runs`` into the image file ``out`` of exactly ``width`` x ``height`` pixels.
 
-    Panels: one per stage (ms against path time, s), the object counts (candidates, visible, drawn
+    Panels: one per stage (ms against path time, s; a stage at 0 in every frame of every run, such as a still
+    world's motion, is named in the distribution's title instead: :func:`drawn_stages`), the object counts (candidates, visible, drawn
     against path time; with LOD bands or HLOD, :func:`viewer.reports.compare.band_columns`, also the drawn
     objects per band and the drawn proxies), and the per-stage distribution (box: quartiles, line: median, whiskers:
     5th-95th percentile). The file is written through a temporary file and a rename.
@@ -70,7 +71,7 @@ def plot_runs(
         raise UserError(f"{out}: cannot write .{fmt} images; use one of {', '.join(sorted(supported))}")
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
-    stages = [c for c in TIMED_COLUMNS if all(c in r.columns for r in runs)]  # an older recording lacks new stages
+    stages, idle = drawn_stages(runs)
     srows = (len(stages) + 1 + 3) // 4  # the stage panels, then the legend, four to a row
     gs = fig.add_gridspec(srows + 2, 4, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
@@ -146,7 +147,9 @@ def plot_runs(
     dax.set_yscale("log")
     dax.set_xticks(np.arange(len(stages)), [_stage_title(s) for s in stages])
     dax.set_ylabel("ms per frame (log)")
-    dax.set_title("per-stage distribution (box: quartiles, black line: median, whiskers: 5th-95th percentile)",
+    idle_note = f"; not drawn, 0 in every frame: {', '.join(_stage_title(s) for s in idle)}" if idle else ""
+    dax.set_title("per-stage distribution (box: quartiles, black line: median, whiskers: 5th-95th percentile)"
+                  + idle_note,
                   fontsize=11)
     dax.grid(alpha=0.3, axis="y", which="both")
     for i in range(1, len(stages)):
@@ -266,6 +269,15 @@ def _default_title(runs: Sequence[Run]) -> str:
     scenes = {((r.meta.get("scene") or {}).get("name")) for r in runs} - {None}
     s = f" on {', '.join(sorted(scenes))}" if scenes else ""
     return f"per-frame costs{s}: {len(runs)} run{'s' if len(runs) != 1 else ''}, {max(len(r) for r in runs)} frames"
+
+
+def drawn_stages(runs: Sequence[Run]) -> tuple[list[str], list[str]]:
+    """The stage columns (:data:`viewer.frame.stages.TIMED_COLUMNS`, in order) that every run has (an older
+    recording lacks newer stages), split into those drawn and those at 0 in every frame of every run (a still
+    world's ``motion_ms``), which get no panel of their own."""
+    present = [c for c in TIMED_COLUMNS if all(c in r.columns for r in runs)]
+    idle = [c for c in present if not any(np.any(r[c] != 0) for r in runs)]
+    return [c for c in present if c not in idle], idle
 
 
 def _context(runs: Sequence[Run]) -> str:
