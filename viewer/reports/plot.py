@@ -218,7 +218,7 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
     in a smaller font (10 down to 6 points) when that shows more of them, and the rest as one last entry,
     ``+N more runs``. Measured with the figure's renderer, so long labels, a small --height or a hundred
     runs all stay inside the cell. When the context lines would leave the legend less than 40% of the
-    cell, they are hidden."""
+    cell, or no room for a single run, they are hidden."""
     from matplotlib.lines import Line2D
 
     renderer = fig.canvas.get_renderer()
@@ -255,13 +255,22 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
                 hi = mid - 1
         return lo
 
-    best = (-1, 6.0)  # nothing fits at any size (a figure a few hundred pixels high): the smallest font
-    for size in (10.0, 8.5, 7.0, 6.0):
-        k = most(size)
-        if k > best[0]:
-            best = (k, size)
-        if k == n:
-            break
+    def fit() -> tuple[int, float]:
+        """The most runs shown, and in what size (the largest of the sizes that shows the most)."""
+        best = (-1, 6.0)  # nothing fits at any size (a figure a few hundred pixels high): the smallest font
+        for size in (10.0, 8.5, 7.0, 6.0):
+            k = most(size)
+            if k > best[0]:
+                best = (k, size)
+            if k == n:
+                break
+        return best
+
+    best = fit()
+    if n and best[0] < 1 and context.get_visible() and context.get_text():
+        context.set_visible(False)  # the context lines leave no room for a single run: the runs first
+        floor = cell.y0
+        best = fit()
     place(max(best[0], 0), best[1])
 
 
