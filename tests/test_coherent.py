@@ -12,6 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from viewer.frame.events import VisibilityTracker
 from viewer.index import brute_query
+from viewer.index import _coherent_kernels as K
 from viewer.index.coherent import CoherentIndex
 
 
@@ -88,18 +89,20 @@ def test_mixed_step_sizes_and_a_teleport(rng):
     assert w.rebuilds >= 1
 
 
-def test_teleport_past_the_jump_threshold_rebuilds(rng, monkeypatch):
-    """Past the jump threshold (more due heap entries than max(JUMP_MIN, frontier / JUMP_DIV)) a query walks
-    the tree from the root; the answer and the events stay exact."""
+def test_jumps_walk_and_flights_keep_the_frontier(rng):
+    """A step longer than the leaves' median box diagonal that makes more than JUMP_DUE entries due walks the
+    tree from the root; after it a long step walks again and a short one builds a new frontier; short steps
+    never walk, however many entries are due (a burst of them at a flight's speed). Exact throughout."""
     from viewer.index import coherent
 
-    monkeypatch.setattr(coherent, "JUMP_MIN", 16)
     c = rng.uniform(-5000, 5000, (60000, 3))
     r = rng.uniform(5, 200, 60000)
     w = Checked(c, r)
+    scale = w.ix._f64[6]  # the leaves' median box diagonal
+    assert 10.0 < scale < 4000.0
     for p in np.linspace([0.0, 0.0, 0.0], [30.0, 0.0, 0.0], 20):
         w.query(p)
-    assert not w.ix.last_rebuilt
+    assert not w.ix.last_rebuilt and not w.ix.last_walked
     w.query((4000.0, -4000.0, 4000.0))  # a jump: a plain walk
     assert w.ix.last_walked
     w.query((-4000.0, 4000.0, 0.0))  # another: still walking
@@ -108,9 +111,21 @@ def test_teleport_past_the_jump_threshold_rebuilds(rng, monkeypatch):
     assert w.ix.last_rebuilt
     w.query((-4002.0, 4000.0, 0.0))  # coherent again
     assert not w.ix.last_rebuilt and not w.ix.last_walked
+    # a flight at just under the jump scale a step: entries fall due in bursts, and none of these steps walks
+    p = np.array([-4002.0, 4000.0, 0.0])
+    due = []
+    for _ in range(12):
+        p = p + np.array([0.9 * scale / coherent.JUMP_SCALE, 0.0, 0.0]) * (1 if p[0] < 4000 else -1)
+        w.query(p)
+        assert not w.ix.last_walked
+        due.append(int(w.ix._cnt[K.C_DUE]))
+    assert max(due) > coherent.JUMP_DUE
     rng2 = np.random.default_rng(5)
+    walked = 0
     for p in rng2.uniform(-5000, 5000, (30, 3)):  # random points: walks, all exact
         w.query(p)
+        walked += w.ix.last_walked
+    assert walked >= 25
 
 
 def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
@@ -126,8 +141,8 @@ def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
     movers = rng.choice(n, 8000, replace=False)  # below half the objects: no new layout
     p = np.zeros(3)
     w.query(p)
-    monkeypatch.setattr(coherent, "JUMP_MIN", 0)
-    monkeypatch.setattr(coherent, "JUMP_DIV", 1 << 40)
+    monkeypatch.setattr(coherent, "JUMP_SCALE", 0.0)  # every step is long: a walk whenever an entry is due
+    monkeypatch.setattr(coherent, "JUMP_DUE", 0)
     walked_tested = []
     left_in_walks = 0
     for f in range(60):
@@ -538,13 +553,9 @@ def test_margin_relayout_and_removed_held_object(rng):
         w.ix.set_margin(-1.0)
 
 
-def test_cost_rule_for_jumps_stays_exact(rng, monkeypatch):
-    """The jump rule by cost (``DUE_WORK`` > 0: walk when the due entries would cost more than the last walk,
-    for steps longer than the leaves' median box diagonal) on random jumps mixed with short flights: exact,
-    events equal to the tracker's, and it walks."""
-    from viewer.index import coherent
-
-    monkeypatch.setattr(coherent, "DUE_WORK", 250.0)
+def test_jumps_among_flights_stay_exact(rng):
+    """Random jumps mixed with short flights, a few large radii among small ones (the radius bands of the
+    layout): exact, events equal to the tracker's, and the jumps walk."""
     c = rng.uniform(-5000, 5000, (40000, 3))
     r = np.where(rng.random(40000) < 0.01, rng.uniform(100, 1000, 40000), rng.uniform(5, 30, 40000))
     w = Checked(c, r, 3.0)

@@ -20,7 +20,7 @@ sequential copy; ``si[s, 1]`` is a visible slot's position in it (swap-remove), 
 **Budgets and the odometer.** ``T`` is the camera's odometer (the sum of its step lengths, each rounded
 up, and the sum rounded up: :func:`viewer.index.coherent.CoherentIndex`), so ``T_now - T_then`` is at
 least the true distance travelled since then. A frontier node evaluated at reading ``T`` with budget ``b``
-(world units) is due at ``nextafter(T + b, -inf) <= T + b``; until the odometer reaches it, the camera is
+(world units) is due at ``below(T + b) <= nextafter(T + b, -inf) <= T + b`` (:func:`below`); until the odometer reaches it, the camera is
 less than ``b`` from where the node was looked at. Budgets:
 
 - a leaf: the least over its attached live members of ``| |c - p| - r | - m(d, r)``;
@@ -45,7 +45,7 @@ A budget of 0 (a surface point: d == r) makes the node due at the next query: it
 and every decision is the exact predicate's.
 
 **A detached object's own budget** (``dkey[d]``, an odometer reading): set at its test to
-``nextafter(T + b, -inf)`` with its slack ``b`` as for a leaf member, then lowered by every move by the
+``below(T + b)`` with its slack ``b`` as for a leaf member, then lowered by every move by the
 distance its centre moved plus the change of its radius, that sum times ``1 + 16u`` plus ``2**-500``, the
 difference rounded down by at least an ulp (:func:`below`, in :func:`charge`); a new or removed row is due at once (``-inf``). ``| |c - p| - r |``
 changes by at most the camera's travel plus the centre's travel plus the radius change (the triangle
@@ -104,13 +104,10 @@ L_P = 22  # leaves under the root (a power of two)
 L_LEAF = 23  # slots a leaf
 L_NBUILT = 24  # slots under the tree
 C_MIXED = 25  # 1 when the last leaf evaluated has members in reach and out (its parent cannot close)
-C_WALK = 26  # 1 after a jump: no frontier; queries walk the tree until a step is short again
-C_WORK = 27  # the work of the last walk or rebuild: WORK_NODE * nodes + objects tested (the jump rule's scale)
-JUMP_FLOOR = 16  # the cost rule walks on no fewer due entries
-WORK_NODE = 16  # a node of a walk costs about as much as 16 objects tested (measured: ~48 ns against ~3)
+C_WALK = 26  # 1 after a jump: no frontier; far steps walk the tree, a near one builds a new frontier
 N_COUNTERS = 32
-HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, the last jump's step,
-# the leaves' median box diagonal (the cost rule's jump scale)
+HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, (unused), the leaves'
+# median box diagonal (the scale of a far step), (unused)
 
 EPS = 32.0 * 2.0**-53
 TINY = 2.0**-500
@@ -413,15 +410,18 @@ def file_node(k, state, b, T, nf, ni, hkey, hint, cnt):
     if b == np.inf:
         nf[k, 8] = np.inf  # never due (no attached live member)
         return
-    due = np.nextafter(T + b, -np.inf)  # <= T + b
+    due = below(T + b)  # < T + b
     nf[k, 8] = due
     heap_push(hkey, hint, cnt, due, k, ep, ni)
 
 
 @njit
 def evaluate(k0, known0, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt):
-    """Re-bound node ``k0`` (its attached members' visible flags all ``known0`` when it is not a leaf: ``OUT``
-    or ``IN``): file it again, flip its members, or open it into its children, recursively."""
+    """Re-bound node ``k0`` (its attached members' visible flags all ``known0``: ``OUT`` or ``IN``; ``LEAF``: each
+    its own): file it again, flip its members, or open it into its children, recursively. A leaf's box is
+    looked at before its members: all out (or all in) by the box, it is filed so without testing them (one
+    node row instead of ``leaf`` objects; a new frontier after a jump tested 832 objects at the median on
+    the bench's uniform-100k points, 352 so)."""
     gen = cnt[C_GEN]
     stack[0] = k0 * 4 + known0
     top = 1
@@ -433,19 +433,18 @@ def evaluate(k0, known0, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px,
         if lo >= hi:
             continue
         cnt[C_NODES] += 1
-        if k >= P:
-            b = leaf_eval(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
-            file_node(k, LEAF, b, T, nf, ni, hkey, hint, cnt)
-            continue
         bo, bi = node_budgets(nf, k, px, py, pz)
         if bo > 0.0:
-            if known == IN:
+            if known != OUT:
                 flip_range(lo, hi, False, flags, si, cnt, ev)
             file_node(k, OUT, bo, T, nf, ni, hkey, hint, cnt)
         elif bi > 0.0:
-            if known == OUT:
+            if known != IN:
                 flip_range(lo, hi, True, flags, si, cnt, ev)
             file_node(k, IN, bi, T, nf, ni, hkey, hint, cnt)
+        elif k >= P:
+            b = leaf_eval(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
+            file_node(k, LEAF, b, T, nf, ni, hkey, hint, cnt)
         else:
             if is_frontier(ni, k, gen):
                 cnt[C_FRONT] -= 1
@@ -534,7 +533,7 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T):
         d2 = (dx * dx + dy * dy) + dz * dz
         inn = d2 <= r * r
         d = np.sqrt(d2)
-        dkey[i] = np.nextafter(T + (abs(d - r) - (EPS * (d + r) + TINY)), -np.inf)
+        dkey[i] = below(T + (abs(d - r) - (EPS * (d + r) + TINY)))
         tested += 1
         hits += inn
         if inn != ((f & VIS) != 0):
@@ -651,7 +650,8 @@ def walk_leaf(lo, hi, obj, flags, si, cnt, ev, px, py, pz):
 @njit
 def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf, nbuilt):
     """A jump's answer without a frontier: the tree walked from the root like a BVH query (a node skipped when
-    all out, its members flipped in when all in, a leaf tested exactly), the old visible objects marked
+    all out, its members flipped in when all in, a leaf's members tested exactly only when its own box leaves
+    it open), the old visible objects marked
     ``OLD`` first (as :func:`rebuild` does), nothing filed; the frontier is dropped."""
     nl, nv = forget_frontier(flags, si, cnt, ev)
     if nbuilt == 0:
@@ -665,10 +665,10 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
         if lo >= hi:
             continue
         cnt[C_NODES] += 1
-        if k >= P:
+        w = walk_node(nf, k, px, py, pz)
+        if k >= P and w == 2:
             walk_leaf(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
             continue
-        w = walk_node(nf, k, px, py, pz)
         if w == 0:
             continue
         if w == 1:
@@ -744,13 +744,19 @@ def unpack(f64, i32, i64):
 
 
 @njit
-def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_div, force, npend, due_work=0.0):
+def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_scale, force, npend):
     """:func:`query` on the arenas: the odometer advanced by the step from the last point (its length
     rounded up: ``sqrt`` of the float64 sum times 1 + 16u plus 2**-500 bounds the true length; the sum
-    rounded up by ``nextafter``), the jump limit ``max(jump_min, frontier // jump_div)``, ``npend`` left ids
-    already in ``lft`` (removed visible objects), ``id2slot`` the id table. After a jump (a walk), queries
-    walk until a step is shorter than half the last walked one, which builds a new frontier. Returns
-    ``(visible, entered)`` counts and fills the stats counters."""
+    rounded up by ``nextafter``), ``npend`` left ids already in ``lft`` (removed visible objects),
+    ``id2slot`` the id table; ``force``: build a new frontier. Returns ``(visible, entered)`` counts and
+    fills the stats counters.
+
+    **Jumps.** A step is *far* when it is longer than ``jump_scale`` times the leaves' median box diagonal
+    (``f64[6]``). A far step with more than ``jump_due`` due heap entries walks the tree (a jump: filing
+    nothing); after a walk, a far step walks again and a near one builds a new frontier. A near step never
+    walks, however many entries are due: their cost is the work a flight needs, and a walk at a flight's
+    speed costs as much again in a new frontier at the next step (measured in the README, "The coherent
+    index")."""
     obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey = unpack(f64, i32, i64)
     T = f64[0]
     step = np.inf
@@ -767,26 +773,17 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_min, jump_
     f64[4] = 1.0
     cnt[C_NL] = npend
     cnt[C_NE] = 0
-    limit = max(jump_min, cnt[C_FRONT] // jump_div)
-    far = due_work > 0.0 and step > f64[6]  # a step longer than the leaves' median box diagonal: a jump
-    if far:  # the cost rule: walk when the due entries would cost more than a walk
-        limit = min(limit, max(JUMP_FLOOR, np.int64(cnt[C_WORK] / due_work)))
+    far = step > jump_scale * f64[6]
+    limit = jump_due if far else np.int64(1) << 62
     mode = 1 if force else 0  # 0: as the heap says, 1: a new frontier, 2: a walk
     if mode == 0 and cnt[C_WALK]:
-        # after a jump: walk until a step is short again (half the last walked one; with the cost rule, not
-        # longer than the leaves' scale either). A walk set off by a burst of due entries at a flight's speed
-        # walks on while the speed holds: cheaper there than a new frontier (diagonal-1m at 60 fps, 5,400
-        # frames: p50 / p99 0.117 / 0.167 ms walking on, 0.159 / 0.310 with a new frontier after each walk)
-        mode = 2 if (far or (due_work <= 0.0 and step >= 0.5 * f64[5])) else 1
+        mode = 2 if far else 1
     nv = query(obj, flags, si, (dlist, dobj, dkey), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
                px, py, pz, T, cnt[L_P], cnt[L_LEAF], cnt[L_NBUILT], limit, mode)
     if cnt[C_REBUILT] == 2:
-        f64[5] = step
         cnt[C_WALK] = 1
     elif cnt[C_REBUILT] == 1:
         cnt[C_WALK] = 0
-    if cnt[C_REBUILT] != 0:
-        cnt[C_WORK] = WORK_NODE * cnt[C_NODES] + cnt[C_TESTED]
     cnt[S_CAND] = cnt[C_TESTED] + nv - cnt[C_TRUE]
     cnt[S_VIS] = nv
     cnt[S_NODES] = cnt[C_NODES]
@@ -841,7 +838,7 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
             k = due[j]
             if not is_frontier(ni, k, gen):
                 continue
-            known = IN if ni[k, 1] == IN else OUT
+            known = ni[k, 1]  # OUT or IN: every attached member so; LEAF: each its own
             cnt[C_MIXED] = 0
             evaluate(k, known, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt)
             if not cnt[C_MIXED]:
@@ -905,7 +902,8 @@ def move_rows(ids, centres, radii, id2slot, obj, flags, dlist, dobj, dkey, cnt):
 @njit(inline="always")
 def below(y):
     """A float64 at most ``nextafter(y, -inf)`` for ``y`` finite or -inf (an odometer reading is never +inf):
-    ``(y - |y| 2**-52) - 2**-500``, without nextafter's call (a third of :func:`charge`'s time). With
+    ``(y - |y| 2**-52) - 2**-500``, without nextafter's call (a libm call: a third of :func:`charge`'s time,
+    and a due reading is rounded down so at every filed node and every tested detached object). With
     ``|y|`` in ``[2**e, 2**(e+1))`` and ulp ``2**(e-52)`` (the spacing at ``|y|`` and above), ``|y| 2**-52``
     is exact and at least an ulp, so the true ``y - |y| 2**-52`` is at most the float ``f = y - ulp`` when
     ``y > 0`` and at most ``f = -(|y| + ulp)`` when ``y < 0``; rounding is monotone, so the computed value is

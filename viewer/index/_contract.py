@@ -26,7 +26,8 @@ Public API (see :class:`SphereIndex`; every method validates here, then calls th
   ``move(id, centre, radius=None)``, ``len(index)``.
 - ``query_many(points) -> (offsets, ids)``: many views at once, ``points`` (K, 3); CSR: the ids of
   view ``k`` are ``ids[offsets[k]:offsets[k + 1]]`` (``offsets`` (K + 1,) int64), in the order
-  ``query_into`` gives for that point. ``query_many_into(points, offsets, out) -> int`` writes them
+  ``query_into`` gives for that point (for an index that ``keeps_state`` between queries, the order that
+  the same sequence of ``query_into`` calls gives from the same state). ``query_many_into(points, offsets, out) -> int`` writes them
   into preallocated arrays (``offsets`` (K + 1,), ``out`` (M,) int64) and returns the total; when it
   exceeds M, :class:`QueryOverflow` carries the total needed (``offsets`` complete, ``out`` holding
   what fitted). An index may share work among the points (one pass over its arrays for all of them);
@@ -361,11 +362,13 @@ class SphereIndex:
       attribute (0 unless said otherwise).
 
     ``name`` is the key in :data:`viewer.index.INDEXES`; ``updates_in_place`` says whether ``move`` is a
-    true in-place update (False: remove + insert or rebuild, reported by the bench).
+    true in-place update (False: remove + insert or rebuild, reported by the bench); ``keeps_state`` whether
+    an answer's order depends on the queries before it (the visible set kept from one query to the next).
     """
 
     name: str = "?"
     updates_in_place: bool = True
+    keeps_state: bool = False
     update_note: str = ""  # how moves are done, printed by the bench ("rebuilt on change", ...)
     live_from: int = 0
     # move_many's memory of the last batch it checked (its ids, int64) and of the id table's epoch then

@@ -15,13 +15,11 @@ shrunk by a proved bound of its float64 rounding error (:mod:`viewer.index._cohe
 point (slack 0) is looked at on every query, and every decision on an object is the contract's exact
 predicate: the answer equals brute force's.
 
-**Jumps.** When more than ``max(JUMP_MIN, frontier / JUMP_DIV)`` heap entries are due at once (a teleport,
-a camera cut, unrelated query points), the query walks the tree from the root instead (like a BVH query,
-filing nothing; the detached objects keep their own budgets), and only real changes become events; queries
-walk until a step is shorter than half the last walked one, which builds a new frontier (a walk that files
-it). The first query builds one. With
-:data:`DUE_WORK` > 0 (off by default: see the README, "The coherent index") a step longer than the leaves'
-median box diagonal walks as soon as its due entries would cost more than the last walk.
+**Jumps.** A step longer than the leaves' median box diagonal (:data:`JUMP_SCALE` times it) that makes more
+than :data:`JUMP_DUE` heap entries due at once (a teleport, a camera cut, unrelated query points) walks the tree
+from the root instead (like a BVH query, filing nothing; the detached objects keep their own budgets), and only
+real changes become events; after a walk, a long step walks again and a short one builds a new frontier. A
+short step never walks, however many entries it makes due. The first query builds a frontier.
 
 **Movers** are not re-filed: ``move_many`` writes the new centre (and radius) and *detaches* the object
 from the tree (the tree's boxes stay valid bounds of its remaining members). A detached object carries its
@@ -51,20 +49,31 @@ from . import _coherent_kernels as K
 from ._contract import IdTable, SphereIndex, as_objects, as_option
 from ._morton import morton_order
 
-__all__ = ["CoherentIndex", "JUMP_DIV", "JUMP_MIN"]
+__all__ = ["CoherentIndex", "JUMP_DUE", "JUMP_SCALE", "layout_order"]
 
-#: a query walks the tree from the root (filing nothing) when more than max(JUMP_MIN, frontier // JUMP_DIV)
-#: heap entries are due at once; measured (README, "The coherent index"): lower limits answer jumps 1.3-2x
-#: faster but walk on most frames of the star field's 60 fps flight (4.4x slower there)
-JUMP_MIN = 256
-JUMP_DIV = 4
-#: > 0: the cost rule instead: walk when more than max(JUMP_MIN, work / DUE_WORK) entries are due, ``work`` the
-#: last walk's or rebuild's (:data:`_coherent_kernels.WORK_NODE` per node plus 1 per object tested)
-DUE_WORK = 0.0
+#: a step is a jump (walked, filing nothing) when it is longer than JUMP_SCALE times the leaves' median box
+#: diagonal and more than JUMP_DUE heap entries are due; measured against walking past a count of due entries
+#: at any step, in the README ("The coherent index")
+JUMP_SCALE = 1.0
+JUMP_DUE = 16
 
 _ID_LIMIT = 2**31 - 1  # ids are kept as int32 beside the slots
 _NO_ROWS = np.zeros(0, dtype=np.int64)  # charge_rows: the rows are a run from ``start``
 _NONE = np.zeros(0, dtype=np.int64)
+
+
+def layout_order(centres: np.ndarray, radii: np.ndarray, band: int) -> np.ndarray:
+    """Slot order (N,) int64 of objects ``centres`` (N, 3) / ``radii`` (N,): by radius band, each band a factor
+    ``2**band`` of radii wide (binary exponents; ``band`` 0: one band), then along a Morton curve within a
+    band. A tree node then mostly holds radii within a factor ``2**band`` of each other, so its radius range
+    bounds its members tightly (one large radius among 31 small ones would make its whole leaf reachable
+    from far away)."""
+    n = radii.size
+    order = morton_order(centres) if n else np.empty(0, dtype=np.int64)
+    if band <= 0 or n == 0:
+        return order
+    e = np.frexp(np.maximum(radii[order], np.finfo(np.float64).tiny))[1]  # radius in [2**(e-1), 2**e)
+    return order[np.argsort((e - e.min()) // band, kind="stable")]
 
 
 class CoherentIndex(SphereIndex):
@@ -75,15 +84,20 @@ class CoherentIndex(SphereIndex):
     centres : (N, 3) float64, world units
     radii : (N,) float64, world units, >= 0
     leaf : objects a tree leaf holds (the slots of one leaf are tested together when it is due)
+    band : the slots are grouped by radius bands a factor ``2**band`` wide before the Morton order
+        (:func:`layout_order`; 0: Morton order alone)
     margin, relative : hysteresis of :meth:`last_entered` / :meth:`last_left` (:meth:`set_margin`)
     """
 
     name = "coherent"
+    keeps_state = True  # the visible list keeps its order from one query to the next
     update_note = "movers detached from the tree (each with its own travel budget), nothing re-filed"
 
-    def __init__(self, centres, radii, leaf: int = 32, margin: float = 0.0, relative: bool = False):
+    def __init__(self, centres, radii, leaf: int = 32, margin: float = 0.0, relative: bool = False,
+                 band: int = 2):
         super().__init__()
         self.leaf = int(as_option(leaf, "leaf", 1, 1 << 16, integer=True))
+        self.band = int(as_option(band, "band", 0, 64, integer=True))
         centres, radii = as_objects(centres, radii)
         n = radii.size
         self._idt = IdTable(n, np.int32)  # ids and slots stay below _ID_LIMIT: 4 bytes an object, not 8
@@ -169,7 +183,7 @@ class CoherentIndex(SphereIndex):
         """Slots, tree and heap over ``centres`` (N, 3) / ``radii`` (N,) with ids ``ids`` (N,) int64; objects
         ``visible`` (N,) bool are in the visible set (the next query rebuilds the frontier)."""
         n = radii.size
-        order = morton_order(centres) if n else np.empty(0, dtype=np.int64)
+        order = layout_order(centres, radii, self.band)
         leaves = max(1, -(-n // self.leaf))
         P = 1 << (leaves - 1).bit_length()
         hcap = max(128, 2 * leaves + 16)
@@ -252,7 +266,7 @@ class CoherentIndex(SphereIndex):
             self._lft[:npend] = pend
             pend.clear()
         nv, ne = K.query_packed(self._f64, self._i32, self._i64, self._flags, self._idt.slots, out, px, py, pz,
-                                JUMP_MIN, JUMP_DIV, not self._built, npend, DUE_WORK)
+                                JUMP_DUE, JUMP_SCALE, not self._built, npend)
         self._built = True
         self._dlist_dirty = False
         if ne > self._ent.shape[0]:
