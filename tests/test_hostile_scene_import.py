@@ -284,6 +284,20 @@ def test_a_ply_value_its_type_cannot_hold_is_refused(tmp_path):
     refused(tmp_path, src, "not a readable PLY file: a value does not fit its property's type")
 
 
+@pytest.mark.parametrize("fmt", ["ascii", "binary_little_endian"])
+def test_a_ply_header_declaring_more_rows_than_the_file_holds_is_refused(tmp_path, fmt):
+    """A header of 1e11 vertices over a few bytes: refused by its counts before anything is allocated (it
+    said 'not enough memory' before, on the ASCII file)."""
+    src = tmp_path / "huge.ply"
+    head = (f"ply\nformat {fmt} 1.0\nelement vertex 100000000000\nproperty float x\nproperty float y\n"
+            "property float z\nelement face 3\nproperty list uchar int vertex_indices\nend_header\n")
+    body = b"1 2 3\n4 5 6\n" if fmt == "ascii" else np.zeros(6, dtype="<f4").tobytes()
+    src.write_bytes(head.encode() + body)
+    err = refused(tmp_path, src, "field 'vertex': the header declares 100,000,000,000 'vertex' rows and 3 'face' "
+                                 "rows")
+    assert "truncated, or a wrong count?" in err
+
+
 @pytest.mark.parametrize("value", ["[" * 5000 + "]" * 5000, "{a = " * 400 + "1" + "}" * 400],
                          ids=["arrays 5000 deep", "tables 400 deep"])
 def test_a_deeply_nested_recipe_is_refused(tmp_path, request, value):

@@ -224,7 +224,7 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, list[str], str]]:
     (tmp_path / "cut.ply").write_bytes(b"ply\nformat binary_little_endian 1.0\nelement vertex 10\n"
                                        b"property float x\nproperty float y\nproperty float z\nend_header\n"
                                        + bytes(20))
-    cases["truncated ply"] = (tmp_path / "cut.ply", [], "not a readable PLY file")
+    cases["truncated ply"] = (tmp_path / "cut.ply", [], "the header declares 10 'vertex' rows, at least 120 bytes")
     cases["unknown column"] = (tmp_path / "ok.csv", ["--columns", "r=view"], "no column 'view'")
     (tmp_path / "points.csv").write_text("x,y,z\n1,2,3\n4,5,6\n")
     cases["sizes needed"] = (tmp_path / "points.csv", ["--view-distance", "size:factor=2"],

@@ -14,10 +14,46 @@ from .columns import read_roles, resolve_columns
 __all__ = ["read_ply"]
 
 
+#: bytes a value takes at the least: binary, by PLY type; ASCII, one digit and a separator
+_SIZES = {"char": 1, "int8": 1, "uchar": 1, "uint8": 1, "short": 2, "int16": 2, "ushort": 2, "uint16": 2,
+          "int": 4, "int32": 4, "uint": 4, "uint32": 4, "float": 4, "float32": 4, "double": 8, "float64": 8}
+
+
+def _check_counts(path: Path) -> None:
+    """Refuse, before plyfile allocates its arrays, a header whose elements cannot fit in the file: each row
+    needs at least its values' bytes (binary) or a digit and a separator a value (ASCII). A header that does
+    not read simply is left to plyfile, which says what is wrong with it."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    end = head.find(b"end_header")
+    if end < 0:
+        return
+    words = [ln.split() for ln in head[:end].decode("ascii", "replace").splitlines()]
+    binary = any(w[:1] == ["format"] and len(w) > 1 and w[1].startswith("binary") for w in words)
+    rows: dict[str, list[int]] = {}  # element: [rows declared, bytes a row at the least]
+    current = None
+    for w in words:
+        if w[:1] == ["element"]:
+            current = w[1] if len(w) == 3 and w[2].isdigit() else None
+            if current is not None:
+                rows[current] = [int(w[2]), 0]
+        elif w[:1] == ["property"] and current is not None and len(w) >= 3:
+            kind = w[2] if w[1] == "list" else w[1]  # a list: at least its length
+            rows[current][1] += _SIZES.get(kind, 1) if binary else 2
+    need = sum(n * b for n, b in rows.values())
+    data = path.stat().st_size - end - len("end_header")
+    if need > data + 1:  # + 1: the last value of an ASCII file needs no separator
+        biggest = max(rows, key=lambda e: rows[e][0] * rows[e][1])
+        declared = " and ".join(f"{n:,} '{e}' rows" for e, (n, _) in rows.items() if n)
+        raise SceneError(f"the header declares {declared}, at least {need:,} bytes of data after it, and the file "
+                         f"holds {max(data, 0):,} (truncated, or a wrong count?)", biggest)
+
+
 def read_ply(path: Path, mapping: dict[str, str]) -> dict:
     """The arrays of a PLY file's ``vertex`` element (see :func:`.columns.read_roles`)."""
     from plyfile import PlyData, PlyParseError
 
+    _check_counts(path)
     try:
         ply = PlyData.read(str(path))
         if "vertex" not in ply:
