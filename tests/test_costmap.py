@@ -226,6 +226,7 @@ def test_a_bad_radius_scale_flag_is_refused(tmp_path, capsys):
     (["--slices", "0"], ["--slices", "at least 1"]),
     (["--budget", "-1"], ["--budget", "at least 1"]),
     (["--budget", "125"], ["--budget", "every view-distance scale"]),
+    (["--budget", "1e300"], ["--budget 1e+300:", "every view-distance scale"]),  # not 301 digits
     (["--index", "nosuch"], ["nosuch"]),
     (["--index", "gpu"], ["gpu"]),
     (["--plane", "y=1", "--slices", "2"], ["not allowed"]),

@@ -100,6 +100,12 @@ def positive_int(text: str) -> int:
     return v
 
 
+def count_text(n: int) -> str:
+    """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
+    typed on the command line is not echoed digit by digit)."""
+    return f"{n:,}" if abs(n) < 10**15 else f"{float(n):.3g}"
+
+
 def frame_count(text: str) -> int:
     """A number of frames: a whole number 1 .. :data:`MAX_FRAMES`, also written like ``1e5``."""
     v = positive_int(text)

@@ -163,7 +163,8 @@ def _map(args) -> int:
     lo, hi = scene.bounds
     axis, values = _planes(args, lo, hi)
     if args.budget is not None and args.budget >= scene.n:
-        raise UserError(f"--budget {args.budget}: {scene.name} has {scene.n:,} objects, no more than the budget: "
+        raise UserError(f"--budget {_args.count_text(args.budget)}: {scene.name} has {scene.n:,} objects, no more "
+                        "than the budget: "
                         "every view-distance scale keeps within it")
     prepare_out_dir(out, what="-o")
     files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
