@@ -90,7 +90,7 @@ def test_mixed_step_sizes_and_a_teleport(rng):
 
 
 def test_jumps_walk_and_flights_keep_the_frontier(rng):
-    """A step longer than the leaves' median box diagonal that makes more than JUMP_DUE entries due walks the
+    """A step longer than the leaves' median reach (box diagonal + largest diameter) that makes more than JUMP_DUE entries due walks the
     tree from the root; after it a long step walks again and a short one builds a new frontier; short steps
     never walk, however many entries are due (a burst of them at a flight's speed). Exact throughout."""
     from viewer.index import coherent
@@ -98,7 +98,7 @@ def test_jumps_walk_and_flights_keep_the_frontier(rng):
     c = rng.uniform(-5000, 5000, (60000, 3))
     r = rng.uniform(5, 200, 60000)
     w = Checked(c, r)
-    scale = w.ix._f64[6]  # the leaves' median box diagonal
+    scale = w.ix._f64[6]  # the leaves' median reach
     assert 10.0 < scale < 4000.0
     for p in np.linspace([0.0, 0.0, 0.0], [30.0, 0.0, 0.0], 20):
         w.query(p)

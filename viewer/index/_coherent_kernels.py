@@ -107,7 +107,7 @@ C_MIXED = 25  # 1 when the last leaf evaluated has members in reach and out (its
 C_WALK = 26  # 1 after a jump: no frontier; far steps walk the tree, a near one builds a new frontier
 N_COUNTERS = 32
 HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, (unused), the leaves'
-# median box diagonal (the scale of a far step), (unused)
+# median reach (box diagonal + largest diameter: the scale of a far step), (unused)
 
 EPS = 32.0 * 2.0**-53
 TINY = 2.0**-500
@@ -751,8 +751,8 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_
     ``id2slot`` the id table; ``force``: build a new frontier. Returns ``(visible, entered)`` counts and
     fills the stats counters.
 
-    **Jumps.** A step is *far* when it is longer than ``jump_scale`` times the leaves' median box diagonal
-    (``f64[6]``). A far step with more than ``jump_due`` due heap entries walks the tree (a jump: filing
+    **Jumps.** A step is *far* when it is longer than ``jump_scale`` times the leaves' median reach (a
+    leaf's box diagonal plus its largest sphere's diameter, ``f64[6]``). A far step with more than ``jump_due`` due heap entries walks the tree (a jump: filing
     nothing); after a walk, a far step walks again and a near one builds a new frontier. A near step never
     walks, however many entries are due: their cost is the work a flight needs, and a walk at a flight's
     speed costs as much again in a new frontier at the next step (measured in the README, "The coherent

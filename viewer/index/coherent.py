@@ -15,7 +15,8 @@ shrunk by a proved bound of its float64 rounding error (:mod:`viewer.index._cohe
 point (slack 0) is looked at on every query, and every decision on an object is the contract's exact
 predicate: the answer equals brute force's.
 
-**Jumps.** A step longer than the leaves' median box diagonal (:data:`JUMP_SCALE` times it) that makes more
+**Jumps.** A step longer than the leaves' median reach (:data:`JUMP_SCALE` times it; a leaf's reach: its box's
+diagonal plus its largest sphere's diameter) that makes more
 than :data:`JUMP_DUE` heap entries due at once (a teleport, a camera cut, unrelated query points) walks the tree
 from the root instead (like a BVH query, filing nothing; the detached objects keep their own budgets), and only
 real changes become events; after a walk, a long step walks again and a short one builds a new frontier. A
@@ -211,7 +212,9 @@ class CoherentIndex(SphereIndex):
         K.build_nodes(self._obj, n, P, self.leaf, self._nf, self._ni)
         lb = self._nf[P: P + leaves]
         ext = lb[:, 3:6] - lb[:, 0:3]
-        self._f64[6] = float(np.median(np.sqrt((ext * ext).sum(axis=1)))) if n else 0.0  # the jump scale
+        # the jump scale: a leaf's reach (its box's diagonal and its largest sphere's diameter), the median over
+        # the leaves (the diagonal alone is 0 where the leaves' objects share a centre: every step was a jump)
+        self._f64[6] = float(np.median(np.sqrt((ext * ext).sum(axis=1)) + 2.0 * lb[:, 7])) if n else 0.0
         cnt = self._cnt
         cnt[: K.N_COUNTERS - 16] = 0  # counters and stats; the layout stays
         cnt[K.C_NVIS] = vis.size
