@@ -1,7 +1,8 @@
 """Numba kernels of the coherent index (:mod:`viewer.index.coherent`): travel budgets on a frontier of an
 implicit binary tree, a binary heap of due odometer readings, and the visible set kept across queries.
 
-**Layout.** Slots ``0..nbuilt-1`` hold the build's objects in Morton order (``obj[s] = x, y, z, r``, float64,
+**Layout.** Slots ``0..nbuilt-1`` hold the build's objects by radius band, in Morton order within a band
+(:func:`viewer.index.coherent.layout_order`; ``obj[s] = x, y, z, r``, float64,
 world units); slots from ``nbuilt`` on are objects inserted later. Leaf ``j`` of the tree holds the slots
 ``[j * leaf, (j + 1) * leaf)``; ``P`` (a power of two) leaves under node 1; node ``k`` has children
 ``2k, 2k + 1``; a node whose slot range starts at or after ``nbuilt`` does not exist. ``nf[k]`` =

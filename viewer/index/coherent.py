@@ -2,8 +2,9 @@
 budget looked at again (issue 25).
 
 An object's state (in reach or not) can change only once the camera has travelled its slack
-``| |c - p| - r |`` (triangle inequality). A build sorts the objects along a Morton curve and puts an
-implicit binary tree over the sorted slots (leaves of ``leaf`` objects; each node keeps its centres' box
+``| |c - p| - r |`` (triangle inequality). A build sorts the objects by radius band (radii within a factor
+4), then along a Morton curve within a band (:func:`layout_order`), and puts an implicit binary tree over
+the sorted slots (leaves of ``leaf`` objects; each node keeps its centres' box
 and radius range, float64). A **frontier** (a cut of that tree) covers every object: a node whose members
 are all out of reach (``OUT``) or all in reach (``IN``), with the travel that keeps them so, or a leaf whose
 members were each tested, with the least slack among them. Each frontier node waits in a binary heap under
