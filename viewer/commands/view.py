@@ -52,7 +52,7 @@ window flags: given to the other mode they are refused, not ignored.
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
 the last frame (a generated fly-through ends at its busiest view: the pose along it that drew the most
-objects).
+objects), never over an existing file either (a name taken: PNG-2.png, ... beside it, named in the output).
 """
 
 
@@ -90,8 +90,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
-                   help="headless: save the last frame here; window: where the screenshot key saves (a name "
-                        "taken: PNG-2.png, PNG-3.png, ... beside it)")
+                   help="headless: save the last frame here; window: where the screenshot key saves (either: "
+                        "never over a file, a name taken: PNG-2.png, PNG-3.png, ... beside it)")
     g = p.add_argument_group("headless")
     g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
     g.add_argument("--frames", type=_args.frame_count, metavar="N",
@@ -229,12 +229,14 @@ def _headless(args, scene, index: str, cam_path) -> int:
         print(f"{scene.name}: {len(scene.centres)} objects; index {index}{built}; {len(samples)} frames of "
               f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {hv.session.options.draw}",
               file=sys.stderr)
-        rows = hv.run(samples, dt, screenshot=args.screenshot)
+        rows = hv.run(samples, dt)
+        shot = hv.screenshot_new(args.screenshot) if args.screenshot else None
     print(summarise(rows))
     if build is not None:
         print(f"index {index} built in {build:.3f} s")
-    if args.screenshot:
-        print(f"wrote {args.screenshot}")
+    if shot is not None:
+        taken = f" ({args.screenshot} is taken: a screenshot is never overwritten)" if shot != args.screenshot else ""
+        print(f"wrote {shot}{taken}")
     return 0
 
 

@@ -1,0 +1,55 @@
+"""Hostile input, fifth round, through the real command line: every case exits 2 with one error line
+naming the file, field or flag, no traceback, nothing half-written (or, where the input is valid, works
+as the README promises)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli import refused
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
+
+
+def viewer(*args, timeout=300, cwd=None):
+    """Run ``viewer ARGS`` (this tree's) in a fresh process, in ``cwd``; returns (status, stdout, stderr)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, cwd=cwd, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p
+
+
+# --------------------------------------------------------------------------- a screenshot is never overwritten
+
+
+@pytest.mark.gl
+def test_a_headless_screenshot_never_overwrites_a_file(tmp_path, small):
+    """README: 'A take or a screenshot is never overwritten'. Before: 'view --headless --screenshot
+    shot.png' replaced an existing shot.png (the window's key wrote beside it, as shot-2.png)."""
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(b"mine")
+    for n in (2, 3):
+        status, out, err = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64",
+                                  "--screenshot", shot)
+        assert status == 0 and "Traceback" not in err, err
+        beside = tmp_path / f"shot-{n}.png"
+        assert f"wrote {beside}" in out and "taken" in out, out
+        assert beside.read_bytes().startswith(b"\x89PNG")
+    assert shot.read_bytes() == b"mine"
+    status, out, _ = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64",
+                            "--screenshot", tmp_path / "new.png")
+    assert status == 0 and f"wrote {tmp_path / 'new.png'}\n" in out, out
