@@ -53,3 +53,21 @@ def test_a_headless_screenshot_never_overwrites_a_file(tmp_path, small):
     status, out, _ = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64",
                             "--screenshot", tmp_path / "new.png")
     assert status == 0 and f"wrote {tmp_path / 'new.png'}\n" in out, out
+
+
+# --------------------------------------------------------------------------- an HLOD cell too small for its grid
+
+
+@pytest.mark.parametrize("cell", ["1e-300", "1e-5"])
+def test_an_hlod_cell_too_small_to_number_its_grid_is_refused(tmp_path, small, cell):
+    """Before: --hlod 1e-300 cast every cell index to the same int64 (a RuntimeWarning), so all 2,000 objects
+    became the children of one proxy, their view distances raised to ~4000; 1e-5 (1e8 cells a side)
+    overflowed the cells' keys silently. Now refused, naming the file and the field, and no file is written."""
+    out = tmp_path / "out.npz"
+    status, _, err = viewer("scene", "generate", small, "--hlod", cell, "-o", out, "-q")
+    refused(status, err, str(small), "hlod.cell", "2**62 cells", "larger cell")
+    assert "Warning" not in err and not out.exists() and sorted(os.listdir(tmp_path)) == ["small.toml"]
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(SMALL + f"[hlod]\ncell = {cell}\n")
+    status, _, err = viewer("scene", "info", recipe)
+    refused(status, err, str(recipe), "hlod.cell")
