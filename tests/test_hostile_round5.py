@@ -89,3 +89,43 @@ def test_bench_refuses_a_bad_index_option_before_generating_anything(tmp_path, s
     refused(status, err, f"--index {spec}", *words)
     assert "generated" not in err and "estimated" not in err and "built" not in err, err
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- flags a headless flight would ignore
+
+
+def _camera_path(tmp_path: Path) -> Path:
+    p = tmp_path / "flight.toml"
+    p.write_text('format = "viewer-camera-path"\nversion = 1\nname = "x"\n'
+                 '[[keyframe]]\nt = 0.0\nposition = [0.0, 0.0, 0.0]\nyaw = 0.0\npitch = 0.0\n'
+                 '[[keyframe]]\nt = 1.0\nposition = [10.0, 0.0, 0.0]\nyaw = 0.0\npitch = 0.0\n')
+    return p
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["view", "{scene}", "--headless", "--path", "{path}", "--pose", "0,0,0,0,0"], ["--pose", "--path", "ignored"]),
+    (["view", "{scene}", "--headless", "--pose", "0,0,0,0,0", "--speed", "5"], ["--speed", "--pose", "ignore"]),
+    (["view", "{scene}", "--headless", "--path", "{path}", "--speed", "5"], ["--speed", "--path", "ignore"]),
+    (["record", "{scene}", "--path", "{path}", "--speed", "5", "-o", "{out}"], ["--speed", "--path", "ignored"]),
+])
+def test_a_flag_the_flight_would_ignore_is_refused(tmp_path, small, argv, words):
+    """Before: --pose silently won over --path, and --speed did nothing with --pose or --path (nor, headless,
+    at all: it set the speed of a camera the path then placed frame by frame); exit 0 as if obeyed."""
+    out = tmp_path / "out"
+    fill = {"{scene}": small, "{path}": _camera_path(tmp_path), "{out}": out}
+    status, _, err = viewer(*(fill.get(a, a) for a in argv), "--frames", "3", "--size", "64x64", timeout=120)
+    refused(status, err, *words)
+    assert not out.exists()
+
+
+@pytest.mark.gl
+def test_headless_speed_paces_the_generated_flight(small):
+    """--speed headless flies the generated path at that speed, as 'viewer record --speed' does (before:
+    the same path and dt whatever the speed)."""
+    dts = []
+    for speed in ([], ["--speed", "1"], ["--speed", "1e6"]):
+        status, _, err = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64", *speed)
+        assert status == 0, err
+        line = next(ln for ln in err.splitlines() if "frames of" in ln)
+        dts.append(line.split("(dt ")[1].split(" s)")[0])
+    assert len(set(dts)) == 3, dts
