@@ -22,7 +22,7 @@ def viewer(*args, timeout=300, cwd=None):
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": path}
     p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, cwd=cwd, env=env)
+                       errors="backslashreplace", timeout=timeout, cwd=cwd, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -129,3 +129,31 @@ def test_headless_speed_paces_the_generated_flight(small):
         line = next(ln for ln in err.splitlines() if "frames of" in ln)
         dts.append(line.split("(dt ")[1].split(" s)")[0])
     assert len(set(dts)) == 3, dts
+
+
+# --------------------------------------------------------------------------- file names from another system
+
+
+def _odd_names(tmp_path: Path, suffix: str) -> list[Path]:
+    """A file name holding a byte that is not UTF-8 (Latin-1 'e acute') and one holding an ESC sequence."""
+    d = os.fsencode(tmp_path)
+    return [Path(os.fsdecode(d + b"/caf\xe9" + suffix.encode())), Path(os.fsdecode(d + b"/esc\x1b[2J" + suffix.encode()))]
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".npz"])
+def test_a_scene_file_named_with_odd_bytes_is_read_under_a_printable_name(tmp_path, suffix):
+    """A scene's default name is its file's stem. Before: a recipe or a .npz named with a byte that is not
+    UTF-8, or with a control character, was refused ('field name: must hold no control characters') for a
+    name the user never wrote. Now the name has U+FFFD in their place."""
+    import numpy as np
+
+    for p in _odd_names(tmp_path, suffix):
+        if suffix == ".toml":
+            p.write_text(SMALL)
+        else:
+            with open(p, "wb") as f:
+                np.savez(f, format_version=np.array(2), centres=np.array([[0.0, 0, 0], [1, 1, 1]]), radii=np.ones(2))
+        status, out, err = viewer("scene", "info", p)
+        assert status == 0 and "Traceback" not in err, err
+        first = out.splitlines()[0]
+        assert "\ufffd" in first and "\x1b" not in first.split("(")[0], repr(first)
