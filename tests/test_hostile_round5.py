@@ -157,3 +157,23 @@ def test_a_scene_file_named_with_odd_bytes_is_read_under_a_printable_name(tmp_pa
         assert status == 0 and "Traceback" not in err, err
         first = out.splitlines()[0]
         assert "\ufffd" in first and "\x1b" not in first.split("(")[0], repr(first)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_a_table_named_with_a_byte_that_is_not_utf8_is_imported(tmp_path, suffix):
+    """pyarrow takes a path as UTF-8 text. Before: 'not a readable CSV file (truncated, or another format?):
+    'utf-8' codec can't encode character '\\udce9'', exit 2, for a sound file named caf\\xe9.csv."""
+    src = _odd_names(tmp_path, suffix)[0]
+    if suffix == ".parquet":
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        with open(src, "wb") as f:
+            pq.write_table(pa.table({"x": [0.0, 10.0], "y": [0.0, 0.0], "z": [0.0, 5.0], "r": [50.0, 60.0]}), f)
+    else:
+        sep = "\t" if suffix == ".tsv" else ","
+        src.write_text(sep.join("xyzr") + "\n" + sep.join("0 0 0 50".split()) + "\n" + sep.join("10 0 5 60".split()) + "\n")
+    out = tmp_path / "out.npz"
+    status, stdout, err = viewer("scene", "import", src, "-o", out)
+    assert status == 0 and "Traceback" not in err, err
+    assert out.is_file() and "2 objects" in stdout + err, stdout + err
