@@ -137,7 +137,8 @@ def test_headless_speed_paces_the_generated_flight(small):
 def _odd_names(tmp_path: Path, suffix: str) -> list[Path]:
     """A file name holding a byte that is not UTF-8 (Latin-1 'e acute') and one holding an ESC sequence."""
     d = os.fsencode(tmp_path)
-    return [Path(os.fsdecode(d + b"/caf\xe9" + suffix.encode())), Path(os.fsdecode(d + b"/esc\x1b[2J" + suffix.encode()))]
+    return [Path(os.fsdecode(d + b"/caf\xe9" + suffix.encode())),
+            Path(os.fsdecode(d + b"/esc\x1b[2J" + suffix.encode()))]
 
 
 @pytest.mark.parametrize("suffix", [".toml", ".npz"])
@@ -172,7 +173,7 @@ def test_a_table_named_with_a_byte_that_is_not_utf8_is_imported(tmp_path, suffix
             pq.write_table(pa.table({"x": [0.0, 10.0], "y": [0.0, 0.0], "z": [0.0, 5.0], "r": [50.0, 60.0]}), f)
     else:
         sep = "\t" if suffix == ".tsv" else ","
-        src.write_text(sep.join("xyzr") + "\n" + sep.join("0 0 0 50".split()) + "\n" + sep.join("10 0 5 60".split()) + "\n")
+        src.write_text("".join(sep.join(row.split()) + "\n" for row in ("x y z r", "0 0 0 50", "10 0 5 60")))
     out = tmp_path / "out.npz"
     status, stdout, err = viewer("scene", "import", src, "-o", out)
     assert status == 0 and "Traceback" not in err, err
