@@ -13,6 +13,7 @@ from viewer.host.inputs import why_missing
 from .build import generate_recipe
 from .errors import SceneError
 from .format import read_npz
+from .limits import stem_name
 from .importers import IMPORT_FORMATS, IMPORT_OPTIONS, import_scene
 from .scene import Scene
 
@@ -80,7 +81,7 @@ def read_recipe(path) -> dict:
         raise SceneError("not a recipe: arrays or tables nested too deeply to read as TOML", source=str(path)) from None
     except ValueError as exc:  # an integer literal of more than 4300 digits
         raise SceneError(f"not valid TOML ({exc})", source=str(path)) from None
-    recipe.setdefault("name", p.stem)
+    recipe.setdefault("name", stem_name(p))
     return recipe
 
 

@@ -59,7 +59,7 @@ import numpy as np
 
 from .construct import check_centres, check_integers, scene_from_arrays
 from .errors import SceneError
-from .limits import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box, fit_box
+from .limits import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box, fit_box, stem_name
 from .look import check_scene_look
 from .meshes import MESH_ENTRIES, MESH_LOD_ENTRY, mesh_entries, read_mesh_entries
 from .scene import Motion, Scene
@@ -212,7 +212,7 @@ def read_npz(path) -> Scene:
     if not isinstance(npz, np.lib.npyio.NpzFile):
         raise SceneError("not a .npz archive (a single .npy array?): a scene file holds named entries")
     with npz:
-        return _from_entries(npz, Path(path).stem)
+        return _from_entries(npz, stem_name(path))
 
 
 def _from_entries(npz, stem: str) -> Scene:

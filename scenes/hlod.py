@@ -44,6 +44,7 @@ import numpy as np
 from viewer.domain import RADIUS_LIMIT
 
 from ._schema import Param
+from .errors import SceneError
 from .meshes import MeshSet
 
 __all__ = ["DEFAULT_SWITCH", "DEFAULT_WINDOW", "HLOD_FIELDS", "PAD", "Proxies", "add_hlod", "fit_parents",
@@ -70,6 +71,8 @@ HLOD_FIELDS: dict[str, Param] = {
     "min_children": Param("int", 2, lo=1, hi=1_000_000_000, doc="a cell with fewer objects makes no proxy"),
 }
 
+#: the most cells a grouping grid may have over the objects' box (its keys are int64)
+MAX_CELLS = 2.0**62
 #: the relative pad on a raised child end: float64 rounding of |c - p| and of S + W cannot open a hole
 PAD = 1e-12
 _SQRT3 = math.sqrt(3.0)
@@ -90,10 +93,13 @@ def group_by_cell(centres: np.ndarray, lo: np.ndarray, cell: float, eligible: np
     rows = np.arange(n) if eligible is None else np.flatnonzero(eligible)
     if rows.size == 0:
         return group, 0
-    ijk = np.floor((centres[rows] - lo) / cell).astype(np.int64)
-    if axes == "xz":
-        ijk[:, 1] = 0
-    ijk -= ijk.min(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # a tiny cell: inf, then refused by its count
+        cells = np.floor((centres[rows] - lo) / cell)
+        if axes == "xz":
+            cells[:, 1] = 0.0
+        cells -= cells.min(axis=0)
+        _check_grid(cells.max(axis=0) + 1.0, cell, np.ptp(centres[rows], axis=0))
+    ijk = cells.astype(np.int64)
     dims = ijk.max(axis=0) + 1
     key = (ijk[:, 2] * dims[1] + ijk[:, 1]) * dims[0] + ijk[:, 0]
     uniq, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
@@ -102,6 +108,16 @@ def group_by_cell(centres: np.ndarray, lo: np.ndarray, cell: float, eligible: np
     renum[keep] = np.arange(int(keep.sum()))
     group[rows] = renum[inv.reshape(-1)]
     return group, int(keep.sum())
+
+
+def _check_grid(dims: np.ndarray, cell: float, extent: np.ndarray) -> None:
+    """Refuse a cell so small that the grid over the objects cannot number its cells in an int64 key
+    (:data:`MAX_CELLS`): a cell of 1e-300 once cast every object into one cell, one proxy for all."""
+    total = float(np.prod(dims))
+    if not math.isfinite(total) or total > MAX_CELLS:
+        box = " x ".join(f"{e:.4g}" for e in extent)
+        raise SceneError(f"a cell of {cell:.4g} world units cuts the objects' box ({box}) into more than 2**62 "
+                         "cells, more than a grid can number; give a larger cell", "hlod.cell")
 
 
 @dataclass(eq=False)

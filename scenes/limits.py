@@ -9,6 +9,8 @@ both read their limits here, so neither has to import the other's module for a n
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -17,7 +19,7 @@ from viewer.domain import COORD_LIMIT
 from .errors import SceneError
 
 __all__ = ["MAX_N", "MAX_PERIOD", "MAX_SPEED", "MAX_WORLD", "MIN_ORBIT", "MIN_PERIOD", "MIN_WORLD", "SEED_LIMIT",
-           "check_box", "check_name", "fit_box"]
+           "check_box", "check_name", "fit_box", "stem_name"]
 
 MAX_N = 500_000_000  # objects in one scene
 MAX_SPEED = 1.5e12  # world units per second: a mover's speed (a recipe's [motion] speed <= 1e12, times 1.5)
@@ -47,6 +49,14 @@ def check_name(name: str, field: str = "name") -> None:
     ESC sequence or a NUL in it would split or drive the terminal; :class:`SceneError` naming ``field``."""
     if not name.isprintable():
         raise SceneError(f"must hold no control characters (line breaks, ESC, NUL, ...), got {name[:60]!r}", field)
+
+
+def stem_name(path) -> str:
+    """The default name of a scene read from ``path``: the file's stem, with each byte that is not UTF-8 and
+    each control character as U+FFFD, so that a file may be named anything its file system allows (the
+    name is not the user's to fix: :func:`check_name` would refuse it)."""
+    stem = os.fsencode(Path(path).stem).decode("utf-8", "replace")
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in stem)
 
 
 def fit_box(centres: np.ndarray, radii: np.ndarray | None = None,

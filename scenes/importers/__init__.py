@@ -20,6 +20,7 @@ from viewer.host.inputs import why_missing
 from ..errors import SceneError
 from ..scene import Scene
 from ..construct import check_domain
+from ..limits import stem_name
 from ._build import import_line, make_scene
 from .columns import ROLES, parse_columns
 from .rules import DEFAULT_POINTS, DEFAULT_SIZED, default_rule, parse_rule
@@ -81,7 +82,7 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
         for key in ("lod_hints",):
             if arrays.get(key):
                 facts[key] = arrays[key]
-        scene = make_scene(name or p.stem, arrays["centres"], fmt=fmt, radii=arrays["radii"],
+        scene = make_scene(name or stem_name(p), arrays["centres"], fmt=fmt, radii=arrays["radii"],
                            extents=arrays.get("extents"), colours=arrays.get("colours"), rule=view_distance,
                            meshes=arrays.get("meshes"), facts=facts, begin=arrays.get("begin"),
                            lod=arrays.get("lod"), parent=arrays.get("parent"),

@@ -3,6 +3,7 @@ million-row CSV in a fraction of a second), one row per object, columns named in
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,17 @@ from .columns import read_roles, resolve_columns
 __all__ = ["read_table"]
 
 
+def _opened(path: Path, read):
+    """``read(path)``; pyarrow takes a path as UTF-8 text, so a path holding bytes that are not UTF-8 (a
+    file named on another system) is opened here and ``read`` given the open file."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        with open(path, "rb") as fh:
+            return read(fh)
+    return read(path)
+
+
 def _arrow_table(path: Path, fmt: str, wanted=None):
     import pyarrow as pa
 
@@ -20,13 +32,13 @@ def _arrow_table(path: Path, fmt: str, wanted=None):
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            return pq.read_table(path, columns=wanted)
+            return _opened(path, lambda src: pq.read_table(src, columns=wanted))
         import pyarrow.csv as pcsv
 
         parse = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
         # only an empty field is missing: "nan" and "inf" are read as numbers (and refused as not finite)
         convert = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True)
-        return pcsv.read_csv(path, parse_options=parse, convert_options=convert)
+        return _opened(path, lambda src: pcsv.read_csv(src, parse_options=parse, convert_options=convert))
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
         what = "Parquet" if fmt == "parquet" else fmt.upper()
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -40,7 +52,7 @@ def _schema_names(path: Path, fmt: str) -> list[str] | None:
     import pyarrow.parquet as pq
 
     try:
-        return list(pq.read_schema(path).names)
+        return list(_opened(path, pq.read_schema).names)
     except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
         raise SceneError(f"not a readable Parquet file (truncated, or another format?): {exc}") from None
 

@@ -62,6 +62,29 @@ def parse_index_spec(text: str) -> IndexSpec:
     return IndexSpec(text.strip(), name, options)
 
 
+def check_index_spec(spec: IndexSpec) -> None:
+    """Check an index spec's options before anything is generated or measured: build the index over a
+    handful of objects (a bench or a sweep would otherwise refuse them only when it first builds the index,
+    after generating its workload and building the indexes before it). An index whose library is not
+    installed is only checked for its option names (the bench skips it anyway). :class:`UserError` naming
+    the spec."""
+    if not spec.options:
+        return
+    import inspect
+
+    cls = INDEXES[spec.name]
+    rng = np.random.default_rng(0)
+    centres = rng.uniform(0.0, 100.0, (16, 3))
+    radii = rng.uniform(1.0, 20.0, 16)
+    try:
+        if cls.unavailable():
+            inspect.signature(cls).bind(centres, radii, **spec.options)
+        else:
+            cls(centres, radii, **spec.options)
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+        raise UserError(f"{spec.label}: {str(exc)[:300]}") from None
+
+
 def index_options(name: str) -> tuple[str, ...]:
     """The options index ``name`` (a key of ``INDEXES``) takes: its constructor's parameters after the
     centres and the radii."""

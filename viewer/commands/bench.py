@@ -171,7 +171,8 @@ def run(args) -> int:
     from viewer.scenes import GENERATORS
 
     from viewer.bench.report import BASELINE, baseline_line, format_table, json_rows, machine_line, write_csv
-    from viewer.bench.run import BenchConfig, measured_shares, parse_index_spec, parse_radius_spec, run_bench
+    from viewer.bench.run import (BenchConfig, check_index_spec, measured_shares, parse_index_spec,
+                                  parse_radius_spec, run_bench)
     from viewer.host.machine import machine, system
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
@@ -201,6 +202,11 @@ def run(args) -> int:
     twice = sorted({s.label for s in specs if sum(t.label == s.label for t in specs) > 1})
     if twice:
         raise UserError(f"--index lists {', '.join(twice)} twice")
+    for spec in specs:  # before the memory estimate and the first workload
+        try:
+            check_index_spec(spec)
+        except UserError as exc:
+            raise UserError(f"--index {exc}") from None
     radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
     if not radii:
         raise UserError(f"--radius {args.radius!r} names no radius model (write 'default' for the default)")

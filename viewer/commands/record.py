@@ -222,6 +222,8 @@ def _record(args, scopes) -> int:
     from ..host.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
 
     # every input checked before anything is written
+    if args.path and args.speed is not None:
+        raise UserError("--speed paces a generated path; --path FILE keeps its own times, so it would be ignored")
     names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None

@@ -52,7 +52,7 @@ window flags: given to the other mode they are refused, not ignored.
 With --headless no display is needed: N frames are rendered offscreen through EGL along the scene's
 generated fly-through (or --path FILE), a summary of stage timings is printed, and --screenshot saves
 the last frame (a generated fly-through ends at its busiest view: the pose along it that drew the most
-objects).
+objects), never over an existing file either (a name taken: PNG-2.png, ... beside it, named in the output).
 """
 
 
@@ -85,13 +85,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="camera pose to start at (world units, degrees); headless: render every frame there "
                         "instead of flying a path")
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
-                   help="camera speed, world units per second (default: fitted to the scene)")
+                   help="camera speed, world units per second (default: fitted to the scene); headless: the "
+                        "generated fly-through's speed (as 'viewer record --speed')")
     p.add_argument("--hysteresis", type=_args.margin, metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
-                   help="headless: save the last frame here; window: where the screenshot key saves (a name "
-                        "taken: PNG-2.png, PNG-3.png, ... beside it)")
+                   help="headless: save the last frame here; window: where the screenshot key saves (either: "
+                        "never over a file, a name taken: PNG-2.png, PNG-3.png, ... beside it)")
     g = p.add_argument_group("headless")
     g.add_argument("--headless", action="store_true", help="render offscreen through EGL, no display needed")
     g.add_argument("--frames", type=_args.frame_count, metavar="N",
@@ -155,6 +156,11 @@ def check_mode_flags(args) -> None:
         for flag, attr, what in WINDOW_ONLY:
             if getattr(args, attr, None):
                 raise UserError(f"{flag} is for the window (it {what}); --headless would ignore it")
+        if args.pose is not None and args.path is not None:
+            raise UserError("--pose renders every headless frame at one pose; --path would be ignored: give one")
+        if args.speed is not None and (args.pose is not None or args.path is not None):
+            held = "--pose holds the camera still" if args.pose is not None else "--path FILE keeps its own times"
+            raise UserError(f"--speed paces the generated fly-through; {held}, so --headless would ignore it")
     else:
         for flag, attr, what in HEADLESS_ONLY:
             if getattr(args, attr, None) is not None:
@@ -208,7 +214,12 @@ def _headless(args, scene, index: str, cam_path) -> int:
     else:
         what = f"--path {args.path}" if cam_path is not None else "the generated path"
         if cam_path is None:
-            cam_path = generated_path(scene, aspect=args.size[0] / args.size[1])
+            try:
+                cam_path = generated_path(scene, speed=args.speed, aspect=args.size[0] / args.size[1])
+            except ValueError as exc:  # e.g. a speed so low that the path's times overflow
+                raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
+            if args.speed:
+                what = f"the generated path at --speed {args.speed:g}"
         if args.dt is not None:
             _args.planned_frames(cam_path.duration, args.frames, args.dt, what)
         if args.frames is None and args.dt is None:
@@ -222,19 +233,19 @@ def _headless(args, scene, index: str, cam_path) -> int:
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
     with hv:
-        if args.speed:
-            hv.camera.speed = args.speed
         build = hv.session.run_info()["build_s"]
         built = f" (built in {build:.3f} s)" if build is not None else ""
         print(f"{scene.name}: {len(scene.centres)} objects; index {index}{built}; {len(samples)} frames of "
               f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {hv.session.options.draw}",
               file=sys.stderr)
-        rows = hv.run(samples, dt, screenshot=args.screenshot)
+        rows = hv.run(samples, dt)
+        shot = hv.screenshot_new(args.screenshot) if args.screenshot else None
     print(summarise(rows))
     if build is not None:
         print(f"index {index} built in {build:.3f} s")
-    if args.screenshot:
-        print(f"wrote {args.screenshot}")
+    if shot is not None:
+        taken = f" ({args.screenshot} is taken: a screenshot is never overwritten)" if shot != args.screenshot else ""
+        print(f"wrote {shot}{taken}")
     return 0
 
 

@@ -131,6 +131,13 @@ class HeadlessViewer:
         """Save the last frame as a PNG (atomically)."""
         return self.session.screenshot(path)
 
+    def screenshot_new(self, path) -> str:
+        """Save the last frame as a PNG at ``path``, never over an existing file (a name taken: beside it as
+        PATH-2.png, PATH-3.png, ..., as the window's screenshot key does); returns the path written."""
+        from ..render.context import save_png_new
+
+        return save_png_new(path, self.image())
+
     def close(self) -> None:
         self.ctx.release()
 

@@ -166,31 +166,6 @@ def _name(key: str) -> str:
     return key if len(key) <= 60 else key[:57] + "..."
 
 
-def _check_index(spec) -> None:
-    """Check an index spec's options before any task runs: build the index over a handful of objects (a task
-    would otherwise fail on every workload, one after another). An index whose library is not installed is
-    only checked for its option names (the bench skips it anyway)."""
-    if not spec.options:
-        return
-    import inspect
-
-    import numpy as np
-
-    from viewer.index import INDEXES
-
-    cls = INDEXES[spec.name]
-    rng = np.random.default_rng(0)
-    centres = rng.uniform(0.0, 100.0, (16, 3))
-    radii = rng.uniform(1.0, 20.0, 16)
-    try:
-        if cls.unavailable():
-            inspect.signature(cls).bind(centres, radii, **spec.options)
-        else:
-            cls(centres, radii, **spec.options)
-    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
-        raise UserError(f"{spec.label}: {str(exc)[:300]}") from None
-
-
 def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
     def bad(field: str, problem: str) -> UserError:
         return UserError(f"{src}: {field}: {problem}")
@@ -211,11 +186,11 @@ def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
     indexes = doc.get("indexes")
     if not isinstance(indexes, list) or not indexes or not all(isinstance(s, str) and s.strip() for s in indexes):
         raise bad("indexes", "must be a non-empty list of index specs, e.g. [\"octree\", \"hashgrid:cell_size=64\"]")
-    from viewer.bench.run import parse_index_spec
+    from viewer.bench.run import check_index_spec, parse_index_spec
 
     for spec in indexes:
         try:
-            _check_index(parse_index_spec(spec))
+            check_index_spec(parse_index_spec(spec))
         except UserError as exc:
             raise bad("indexes", str(exc)) from None
     if len(set(indexes)) != len(indexes):

@@ -1,0 +1,180 @@
+"""Hostile input, fifth round, through the real command line: every case exits 2 with one error line
+naming the file, field or flag, no traceback, nothing half-written (or, where the input is valid, works
+as the README promises)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli import refused
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
+
+
+def viewer(*args, timeout=300, cwd=None):
+    """Run ``viewer ARGS`` (this tree's) in a fresh process, in ``cwd``; returns (status, stdout, stderr)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
+                       errors="backslashreplace", timeout=timeout, cwd=cwd, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p
+
+
+# --------------------------------------------------------------------------- a screenshot is never overwritten
+
+
+@pytest.mark.gl
+def test_a_headless_screenshot_never_overwrites_a_file(tmp_path, small):
+    """README: 'A take or a screenshot is never overwritten'. Before: 'view --headless --screenshot
+    shot.png' replaced an existing shot.png (the window's key wrote beside it, as shot-2.png)."""
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(b"mine")
+    for n in (2, 3):
+        status, out, err = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64",
+                                  "--screenshot", shot)
+        assert status == 0 and "Traceback" not in err, err
+        beside = tmp_path / f"shot-{n}.png"
+        assert f"wrote {beside}" in out and "taken" in out, out
+        assert beside.read_bytes().startswith(b"\x89PNG")
+    assert shot.read_bytes() == b"mine"
+    status, out, _ = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64",
+                            "--screenshot", tmp_path / "new.png")
+    assert status == 0 and f"wrote {tmp_path / 'new.png'}\n" in out, out
+
+
+# --------------------------------------------------------------------------- an HLOD cell too small for its grid
+
+
+@pytest.mark.parametrize("cell", ["1e-300", "1e-5"])
+def test_an_hlod_cell_too_small_to_number_its_grid_is_refused(tmp_path, small, cell):
+    """Before: --hlod 1e-300 cast every cell index to the same int64 (a RuntimeWarning), so all 2,000 objects
+    became the children of one proxy, their view distances raised to ~4000; 1e-5 (1e8 cells a side)
+    overflowed the cells' keys silently. Now refused, naming the file and the field, and no file is written."""
+    out = tmp_path / "out.npz"
+    status, _, err = viewer("scene", "generate", small, "--hlod", cell, "-o", out, "-q")
+    refused(status, err, str(small), "hlod.cell", "2**62 cells", "larger cell")
+    assert "Warning" not in err and not out.exists() and sorted(os.listdir(tmp_path)) == ["small.toml"]
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(SMALL + f"[hlod]\ncell = {cell}\n")
+    status, _, err = viewer("scene", "info", recipe)
+    refused(status, err, str(recipe), "hlod.cell")
+
+
+# --------------------------------------------------------------------------- bench: index options checked first
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("octree:max_depth=0", ["max_depth", "1..100"]),
+    ("hashgrid:cell_size=0", ["cell_size", "> 0"]),
+])
+def test_bench_refuses_a_bad_index_option_before_generating_anything(tmp_path, spec, words):
+    """Before: the memory estimate ran, the first workload was generated and the indexes before it built
+    (at 1e7 objects, 12 s; on a full run, minutes) before the option was refused."""
+    out = tmp_path / "bench"
+    status, _, err = viewer("bench", "--n", "1e6", "--scene", "uniform", "--index", spec, "--no-first-build",
+                            "--no-plots", "--dynamic", "none", "--updates", "0", "--out", out, timeout=120)
+    refused(status, err, f"--index {spec}", *words)
+    assert "generated" not in err and "estimated" not in err and "built" not in err, err
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- flags a headless flight would ignore
+
+
+def _camera_path(tmp_path: Path) -> Path:
+    p = tmp_path / "flight.toml"
+    p.write_text('format = "viewer-camera-path"\nversion = 1\nname = "x"\n'
+                 '[[keyframe]]\nt = 0.0\nposition = [0.0, 0.0, 0.0]\nyaw = 0.0\npitch = 0.0\n'
+                 '[[keyframe]]\nt = 1.0\nposition = [10.0, 0.0, 0.0]\nyaw = 0.0\npitch = 0.0\n')
+    return p
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["view", "{scene}", "--headless", "--path", "{path}", "--pose", "0,0,0,0,0"], ["--pose", "--path", "ignored"]),
+    (["view", "{scene}", "--headless", "--pose", "0,0,0,0,0", "--speed", "5"], ["--speed", "--pose", "ignore"]),
+    (["view", "{scene}", "--headless", "--path", "{path}", "--speed", "5"], ["--speed", "--path", "ignore"]),
+    (["record", "{scene}", "--path", "{path}", "--speed", "5", "-o", "{out}"], ["--speed", "--path", "ignored"]),
+])
+def test_a_flag_the_flight_would_ignore_is_refused(tmp_path, small, argv, words):
+    """Before: --pose silently won over --path, and --speed did nothing with --pose or --path (nor, headless,
+    at all: it set the speed of a camera the path then placed frame by frame); exit 0 as if obeyed."""
+    out = tmp_path / "out"
+    fill = {"{scene}": small, "{path}": _camera_path(tmp_path), "{out}": out}
+    status, _, err = viewer(*(fill.get(a, a) for a in argv), "--frames", "3", "--size", "64x64", timeout=120)
+    refused(status, err, *words)
+    assert not out.exists()
+
+
+@pytest.mark.gl
+def test_headless_speed_paces_the_generated_flight(small):
+    """--speed headless flies the generated path at that speed, as 'viewer record --speed' does (before:
+    the same path and dt whatever the speed)."""
+    dts = []
+    for speed in ([], ["--speed", "1"], ["--speed", "1e6"]):
+        status, _, err = viewer("view", small, "--headless", "--frames", "3", "--size", "64x64", *speed)
+        assert status == 0, err
+        line = next(ln for ln in err.splitlines() if "frames of" in ln)
+        dts.append(line.split("(dt ")[1].split(" s)")[0])
+    assert len(set(dts)) == 3, dts
+
+
+# --------------------------------------------------------------------------- file names from another system
+
+
+def _odd_names(tmp_path: Path, suffix: str) -> list[Path]:
+    """A file name holding a byte that is not UTF-8 (Latin-1 'e acute') and one holding an ESC sequence."""
+    d = os.fsencode(tmp_path)
+    return [Path(os.fsdecode(d + b"/caf\xe9" + suffix.encode())),
+            Path(os.fsdecode(d + b"/esc\x1b[2J" + suffix.encode()))]
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".npz"])
+def test_a_scene_file_named_with_odd_bytes_is_read_under_a_printable_name(tmp_path, suffix):
+    """A scene's default name is its file's stem. Before: a recipe or a .npz named with a byte that is not
+    UTF-8, or with a control character, was refused ('field name: must hold no control characters') for a
+    name the user never wrote. Now the name has U+FFFD in their place."""
+    import numpy as np
+
+    for p in _odd_names(tmp_path, suffix):
+        if suffix == ".toml":
+            p.write_text(SMALL)
+        else:
+            with open(p, "wb") as f:
+                np.savez(f, format_version=np.array(2), centres=np.array([[0.0, 0, 0], [1, 1, 1]]), radii=np.ones(2))
+        status, out, err = viewer("scene", "info", p)
+        assert status == 0 and "Traceback" not in err, err
+        first = out.splitlines()[0]
+        assert "\ufffd" in first and "\x1b" not in first.split("(")[0], repr(first)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_a_table_named_with_a_byte_that_is_not_utf8_is_imported(tmp_path, suffix):
+    """pyarrow takes a path as UTF-8 text. Before: 'not a readable CSV file (truncated, or another format?):
+    'utf-8' codec can't encode character '\\udce9'', exit 2, for a sound file named caf\\xe9.csv."""
+    src = _odd_names(tmp_path, suffix)[0]
+    if suffix == ".parquet":
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        with open(src, "wb") as f:
+            pq.write_table(pa.table({"x": [0.0, 10.0], "y": [0.0, 0.0], "z": [0.0, 5.0], "r": [50.0, 60.0]}), f)
+    else:
+        sep = "\t" if suffix == ".tsv" else ","
+        src.write_text("".join(sep.join(row.split()) + "\n" for row in ("x y z r", "0 0 0 50", "10 0 5 60")))
+    out = tmp_path / "out.npz"
+    status, stdout, err = viewer("scene", "import", src, "-o", out)
+    assert status == 0 and "Traceback" not in err, err
+    assert out.is_file() and "2 objects" in stdout + err, stdout + err
