@@ -178,3 +178,33 @@ def test_a_table_named_with_a_byte_that_is_not_utf8_is_imported(tmp_path, suffix
     status, stdout, err = viewer("scene", "import", src, "-o", out)
     assert status == 0 and "Traceback" not in err, err
     assert out.is_file() and "2 objects" in stdout + err, stdout + err
+
+
+# --------------------------------------------------------------------------- a workload listed twice
+
+QUICK = {"bench": ["--index", "octree", "--no-first-build", "--no-plots", "--dynamic", "none", "--updates", "0",
+                   "--queries", "10", "--rounds", "1"],
+         "clients": ["--index", "octree", "--k", "1", "--layout", "spread", "--ticks", "3"]}
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["bench", "--n", "1e3,1000"], ["--n", "lists 1,000 twice"]),
+    (["bench", "--n", "1e3", "--scene", "uniform,uniform"], ["--scene", "lists uniform twice"]),
+    (["bench", "--scene", "small.toml,./small.toml"], ["--scene", "small.toml (again as ./small.toml) twice"]),
+    (["bench", "--n", "1e3", "--scene", "uniform", "--radius", "default;default"], ["--radius", "default twice"]),
+    (["bench", "--n", "1e3", "--scene", "uniform", "--radius", "constant:value=20;constant:value=20.0"],
+     ["--radius", "constant:value=20 (again as constant:value=20.0) twice"]),
+    (["clients", "--scene", "small.toml,small.toml"], ["--scene", "lists small.toml twice"]),
+    (["clients", "--scene", "uniform", "--n", "1e3,1e3"], ["--n", "lists 1,000 twice"]),
+    (["clients", "--scene", "nowhere.toml"], ["--scene", "nowhere.toml", "neither"]),
+])
+def test_a_workload_listed_twice_is_refused_before_any_work(tmp_path, small, argv, words):
+    """'viewer sweep' refuses a value listed twice and bench a repeated --index. Before: a repeated --n,
+    --scene (however the file was written) or --radius model ran the same workload twice under the same
+    label (bench: every index built and timed again, the table holding two identical uniform-1k rows per
+    index; clients: two octree rows for a-1k), exit 0. And clients made its --out before checking --scene,
+    leaving an empty directory behind when it was refused."""
+    out = tmp_path / "out"
+    status, _, err = viewer(*argv, *QUICK[argv[0]], "--out", out, cwd=tmp_path, timeout=180)
+    refused(status, err, *words)
+    assert "warming" not in err and not out.exists(), err

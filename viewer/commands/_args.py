@@ -193,6 +193,38 @@ def margin(text: str) -> tuple[float, bool]:
     return parse_margin(text)
 
 
+def workload(text: str):
+    """What a ``--scene`` entry of ``viewer bench`` or ``viewer clients`` runs: a scene generator's name, or
+    the resolved :class:`Path` of a scene file (a bundled recipe's name too); a :class:`UserError` naming
+    --scene for neither."""
+    from viewer.scenes import GENERATORS, SceneError, resolve_scene_path
+
+    if text in GENERATORS:
+        return text
+    try:
+        return resolve_scene_path(text).resolve()
+    except SceneError as exc:
+        raise UserError(f"--scene {text!r} is neither a scene generator ({', '.join(GENERATORS)}) nor a scene "
+                        f"file: {exc}") from None
+
+
+def once(items, flag: str, key=None, show=str) -> None:
+    """A :class:`UserError` naming ``flag`` and each item of ``items`` that repeats an earlier one (the same
+    ``key(item)``; the item itself by default), shown as ``show(item)`` (and as written again when that
+    differs: ``a.toml twice (again as ./a.toml)``): a list flag runs each of its values once, and a value
+    listed twice would run the same work again under the same label."""
+    key = key or (lambda item: item)
+    first: dict = {}
+    twice: dict = {}
+    for item in items:
+        k, shown = key(item), show(item)
+        if k in first and k not in twice:
+            twice[k] = first[k] if shown == first[k] else f"{first[k]} (again as {shown})"
+        first.setdefault(k, shown)
+    if twice:
+        raise UserError(f"{flag} lists {' and '.join(twice.values())} twice")
+
+
 def writable_dir(path, flag: str = "--out") -> None:
     """Create the output directory ``path`` if needed and check a file can be written there, before any work;
     raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""

@@ -176,20 +176,17 @@ def run(args) -> int:
     from viewer.host.machine import machine, system
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
-    from viewer.scenes import SceneError, check_import_options, resolve_scene_path
+    from viewer.scenes import check_import_options
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
     if not scenes:
         raise UserError("--scene names no workload")
+    _args.once(scenes, "--scene", key=_args.workload)
+    _args.once(args.n, "--n", show=_args.count_text)
     options = _args.import_options(args)
     for s in scenes:
         if s not in GENERATORS:
-            try:
-                path = resolve_scene_path(s)
-            except SceneError as exc:
-                raise UserError(f"--scene {s!r} is neither a scene generator ({', '.join(GENERATORS)}) nor a scene "
-                                f"file: {exc}") from None
-            check_import_options(path, options, shown=s)  # refused, naming the flag, for a recipe or .npz
+            check_import_options(_args.workload(s), options, shown=s)  # refused, naming the flag, for a recipe or .npz
         elif any(v is not None for v in options.values()):
             flag = "--view-distance" if options.get("view_distance") is not None else "--columns"
             raise UserError(f"{flag} applies only to a scene file imported on the fly (.gltf, .glb, .ply, .csv, "
@@ -199,17 +196,18 @@ def run(args) -> int:
     if not specs:
         raise UserError(f"--index {args.index!r} names no index; choose from {', '.join(sorted(INDEXES))} "
                         f"('{BASELINE}' and 'brute' are always measured beside them)")
-    twice = sorted({s.label for s in specs if sum(t.label == s.label for t in specs) > 1})
-    if twice:
-        raise UserError(f"--index lists {', '.join(twice)} twice")
+    _args.once(specs, "--index", key=lambda s: s.label, show=lambda s: s.label)
     for spec in specs:  # before the memory estimate and the first workload
         try:
             check_index_spec(spec)
         except UserError as exc:
             raise UserError(f"--index {exc}") from None
-    radii = [parse_radius_spec(t) for t in args.radius.split(";") if t.strip()]
+    models = [t.strip() for t in args.radius.split(";") if t.strip()]
+    radii = [parse_radius_spec(t) for t in models]
     if not radii:
         raise UserError(f"--radius {args.radius!r} names no radius model (write 'default' for the default)")
+    _args.once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
+               show=lambda m: m[0])  # the same model however written (20 or 20.0)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,

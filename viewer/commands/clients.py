@@ -71,21 +71,19 @@ def _workloads(args) -> list:
     from functools import partial
 
     from viewer.bench.workloads import make_workload, scene_workload
-    from viewer.scenes import GENERATORS, SceneError, resolve_scene_path
+    from viewer.scenes import GENERATORS
 
+    scenes = [t.strip() for t in args.scene.split(",") if t.strip()]
+    if not scenes:
+        raise UserError("--scene names no workload")
+    _args.once(scenes, "--scene", key=_args.workload)
+    _args.once(args.n, "--n", show=_args.count_text)
     out = []
-    for s in (t.strip() for t in args.scene.split(",") if t.strip()):
+    for s in scenes:
         if s in GENERATORS:
             out += [partial(make_workload, s, n, seed=args.seed, queries=2) for n in args.n]
-            continue
-        try:
-            resolve_scene_path(s)
-        except SceneError as exc:
-            raise UserError(f"--scene {s!r} is neither a scene generator ({', '.join(GENERATORS)}) nor a "
-                            f"scene file: {exc}") from None
-        out.append(partial(scene_workload, s, queries=2, seed=args.seed))
-    if not out:
-        raise UserError("--scene names no workload")
+        else:
+            out.append(partial(scene_workload, s, queries=2, seed=args.seed))
     return out
 
 
@@ -139,11 +137,11 @@ def run(args) -> int:
         raise UserError(f"--index: unknown index {', '.join(map(repr, bad)) or 'list (empty)'}; "
                         f"choose from {', '.join(sorted(INDEXES))}, {GPU}")
     names = [n for n in dict.fromkeys(names) if n == GPU or not INDEXES[n].unavailable()]
-    gl = _gpu_context() if GPU in names else None
     _check_step(args.step, args.ticks)
+    workloads = _workloads(args)
+    gl = _gpu_context() if GPU in names else None
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
     _args.writable_dir(out)
-    workloads = _workloads(args)
     where = machine()
     print(machine_line(where))
     if gl is not None:
