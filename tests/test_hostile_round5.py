@@ -208,3 +208,33 @@ def test_a_workload_listed_twice_is_refused_before_any_work(tmp_path, small, arg
     status, _, err = viewer(*argv, *QUICK[argv[0]], "--out", out, cwd=tmp_path, timeout=180)
     refused(status, err, *words)
     assert "warming" not in err and not out.exists(), err
+
+
+# --------------------------------------------------------------------------- one column, one role
+
+
+@pytest.mark.parametrize("columns, words", [
+    ("x=y", ["--columns", "column 'y' would play x and y"]),
+    ("x=z,y=z", ["--columns", "column 'z' would play x, y and z"]),
+    ("r=x", ["--columns", "column 'x' would play x and r"]),
+    ("x=a,x=y", ["--columns", "role x is given twice ('a' and 'y')"]),
+])
+def test_a_column_given_two_roles_is_refused(tmp_path, columns, words):
+    """Before: 'scene import pts.csv --columns x=y' (columns x, y, z) read column y as both x and y and wrote
+    a scene on the diagonal x = y, exit 0; 'x=a,x=y' silently kept the last. Now refused, naming the file
+    and --columns, and nothing is written."""
+    src = tmp_path / "pts.csv"
+    src.write_text("x,y,z\n1,2,3\n4,5,6\n")
+    out = tmp_path / "pts.npz"
+    status, _, err = viewer("scene", "import", src, "--columns", columns, "-o", out)
+    refused(status, err, str(src), *words)
+    assert sorted(os.listdir(tmp_path)) == ["pts.csv"]
+
+
+def test_columns_swapped_are_read_as_mapped(tmp_path):
+    """Two roles trading columns is no column playing two roles: x=y,y=x swaps the axes."""
+    src = tmp_path / "pts.csv"
+    src.write_text("x,y,z\n1,2,3\n4,5,6\n")
+    status, out, err = viewer("scene", "info", src, "--columns", "x=y,y=x")
+    assert status == 0, err
+    assert "box [2, 1, 3] .. [5, 4, 6]" in out, out

@@ -42,6 +42,9 @@ def parse_columns(text: str | None) -> dict[str, str]:
             raise SceneError(f"write ROLE=COLUMN, got {part!r}", "--columns")
         if role not in ROLES:
             raise SceneError(f"unknown role {role!r}; roles are {', '.join(ROLES)}", "--columns")
+        if role in out:
+            raise SceneError(f"role {role} is given twice ({out[role]!r} and {name!r}); give it one column",
+                             "--columns")
         out[role] = name
     return out
 
@@ -57,6 +60,7 @@ def resolve_columns(names: list[str], mapping: Mapping[str, str]) -> dict[str, s
         elif role in mapping:
             raise SceneError(f"no column {col!r} (for {role}; the file has {', '.join(names) or 'none'})",
                              "--columns")
+    _one_role_each(out)
     missing = [r for r in REQUIRED if r not in out]
     if missing:
         raise SceneError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} (the file has "
@@ -71,6 +75,19 @@ def resolve_columns(names: list[str], mapping: Mapping[str, str]) -> dict[str, s
         raise SceneError(f"there is a column {after} but no {gap}: the LOD switch distances are lod1, lod2, ... "
                          "with none left out", out[after])
     return out
+
+
+def _one_role_each(roles: Mapping[str, str]) -> None:
+    """A :class:`SceneError` naming ``--columns`` when one column would play two roles of ``roles`` ({role:
+    column}: mapped, or a column named as its role), e.g. ``--columns x=y`` in a file with a column y: its
+    values would be read as both coordinates."""
+    plays: dict[str, list[str]] = {}
+    for role, col in roles.items():
+        plays.setdefault(col, []).append(role)
+    for col, both in plays.items():
+        if len(both) > 1:
+            raise SceneError(f"column {col!r} would play {', '.join(both[:-1])} and {both[-1]}; each role reads "
+                             "a column of its own", "--columns")
 
 
 def _row_error(i: int, first_row: int, rows: str, text: str, field: str) -> SceneError:
