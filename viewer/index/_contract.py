@@ -276,8 +276,19 @@ def as_option(value, name: str, lo: float, hi: float = math.inf, integer: bool =
     if not ok:
         kind = "an integer" if integer else "a number"
         left = "(" if lo_open else "["
-        raise ValueError(f"{name} must be {kind} in {left}{lo:g}, {hi:g}], got {value!r}")
+        raise ValueError(f"{name} must be {kind} in {left}{_bound(lo)}, {_bound(hi)}], got {value!r}")
     return v
+
+
+def as_length(value, name: str) -> float:
+    """Validate a length option (a cell's edge, a level's base: world units): a number in ``(0, 2**100]``
+    (up to :data:`RADIUS_LIMIT`, as a radius); ``ValueError`` naming the option and that range otherwise."""
+    return as_option(value, name, 0.0, RADIUS_LIMIT, lo_open=True)
+
+
+def _bound(v: float) -> str:
+    """An end of an option's range for a message: the numeric domain's limit as 2**100."""
+    return "2**100" if v == RADIUS_LIMIT else f"{v:g}"
 
 
 def check_out(out) -> np.ndarray:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from . import _buckettree_kernels as K
-from ._contract import as_objects, as_radius, grown
+from ._contract import as_length, as_objects, grown
 from .hashgrid import CellTable, GrowingIndex
 
 __all__ = ["BucketTree", "default_cell_size"]
@@ -72,9 +72,7 @@ class BucketTree(GrowingIndex):
         if cell_size is None:
             cell_size = default_cell_size(radii)
         else:
-            cell_size = as_radius(cell_size, "cell_size")
-            if cell_size <= 0.0:
-                raise ValueError("buckettree: cell_size must be > 0")
+            cell_size = as_length(cell_size, "buckettree: cell_size")
         self.m = int(m)
         self.bs = int(block_rows)
         self.cell_size = float(cell_size)

@@ -42,7 +42,7 @@ from . import _contract_kernels as CK
 from . import _hashgrid_kernels as K
 from . import _hashgrid_many_kernels as MK
 from . import _pages
-from ._contract import BATCH_FROM, SphereIndex, as_objects, as_radius, grown
+from ._contract import BATCH_FROM, SphereIndex, as_length, as_objects, grown
 from ._octree_many_kernels import curve_keys
 
 __all__ = ["CELLS", "CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cap", "default_cell_size",
@@ -254,9 +254,7 @@ class HashGrid(GrowingIndex):
                 raise ValueError(f"hashgrid: cell_scale must be > 0, got {cell_scale!r}")
             cell_size = default_cell_size(radii, centres, cell_percentile, cell_scale)
         else:
-            cell_size = as_radius(cell_size, "cell_size")
-            if cell_size <= 0.0:
-                raise ValueError("hashgrid: cell_size must be > 0")
+            cell_size = as_length(cell_size, "hashgrid: cell_size")
         self.cell_size = float(cell_size)
         if max_span is None:
             self.max_span, cells = default_cap(centres, radii, self.cell_size)

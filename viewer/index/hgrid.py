@@ -25,7 +25,8 @@ import math
 import numpy as np
 
 from . import _hgrid_kernels as K
-from ._contract import SphereIndex, as_objects, as_radius, grown
+from ..domain import RADIUS_LIMIT
+from ._contract import SphereIndex, as_length, as_objects, as_option, grown
 from .hashgrid import CellTable
 
 __all__ = ["HGrid", "default_base"]
@@ -60,12 +61,9 @@ class HGrid(SphereIndex):
     def __init__(self, centres, radii, base=None, cell_factor: float = 1.0):
         super().__init__()
         centres, radii = as_objects(centres, radii)
-        base = default_base(radii) if base is None else as_radius(base, "base")
-        if base <= 0.0:
-            raise ValueError("hgrid: base must be > 0")
-        cell_factor = as_radius(cell_factor, "cell_factor")
-        if cell_factor < 1.0:
-            raise ValueError(f"hgrid: cell_factor must be >= 1 (a cell at least a band's diameter), got {cell_factor}")
+        base = default_base(radii) if base is None else as_length(base, "hgrid: base")
+        cell_factor = as_option(cell_factor, "hgrid: cell_factor (a cell at least a band's diameter)", 1.0,
+                                RADIUS_LIMIT)
         self.base = float(base)
         self.cell_factor = float(cell_factor)
         edges = np.minimum(2.0 * self.cell_factor * self.base * 2.0 ** np.arange(K.MAXL), 1e300)
