@@ -256,3 +256,13 @@ def test_an_index_option_out_of_range_is_refused_with_its_own_range(tmp_path, sp
     status, _, err = viewer("bench", "--n", "1e3", "--index", spec, "--out", tmp_path / "bench")
     line = refused(status, err, f"--index {spec}", *words)
     assert "radius" not in line and not (tmp_path / "bench").exists()
+
+
+# --------------------------------------------------------------------------- one frame past the limit
+
+
+def test_a_path_one_frame_past_the_limit_says_so_in_full(tmp_path, small):
+    """A 1 s path at --dt 1e-7 is 10,000,001 frames. Before: 'is 1e+07 frames, more than the limit 1e+07'
+    (the two counts printed alike). Now both are written out in full."""
+    status, _, err = viewer("view", small, "--headless", "--path", _camera_path(tmp_path), "--dt", "1e-7")
+    refused(status, err, "--path", "10,000,001 frames, more than the limit 10,000,000", "--frames N", "--dt")

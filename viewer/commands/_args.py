@@ -123,13 +123,25 @@ def planned_frames(duration: float, frames: int | None, dt: float, what: str = "
     allocated."""
     if frames is not None:
         return frames
-    q = duration / dt
-    n = math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
+    n = sampled_frames(duration, dt)
     if n > MAX_FRAMES:
-        raise UserError(
-            f"{what} lasts {duration:.4g} s, which at --dt {dt:g} s per frame is {float(n):.3g} frames, more than "
-            f"the limit {MAX_FRAMES:.0e}: give --frames N (the whole path in N frames) or a larger --dt")
+        raise UserError(f"{what} lasts {duration:.4g} s, which at --dt {dt:g} s per frame is {over_limit(n)}: give "
+                        "--frames N (the whole path in N frames) or a larger --dt")
     return int(n)
+
+
+def sampled_frames(duration: float, dt: float) -> float:
+    """How many frames sampling a path of ``duration`` seconds one per ``dt`` seconds gives, as
+    :meth:`viewer.paths.CameraPath.sample` counts them (inf past the floats)."""
+    q = duration / dt
+    return math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
+
+
+def over_limit(n: float, what: str = "frames") -> str:
+    """``10,000,001 frames, more than the limit 10,000,000``: a count past :data:`MAX_FRAMES` for a message,
+    both written out in full (as ``1e+07`` the two read alike), an endless one as ``more than 1e308``."""
+    shown = "more than 1e308" if math.isinf(n) else count_text(int(n))
+    return f"{shown} {what}, more than the limit {count_text(MAX_FRAMES)}"
 
 
 def positive_float(text: str) -> float:

@@ -4,7 +4,6 @@ checking sampled frames against brute force and reporting memory."""
 from __future__ import annotations
 
 import argparse
-import math
 import signal
 import sys
 import threading
@@ -111,13 +110,12 @@ def run(args) -> int:
     path = generated_path(scene)
     # the path at --dt, but never more poses than the run has frames (it loops back and forth only when
     # the path is the shorter): a tiny --dt is a slow camera, not a sampling of billions of poses
-    q = path.duration / args.dt
-    path_frames = math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
+    path_frames = _args.sampled_frames(path.duration, args.dt)
     if path_frames > _args.MAX_FRAMES:  # --frames is how long the soak runs: only --dt fixes this
         raise UserError(
             f"--dt {args.dt:g}: the generated path lasts {path.duration:.4g} s, which at --dt {args.dt:g} s per "
-            f"frame is {'more than 1e308' if math.isinf(path_frames) else f'{float(path_frames):.3g}'} poses, more than the limit {_args.MAX_FRAMES:.0e}; give a larger "
-            f"--dt (--frames sets how many frames the soak runs, not how finely the path is sampled)")
+            f"frame is {_args.over_limit(path_frames, 'poses')}; give a larger --dt (--frames sets how many frames "
+            "the soak runs, not how finely the path is sampled)")
     if path_frames > args.frames:
         samples = path.sample(frames=args.frames, dt=args.dt)
     else:
