@@ -5,8 +5,10 @@ as the README promises)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,12 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
 
 
+def _env() -> dict:
+    """The environment a ``viewer`` process of this tree runs in."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def viewer(*args, timeout=300, cwd=None):
     """Run ``viewer ARGS`` (this tree's) in a fresh process, in ``cwd``; returns (status, stdout, stderr)."""
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": path}
     p = subprocess.run([sys.executable, "-m", "viewer", *map(str, args)], capture_output=True, text=True,
-                       errors="backslashreplace", timeout=timeout, cwd=cwd, env=env)
+                       errors="backslashreplace", timeout=timeout, cwd=cwd, env=_env())
     return p.returncode, p.stdout, p.stderr
 
 
@@ -266,3 +272,27 @@ def test_a_path_one_frame_past_the_limit_says_so_in_full(tmp_path, small):
     (the two counts printed alike). Now both are written out in full."""
     status, _, err = viewer("view", small, "--headless", "--path", _camera_path(tmp_path), "--dt", "1e-7")
     refused(status, err, "--path", "10,000,001 frames, more than the limit 10,000,000", "--frames N", "--dt")
+
+
+# --------------------------------------------------------------------------- a map stopped before it wrote
+
+
+def test_a_map_stopped_before_writing_leaves_no_directory_behind(tmp_path, small):
+    """Before: 'viewer map SCENE -o msig/deep --res 512' stopped with SIGTERM mid-run printed 'terminated'
+    and left the empty msig/deep it had created. Now the directories it made and did not fill are removed."""
+    out = tmp_path / "msig" / "deep"
+    proc = subprocess.Popen([sys.executable, "-m", "viewer", "map", str(small), "-o", str(out), "--res", "512"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        end = time.monotonic() + 120
+        while not out.exists() and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.01)
+        assert out.exists(), proc.communicate()[1]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["small.toml"]

@@ -140,7 +140,7 @@ def _map(args) -> int:
     from ..drivers.replay import check_indexes
     from ..host.compile import reporting
     from ..host.machine import machine
-    from ..host.output import check_output_file, prepare_out_dir
+    from ..host.output import check_output_file, filled_dir, prepare_out_dir
     from ..host.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
     from ..frame.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
@@ -166,60 +166,62 @@ def _map(args) -> int:
         raise UserError(f"--budget {_args.count_text(args.budget)}: {scene.name} has {scene.n:,} objects, no more "
                         "than the budget: "
                         "every view-distance scale keeps within it")
-    prepare_out_dir(out, what="-o")
-    files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
-    for f in files:
-        check_output_file(f, "-o")
-    with reporting(sys.stderr, enabled=not args.quiet):
-        warm_up(names)
+    with filled_dir(out, lambda d: prepare_out_dir(d, what="-o")):  # removed again if stopped before writing
+        files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
+        for f in files:
+            check_output_file(f, "-o")
+        with reporting(sys.stderr, enabled=not args.quiet):
+            warm_up(names)
 
-    grids = [plane_grid(lo, hi, axis, v, args.res) for v in values]
-    us, vs = grids[0][0], grids[0][1]
-    points = np.concatenate([g[2] for g in grids])
-    where = f"{AXES[axis]} = {', '.join(f'{v:.6g}' for v in values)}"
-    say(f"{scene.name}: {scene.n:,} objects; {len(values)} plane(s) {where}, {args.res} x {args.res} samples each "
-        f"({points.shape[0]:,} camera positions); indexes {', '.join(names)}")
+        grids = [plane_grid(lo, hi, axis, v, args.res) for v in values]
+        us, vs = grids[0][0], grids[0][1]
+        points = np.concatenate([g[2] for g in grids])
+        where = f"{AXES[axis]} = {', '.join(f'{v:.6g}' for v in values)}"
+        say(f"{scene.name}: {scene.n:,} objects; {len(values)} plane(s) {where}, {args.res} x {args.res} samples "
+            f"each ({points.shape[0]:,} camera positions); indexes {', '.join(names)}")
 
-    scale = 1.0
-    found = None
-    if args.budget is not None:
-        say(f"budget {args.budget:,}: bisection over the view-distance scale, {names[0]} built at each scale tried ...")
-        try:
-            found = budget_scale(scene.centres, scene.radii, points, args.budget, index=names[0],
-                                 log=lambda s, p: say(f"  scale {s:<10.6g} most visible at a sample {p:,}"))
-        except ValueError as exc:
-            raise UserError(f"--budget {args.budget}: {exc}") from None
-        scale = found.scale
+        scale = 1.0
+        found = None
+        if args.budget is not None:
+            say(f"budget {args.budget:,}: bisection over the view-distance scale, {names[0]} built at each scale "
+                "tried ...")
+            try:
+                found = budget_scale(scene.centres, scene.radii, points, args.budget, index=names[0],
+                                     log=lambda s, p: say(f"  scale {s:<10.6g} most visible at a sample {p:,}"))
+            except ValueError as exc:
+                raise UserError(f"--budget {args.budget}: {exc}") from None
+            scale = found.scale
 
-    radii = scene.radii * scale if scale != 1.0 else scene.radii
-    indexes = {n: make_index(n, scene.centres, radii) for n in names}
-    total = passes(len(names)) * points.shape[0]
-    bar = Progress(total, f"map {len(names)} index{'es' if len(names) > 1 else ''}, {passes(len(names))} passes",
-                   unit="points", enabled=not args.quiet)
-    ranges = scene_ranges(scene, scale)  # begins / HLOD parents: count (and time) the objects in range
-    counts, times = time_points(indexes, points, progress=bar.update, ranges=ranges)
-    bar.update(total)
-    bar.close()
+        radii = scene.radii * scale if scale != 1.0 else scene.radii
+        indexes = {n: make_index(n, scene.centres, radii) for n in names}
+        total = passes(len(names)) * points.shape[0]
+        bar = Progress(total, f"map {len(names)} index{'es' if len(names) > 1 else ''}, {passes(len(names))} "
+                              "passes", unit="points", enabled=not args.quiet)
+        ranges = scene_ranges(scene, scale)  # begins / HLOD parents: count (and time) the objects in range
+        counts, times = time_points(indexes, points, progress=bar.update, ranges=ranges)
+        bar.update(total)
+        bar.close()
 
-    write_csv(out / CSV_NAME, points, counts, times)
-    per_plane = lambda a: list(a.reshape(len(values), args.res, args.res))  # noqa: E731 - the planes' grids
-    line = machine_line(machine())
-    scaled = f", view distances x {scale:.6g}" if scale != 1.0 else ""
-    marks = _marks(scene, axis, values)
-    draw_heatmaps(out / VISIBLE_PNG, us, vs, axis, values, per_plane(counts), marks=marks,
-                  title=f"{scene.name} ({scene.n:,} objects): objects "
-                        f"{'in range' if ranges else 'within view distance'}{scaled}",
-                  label="visible objects")
-    for n in names:
-        draw_heatmaps(out / f"{time_column(n)}.png", us, vs, axis, values, per_plane(times[n]), marks=marks,
-                      title=f"{scene.name}: {n} query time{scaled}, kernels warm, {args.res} x {args.res} samples",
-                      label=f"{n} query, us", note=line, clip=99.9)
+        write_csv(out / CSV_NAME, points, counts, times)
+        per_plane = lambda a: list(a.reshape(len(values), args.res, args.res))  # noqa: E731 - the planes' grids
+        line = machine_line(machine())
+        scaled = f", view distances x {scale:.6g}" if scale != 1.0 else ""
+        marks = _marks(scene, axis, values)
+        draw_heatmaps(out / VISIBLE_PNG, us, vs, axis, values, per_plane(counts), marks=marks,
+                      title=f"{scene.name} ({scene.n:,} objects): objects "
+                            f"{'in range' if ranges else 'within view distance'}{scaled}",
+                      label="visible objects")
+        for n in names:
+            draw_heatmaps(out / f"{time_column(n)}.png", us, vs, axis, values, per_plane(times[n]), marks=marks,
+                          title=f"{scene.name}: {n} query time{scaled}, kernels warm, {args.res} x {args.res} "
+                                "samples",
+                          label=f"{n} query, us", note=line, clip=99.9)
 
-    print(line)
-    _summary(args, scene, names, counts, times, found)
-    for f in files:
-        print(f"wrote {f}", file=sys.stderr)
-    return 0
+        print(line)
+        _summary(args, scene, names, counts, times, found)
+        for f in files:
+            print(f"wrote {f}", file=sys.stderr)
+        return 0
 
 
 def _summary(args, scene, names, counts, times, found) -> None:

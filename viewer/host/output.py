@@ -14,8 +14,8 @@ from typing import IO, Iterator
 
 from ..errors import UserError
 
-__all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "name_max", "prepare_out_dir",
-           "replace_atomically"]
+__all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "filled_dir",
+           "name_max", "prepare_out_dir", "replace_atomically"]
 
 
 #: bytes a temporary file's name adds to the name of the file it replaces (``.NAME.`` + 8 random characters
@@ -198,3 +198,27 @@ def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True, what: st
         except OSError as exc:
             raise UserError(f"{label}: cannot create the output directory: {exc.strerror or exc}") from None
     return d
+
+
+@contextmanager
+def filled_dir(out_dir: str | os.PathLike, make=None) -> Iterator[Path]:
+    """Create the output directory ``out_dir`` (``make(out_dir)``; default :func:`prepare_out_dir`) for a block
+    that fills it: when ``make`` or the block fails (an error, Ctrl-C, SIGTERM: :class:`viewer.cli.Terminated`), each
+    directory it created (``out_dir`` and the missing ones above it) that is still empty is removed again, so a
+    run stopped before writing leaves nothing behind. A directory that existed, or holds anything, is kept."""
+    d = Path(out_dir)
+    made = []  # the directories ``make`` creates, innermost first
+    p = d
+    while not os.path.lexists(p) and p.parent != p:
+        made.append(p)
+        p = p.parent
+    try:
+        (make or prepare_out_dir)(d)
+        yield d
+    except BaseException:
+        for p in made:
+            try:
+                p.rmdir()  # only when empty
+            except OSError:
+                break
+        raise
