@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from viewer.domain import COORD_LIMIT
+from viewer.reports._text import clip
 
 from .errors import SceneError
 
@@ -48,7 +49,7 @@ def check_name(name: str, field: str = "name") -> None:
     """A scene's name (a ``str``) holds no control characters: every command prints it, so a line break, an
     ESC sequence or a NUL in it would split or drive the terminal; :class:`SceneError` naming ``field``."""
     if not name.isprintable():
-        raise SceneError(f"must hold no control characters (line breaks, ESC, NUL, ...), got {name[:60]!r}", field)
+        raise SceneError(f"must hold no control characters (line breaks, ESC, NUL, ...), got {clip(name, 60)!r}", field)
 
 
 def stem_name(path) -> str:

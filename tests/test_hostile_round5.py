@@ -296,3 +296,33 @@ def test_a_map_stopped_before_writing_leaves_no_directory_behind(tmp_path, small
             proc.communicate()
     assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
     assert sorted(os.listdir(tmp_path)) == ["small.toml"]
+
+
+# --------------------------------------------------------------------------- a message cut at a word
+
+
+def test_a_message_cut_short_ends_at_a_word_with_an_ellipsis(tmp_path):
+    """Metadata nested 100,000 levels deep. Before: '...: not a metadata file this viewer can read: maximum
+    recursion depth exceeded while decoding a JSON array from a unicode stri' (cut at 80 characters, mid-word,
+    with no sign of the cut). Now cut after a whole word, with '...'."""
+    csv = tmp_path / "run.csv"
+    csv.write_text("frame,t\n0,0\n")
+    (tmp_path / "run.meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    status, _, err = viewer("plot", csv, "-o", tmp_path / "p.png")
+    line = refused(status, err, "run.meta.json", "not a metadata file this viewer can read")
+    assert line.endswith(" a unicode..."), line
+    assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("text, most, want", [
+    ("short enough", 20, "short enough"),
+    ("maximum recursion depth exceeded while decoding", 30, "maximum recursion depth..."),
+    ("one two three", 10, "one two..."),
+    ("x" * 50, 20, "x" * 17 + "..."),  # one long word: cut, it cannot be kept whole
+    ("a " + "x" * 30, 20, "a " + "x" * 15 + "..."),  # not 'a...': a word filling over half of it is cut
+])
+def test_clip_cuts_after_a_whole_word(text, most, want):
+    from viewer.reports._text import clip
+
+    got = clip(text, most)
+    assert got == want and len(got) <= most

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from viewer.host.memory import available, format_bytes
+from viewer.reports._text import clip
 
 from ..errors import SceneError
 from ..limits import MAX_N
@@ -57,7 +58,7 @@ _PER_VALUE = 24
 
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {clip(text, 200)}" if text else type(exc).__name__
 
 
 def _show(v) -> str:
@@ -66,7 +67,7 @@ def _show(v) -> str:
         t = json.dumps(v)
     except (TypeError, ValueError, RecursionError):
         t = type(v).__name__
-    return t if len(t) <= 60 else t[:57] + "..."
+    return clip(t, 60)
 
 
 def _int(v) -> int | None:
@@ -212,7 +213,7 @@ class _Doc:
         uri = b.get("uri")
         if uri is not None and not isinstance(uri, str):
             raise SceneError(f"buffers[{i}].uri: must be a string, got {_show(uri)}")
-        where = f"buffers[{i}]" + (f" ({uri[:60]})" if uri and not uri[:5].lower() == "data:" else "")
+        where = f"buffers[{i}]" + (f" ({clip(uri, 60)})" if uri and not uri[:5].lower() == "data:" else "")
         _need(2.0 * length, f"{where}: its {length:,} bytes")
         if uri is None:
             if i != 0 or self.blob is None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from viewer.errors import UserError
 from viewer.index import INDEXES
+from viewer.reports._text import clip
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -82,7 +83,7 @@ def check_index_spec(spec: IndexSpec) -> None:
         else:
             cls(centres, radii, **spec.options)
     except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
-        raise UserError(f"{spec.label}: {str(exc)[:300]}") from None
+        raise UserError(f"{spec.label}: {clip(str(exc), 300)}") from None
 
 
 def index_options(name: str) -> tuple[str, ...]:

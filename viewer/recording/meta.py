@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import UserError
 from ..host.machine import machine, system
 from ..host.output import replace_atomically
+from ..reports._text import clip
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
 __all__ = [
@@ -299,7 +300,7 @@ def check_meta(data: dict, where: str) -> dict:
 
 def _short(v: Any) -> str:
     t = json.dumps(v) if not isinstance(v, int) or abs(v) < 10**24 else f"an integer of {len(str(abs(v)))} digits"
-    return t if len(t) <= 40 else t[:37] + "..."
+    return clip(t, 40)
 
 
 def read_meta(csv_path: str | os.PathLike) -> dict | None:
@@ -317,7 +318,7 @@ def read_meta(csv_path: str | os.PathLike) -> dict | None:
     except UnicodeDecodeError:
         raise UserError(f"{mp}: not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:  # an integer of more than 4300 digits, nesting too deep
-        raise UserError(f"{mp}: not a metadata file this viewer can read: {str(exc)[:80]}") from None
+        raise UserError(f"{mp}: not a metadata file this viewer can read: {clip(str(exc), 80)}") from None
     except OSError as exc:
         raise UserError(f"{mp}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(data, dict):

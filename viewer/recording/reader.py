@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..host.inputs import why_missing
+from ..reports._text import shorten
 from .meta import meta_path_for, read_meta, run_label
 from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
 
@@ -132,7 +133,7 @@ def _never_negative(c) -> bool:
 
 
 def _shown(v: str) -> str:
-    return v if len(v) <= 30 else f"{v[:20]}... ({len(v)} characters)"
+    return shorten(v, 40)
 
 
 def _bad_value(p: Path, c, vals: list[str], linenos: list[int]) -> UserError:

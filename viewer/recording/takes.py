@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import UserError
 from ..host.output import replace_atomically
 from ..paths import PathRecorder, save_path
+from ..reports._text import clip
 from .meta import read_meta
 from .writer import Recorder
 
@@ -285,7 +286,7 @@ def read_take_world(path_file: str | os.PathLike) -> TakeWorld | None:
         want = world.get(key)  # an int or a float: read_meta checked
         if want is not None and want != have:
             raise UserError(f"{wf}: its {key} {have:g} is not the take's ({meta_file.name}: world.{key} "
-                            f"{str(want)[:30]}): not this take's world file")
+                            f"{clip(str(want), 30)}): not this take's world file")
     return TakeWorld(name, meta_file, snap, wf, t, dt)
 
 
@@ -302,7 +303,7 @@ def _read_world_file(f: Path) -> dict[str, np.ndarray]:
     except FileNotFoundError:
         raise UserError(f"{f}: no such file (the take's world as it began; its metadata names it)") from None
     except (OSError, ValueError, TypeError, EOFError, KeyError, zipfile.BadZipFile) as exc:  # TypeError: a .npy
-        raise UserError(f"{f}: not a take's world file ({str(exc)[:80] or type(exc).__name__})") from None
+        raise UserError(f"{f}: not a take's world file ({clip(str(exc), 80) or type(exc).__name__})") from None
     t, step = snap["t"], snap["step"]
     if t.shape != () or t.dtype.kind != "f" or not (np.isfinite(t) and t >= 0):
         raise UserError(f"{f}: field 't' must be the world clock, seconds >= 0")

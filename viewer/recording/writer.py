@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..reports._text import clip
 from .meta import write_meta
 from .schema import COLUMN_INFO, COLUMNS
 
@@ -302,10 +303,8 @@ class Recorder:
             try:
                 conv(v)
             except (TypeError, ValueError, OverflowError):
-                shown = repr(v)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 return ValueError(f"{self.path}: frame {self._count}: column {c.name!r} must be {_WHAT[c.kind]}, "
-                                  f"got {shown}; the row is not recorded")
+                                  f"got {clip(repr(v), 40)}; the row is not recorded")
         return ValueError(f"{self.path}: frame {self._count}: a value does not fit its column")  # pragma: no cover
 
     def _row(self, stats: Any, values: dict) -> list:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["escape_text", "shorten"]
+__all__ = ["clip", "escape_text", "shorten"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -33,8 +33,22 @@ def escape_text(text: object) -> str:
 
 
 def shorten(text: str, most: int) -> str:
-    """``text`` when it has at most ``most`` characters, else its start, ``...`` and its length."""
+    """``text`` when it has at most ``most`` characters, else its start (:func:`clip`) and its length."""
     if len(text) <= most:
         return text
-    tail = f"... ({len(text)} characters)"
-    return text[: max(most - len(tail), 1)] + tail
+    tail = f" ({len(text)} characters)"
+    return clip(text, max(most - len(tail), 4)) + tail
+
+
+def clip(text: str, most: int) -> str:
+    """``text`` for a message, at most ``most`` characters: whole when it fits, else cut after its last whole
+    word that leaves room for ``...`` and ended so (a word is cut only when one alone fills more than half
+    of ``most``: a long name or number)."""
+    if len(text) <= most:
+        return text
+    head = text[: max(most - 3, 1)]
+    if not text[len(head)].isspace():
+        space = head.rfind(" ")
+        if space >= most // 2:
+            head = head[:space]
+    return head.rstrip(" ,;:") + "..."

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewer.errors import UserError
+from viewer.reports._text import clip
 
 from .spec import AXES, Task
 
@@ -164,17 +165,17 @@ def _check_regular(path: Path) -> bool:
 def _row_problem(row: dict, numeric: set[str]) -> str | None:
     """Why ``row`` (column -> text) is not a row this viewer wrote, or None."""
     if not _KEY.fullmatch(row["task"]):
-        return f"task {row['task'][:40]!r} is not a task key"
+        return f"task {clip(row['task'], 40)!r} is not a task key"
     if row["status"] not in STATUSES:
-        return f"status {row['status'][:40]!r} is not one of {', '.join(STATUSES)}"
+        return f"status {clip(row['status'], 40)!r} is not one of {', '.join(STATUSES)}"
     if not _WHOLE.fullmatch(row["rows_in_task"]) or int(row["rows_in_task"]) < 1:
-        return f"rows_in_task {row['rows_in_task'][:40]!r} is not a whole number >= 1"
+        return f"rows_in_task {clip(row['rows_in_task'], 40)!r} is not a whole number >= 1"
     for col in ("scene", "radius", "dynamic", "index"):
         if not row[col].strip():
             return f"{col} is empty"
     for col in _INTS:
         if not _WHOLE.fullmatch(row[col]):
-            return f"{col} {row[col][:40]!r} is not a whole number"
+            return f"{col} {clip(row[col], 40)!r} is not a whole number"
     for col in numeric:
         text = row[col]
         if not text:
@@ -182,7 +183,7 @@ def _row_problem(row: dict, numeric: set[str]) -> str | None:
         try:
             float(text)
         except ValueError:
-            return f"{col} {text[:40]!r} is not a number"
+            return f"{col} {clip(text, 40)!r} is not a number"
     return None
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from viewer.errors import UserError
+from viewer.reports._text import clip
 
 from .lock import locked
 from .results import failure_rows, open_results, read_results, task_rows
@@ -168,7 +169,7 @@ def _client(workers: int, scheduler: str | None, connect_timeout: float = CONNEC
             raise UserError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
         except Exception as exc:  # noqa: BLE001: what Dask makes of a peer that is not a scheduler
             raise UserError(f"--scheduler {scheduler}: not a Dask scheduler ({type(exc).__name__}: "
-                            f"{str(exc)[:200]})") from None
+                            f"{clip(str(exc), 200)})") from None
     # a worker that dies (out of memory, killed) fails its task at once instead of being retried three times
     dask.config.set({"distributed.scheduler.allowed-failures": 0})
     # no dashboard; the scheduler's own HTTP server on any free port (its default, 8787, warns when another
@@ -251,7 +252,7 @@ def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, pl
             try:
                 res = fut.result()
             except Exception as exc:  # a failed task never stops the sweep: it is recorded with its reason
-                reason = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:500]
+                reason = clip(f"{type(exc).__name__}: {exc}".strip().splitlines()[0], 500)
                 if type(exc).__name__ == "KilledWorker":
                     reason = f"worker lost (killed or out of memory): {reason}"
                 results.write(failure_rows(t, "failed", reason))

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from viewer.errors import UserError
+from viewer.reports._text import clip
 
 __all__ = ["AXES", "FORMAT", "Sweep", "Task", "bundled_sweeps", "load_sweep", "resolve_sweep_path"]
 
@@ -145,7 +146,7 @@ def load_sweep(text: str) -> Sweep:
     except RecursionError:
         raise UserError(f"{src}: not a sweep file: arrays or tables nested too deeply to read as TOML") from None
     except ValueError as exc:  # an integer literal of more than 4300 digits
-        raise UserError(f"{src}: not valid TOML ({str(exc)[:200]})") from None
+        raise UserError(f"{src}: not valid TOML ({clip(str(exc), 200)})") from None
     try:
         return _check_doc(doc, path, src)
     except RecursionError:  # nested just shallowly enough to parse
@@ -158,12 +159,12 @@ def _show(v) -> str:
         text = repr(v)
     except (RecursionError, ValueError):
         text = f"<a {type(v).__name__} nested too deeply>"
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clip(text, 60)
 
 
 def _name(key: str) -> str:
     """A field's name as written, cut to 60 characters."""
-    return key if len(key) <= 60 else key[:57] + "..."
+    return clip(key, 60)
 
 
 def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
