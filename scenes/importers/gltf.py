@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from viewer.host.memory import available, format_bytes
-from viewer.reports._text import clip
+from viewer.host.text import clip
 
 from ..errors import SceneError
 from ..limits import MAX_N

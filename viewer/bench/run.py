@@ -14,7 +14,7 @@ import numpy as np
 
 from viewer.errors import UserError
 from viewer.index import INDEXES
-from viewer.reports._text import clip
+from viewer.host.text import clip
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT

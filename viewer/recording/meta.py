@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import UserError
 from ..host.machine import machine, system
 from ..host.output import replace_atomically
-from ..reports._text import clip
+from ..host.text import clip
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
 __all__ = [

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..host.inputs import why_missing
-from ..reports._text import shorten
+from ..host.text import shorten
 from .meta import meta_path_for, read_meta, run_label
 from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
 

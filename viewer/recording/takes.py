@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import UserError
 from ..host.output import replace_atomically
 from ..paths import PathRecorder, save_path
-from ..reports._text import clip
+from ..host.text import clip
 from .meta import read_meta
 from .writer import Recorder
 

@@ -28,7 +28,7 @@ from ..errors import UserError
 from ..recording.meta import describe_path, describe_scene, path_identity, scene_identity
 from ..recording.reader import Run, read_runs
 from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
-from ._text import escape_text
+from ..host.text import escape_text
 
 __all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
            "format_ratio", "format_table", "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows",
@@ -319,7 +319,7 @@ def summary(runs: Sequence[Run], reference: int | None = None) -> list[str]:
 
 def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
     """The table as aligned ``text``, ``markdown`` or ``csv``. A run's label is written with its control
-    characters escaped (:func:`viewer.reports._text.escape_text`: no terminal escape sequence, line break or
+    characters escaped (:func:`viewer.host.text.escape_text`: no terminal escape sequence, line break or
     NUL reaches the output), and in markdown its ``|`` too. The ratio columns are speed-ups over the reference
     (:data:`RATIO_HEADERS`: ``x faster (median)``, ``x_faster_median``; in text under one group header),
     to three significant digits (:func:`format_ratio`)."""

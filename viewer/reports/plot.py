@@ -17,7 +17,7 @@ from ..errors import UserError
 from ..host.output import check_output_file
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
-from ._text import escape_text, shorten
+from ..host.text import escape_text, shorten
 from .compare import _warn_stderr, band_columns, runs_with_rows
 
 __all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs"]

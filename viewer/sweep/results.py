@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewer.errors import UserError
-from viewer.reports._text import clip
+from viewer.host.text import clip
 
 from .spec import AXES, Task
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from viewer.errors import UserError
-from viewer.reports._text import clip
+from viewer.host.text import clip
 
 from .lock import locked
 from .results import failure_rows, open_results, read_results, task_rows
