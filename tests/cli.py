@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import time
+
 
 def refused(status: int, err: str, *words: str) -> str:
     """Exit status 2, exactly one error line naming every one of ``words``, no traceback; returns the line."""
@@ -12,3 +15,20 @@ def refused(status: int, err: str, *words: str) -> str:
     for w in words:
         assert w in lines[0], lines[0]
     return lines[0]
+
+
+def sigterm_when(proc, ready, timeout: float = 120.0):
+    """Send SIGTERM to ``proc`` (a ``subprocess.Popen``) once ``ready()`` holds, polled every 10 ms (failing
+    if the process ends first or ``timeout`` seconds pass), and wait for it; returns its stderr. The process
+    is killed if anything fails on the way."""
+    try:
+        end = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()[1]
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        return proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cli import refused
+from tests.cli import refused, sigterm_when
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
@@ -231,17 +231,7 @@ def test_sigterm_during_scene_generate_leaves_no_temporary_file(tmp_path, small)
         sys.exit(main(["scene", "generate", {str(small)!r}, "-o", {str(tmp_path / "s.npz")!r}]))
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        end = time.monotonic() + 120
-        while not any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
-            assert proc.poll() is None and time.monotonic() < end, proc.stderr.read().decode()
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    err = sigterm_when(proc, lambda: any(p.name.endswith(".tmp") for p in tmp_path.iterdir()))
     assert proc.returncode == 128 + signal.SIGTERM
     assert "Traceback" not in err.decode() and "terminated" in err.decode()
     assert _listing(tmp_path) == ["small.toml"]

@@ -10,12 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli import refused
+from tests.cli import refused, sigterm_when
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
@@ -292,17 +291,7 @@ def test_a_map_stopped_before_writing_leaves_no_directory_behind(tmp_path, small
     out = tmp_path / "msig" / "deep"
     proc = subprocess.Popen([sys.executable, "-m", "viewer", "map", str(small), "-o", str(out), "--res", "512"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    try:
-        end = time.monotonic() + 120
-        while not out.exists() and proc.poll() is None and time.monotonic() < end:
-            time.sleep(0.01)
-        assert out.exists(), proc.communicate()[1]
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    err = sigterm_when(proc, out.exists)
     assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
     assert sorted(os.listdir(tmp_path)) == ["small.toml"]
 
