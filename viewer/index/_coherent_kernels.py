@@ -21,7 +21,8 @@ sequential copy; ``si[s, 1]`` is a visible slot's position in it (swap-remove), 
 **Budgets and the odometer.** ``T`` is the camera's odometer (the sum of its step lengths, each rounded
 up, and the sum rounded up: :func:`viewer.index.coherent.CoherentIndex`), so ``T_now - T_then`` is at
 least the true distance travelled since then. A frontier node evaluated at reading ``T`` with budget ``b``
-(world units) is due at ``below(T + b) <= nextafter(T + b, -inf) <= T + b`` (:func:`below`); until the odometer reaches it, the camera is
+(world units) is due at ``below(T + b) <= nextafter(T + b, -inf) <= T + b`` (:func:`below`); until the
+odometer reaches it, the camera is
 less than ``b`` from where the node was looked at. Budgets:
 
 - a leaf: the least over its attached live members of ``| |c - p| - r | - m(d, r)``;
@@ -113,6 +114,7 @@ HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once ther
 EPS = 32.0 * 2.0**-53
 TINY = 2.0**-500
 STACK = 256  # evaluate's stack: 2 entries a level at most
+NO_LIMIT = np.int64(1) << 62  # a query's due entries never make it walk (a short step)
 
 
 @njit(inline="always")
@@ -753,8 +755,9 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_
     fills the stats counters.
 
     **Jumps.** A step is *far* when it is longer than ``jump_scale`` times the leaves' median reach (a
-    leaf's box diagonal plus its largest sphere's diameter, ``f64[6]``). A far step with more than ``jump_due`` due heap entries walks the tree (a jump: filing
-    nothing); after a walk, a far step walks again and a near one builds a new frontier. A near step never
+    leaf's box diagonal plus its largest sphere's diameter, ``f64[6]``). A far step with more than
+    ``jump_due`` due heap entries walks the tree (a jump: filing nothing); after a walk, a far step walks
+    again and a near one builds a new frontier. A near step never
     walks, however many entries are due: their cost is the work a flight needs, and a walk at a flight's
     speed costs as much again in a new frontier at the next step (measured in the README, "The coherent
     index")."""
@@ -775,7 +778,7 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_
     cnt[C_NL] = npend
     cnt[C_NE] = 0
     far = step > jump_scale * f64[6]
-    limit = jump_due if far else np.int64(1) << 62
+    limit = jump_due if far else NO_LIMIT
     mode = 1 if force else 0  # 0: as the heap says, 1: a new frontier, 2: a walk
     if mode == 0 and cnt[C_WALK]:
         mode = 2 if far else 1
@@ -814,7 +817,8 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
     cnt[C_REBUILT] = 0
     stack = scratch[:STACK]
     due = scratch[STACK:]
-    n_due = count_due(hkey, cnt[C_HS], T, limit, due) if mode == 0 else 0
+    # the due entries are counted ahead only where their count may make a walk; else the pops count them
+    n_due = count_due(hkey, cnt[C_HS], T, limit, due) if mode == 0 and limit < NO_LIMIT else 0
     cnt[C_DUE] = n_due
     if mode != 0 or n_due > limit:
         # a new frontier (the first query, after a layout, or a short step after a jump); too many due (a
@@ -830,11 +834,14 @@ def query(obj, flags, si, dl, nf, ni, hkey, hint, cnt, ev, scratch, out,
     else:
         gen = cnt[C_GEN]
         m = 0
+        popped = 0
         while cnt[C_HS] > 0 and hkey[0] <= T:
             k, ep = heap_pop(hkey, hint, cnt)
+            popped += 1
             if ep == ni[k, 2] and is_frontier(ni, k, gen):
                 due[m] = k
                 m += 1
+        cnt[C_DUE] = popped  # every entry at or below T: what count_due counts
         for j in range(m):
             k = due[j]
             if not is_frontier(ni, k, gen):
