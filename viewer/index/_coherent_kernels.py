@@ -60,7 +60,6 @@ Counters ``cnt`` (int64): see the ``C_*`` indices.
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
