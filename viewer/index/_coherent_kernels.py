@@ -63,7 +63,8 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from viewer.host.jit import njit
+from viewer.host.jit import njit as njit_rc
+from viewer.host.jit import njit_noref as njit
 
 # node states (ni[k, 1])
 OUT = 1
@@ -113,6 +114,7 @@ HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once ther
 EPS = 32.0 * 2.0**-53
 TINY = 2.0**-500
 STACK = 256  # evaluate's stack: 2 entries a level at most
+SKIP = 16  # detached_pass: due readings looked for a block of this many at a time
 NO_LIMIT = np.int64(1) << 62  # a query's due entries never make it walk (a short step)
 
 
@@ -513,6 +515,15 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T):
     tested = 0
     hits = 0
     while i < nd:
+        if i + SKIP <= nd:
+            # a block of readings none of which is due, skipped whole: its minimum is a vector reduction (a
+            # moving world's 100,000 readings, a few dozen due: ~3x faster than a branch per reading)
+            least = np.inf
+            for j in range(i, i + SKIP):
+                least = min(least, dkey[j])
+            if least > T:
+                i += SKIP
+                continue
         if dkey[i] > T:
             i += 1
             continue
@@ -704,7 +715,7 @@ def finish_rebuild(flags, ev, cnt, nl, m):
     cnt[C_NL] = w
 
 
-@njit
+@njit(inline="always")
 def unpack(f64, i32, i64):
     """The views of the three arenas (numba unboxes each array argument on every call, ~0.1 us each: a query
     passes six). ``f64``: head (:data:`HEAD`), ``obj`` (cap, 4), ``nf`` (nn, 9), ``hkey`` (hcap,), ``dobj``
@@ -743,6 +754,11 @@ def unpack(f64, i32, i64):
     o += lcap
     ent = i64[o:o + ecap]
     return obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey
+
+
+#: :func:`unpack` for Python (the arenas' views as numpy arrays): the kernels run without numba's reference
+#: counting (:func:`viewer.host.jit.njit_noref`), and an array returned to Python needs it
+unpack_views = njit_rc(unpack.py_func)
 
 
 @njit

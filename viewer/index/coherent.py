@@ -151,7 +151,7 @@ class CoherentIndex(SphereIndex):
         cnt[K.L_CAP], cnt[K.L_NN], cnt[K.L_HCAP], cnt[K.L_DCAP], cnt[K.L_LCAP], cnt[K.L_ECAP] = (
             cap, nn, hcap, dcap, lcap, ecap)
         self._obj, self._nf, self._hkey, self._si, self._ni, self._hint, self._dlist, self._dobj, self._cnt, _, \
-            self._lft, self._ent, self._dkey = K.unpack(self._f64, self._i32, self._i64)
+            self._lft, self._ent, self._dkey = K.unpack_views(self._f64, self._i32, self._i64)
         self._stats = self._cnt[K.S_CAND: K.S_CAND + 4]
         if first:
             return
