@@ -51,3 +51,18 @@ def test_scene_import_checks_its_output_as_generate_does(tmp_path, points, out, 
     assert sorted(os.listdir(tmp_path)) == before
     if out == "fifo.npz":
         assert not (tmp_path / out).is_file()
+
+
+# --------------------------------------------------------------------------- a .npz's JSON entries
+
+
+@pytest.mark.parametrize("entry", ["extras", "recipe", "look"])
+def test_a_5000_digit_integer_in_a_scene_files_json_is_one_message(tmp_path, entry):
+    """Python's JSON reader refuses an integer of more than 4,300 digits with a ValueError that is no
+    JSONDecodeError. Before: a traceback from 'scene info' (the metadata and the camera paths already said so
+    in one line)."""
+    p = tmp_path / "big.npz"
+    np.savez(p, format_version=np.array(2), centres=np.array([[0.0, 0, 0], [1, 1, 1]]), radii=np.ones(2),
+             **{entry: np.array('{"a": ' + "1" * 5000 + "}")})
+    status, _, err = viewer("scene", "info", p)
+    refused(status, err, str(p), f"field '{entry}'", "4300 digits")
