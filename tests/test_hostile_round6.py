@@ -66,3 +66,24 @@ def test_a_5000_digit_integer_in_a_scene_files_json_is_one_message(tmp_path, ent
              **{entry: np.array('{"a": ' + "1" * 5000 + "}")})
     status, _, err = viewer("scene", "info", p)
     refused(status, err, str(p), f"field '{entry}'", "4300 digits")
+
+
+# --------------------------------------------------------------------------- tables: empty cells, no rows
+
+
+@pytest.mark.parametrize("text, words", [
+    ("x,y,z,r\n", ["holds no data rows, only its column names"]),
+    ("x,y,z\n1,,3\n", ["field 'y'", "row 1: empty value"]),
+    ("x,y,z,parent\n1,2,3,\n", ["field 'parent'", "row 1: empty value"]),
+    ("x,y,z,parent\n1,2,3,-1\n4,5,6,0.5\n", ["field 'parent'", "row 2: parent 0.5 is not a whole number"]),
+], ids=["header-only", "empty-y", "empty-parent", "half-parent"])
+def test_a_table_with_no_rows_or_an_empty_cell_says_so(tmp_path, text, words):
+    """Before: a CSV of column names only said "field 'x': must hold numbers, not null"; a column whose only
+    cells are empty said "must hold numbers, found None in row 1" (a Python word for an empty cell); a parent
+    of 0.5 was shown as 'np.float64(0.5)'."""
+    src = tmp_path / "t.csv"
+    src.write_text(text)
+    status, _, err = viewer("scene", "import", src, "-o", tmp_path / "t.npz")
+    line = refused(status, err, str(src), *words)
+    assert "None" not in line and "null" not in line and "np." not in line
+    assert sorted(os.listdir(tmp_path)) == ["t.csv"]

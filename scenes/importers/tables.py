@@ -79,29 +79,30 @@ def read_table(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
         roles = resolve_columns(list(table.column_names), mapping)
         _check_unique(list(table.column_names), roles, fmt)
 
+    if table.num_rows == 0:
+        raise SceneError("holds no data rows, only its column names: no object to import")
+
     def get(name: str, empty=None) -> np.ndarray:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         col = table.column(name)
-        if empty is not None and col.null_count and pa.types.is_null(col.type):  # a column of empty cells only
+        if col.null_count and empty is None:  # an empty cell, whatever the column's type
+            row = int(pc.index(pc.is_null(col), True).as_py())
+            raise SceneError(f"row {row + 1}: empty value", name)
+        if col.null_count and pa.types.is_null(col.type):  # a column of empty cells only
             return np.full(len(col), empty, dtype=np.float64)
         if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
             values = col.to_pylist()
             for i, v in enumerate(values):
                 try:
-                    float(v)
+                    if v is not None:  # an empty cell here means `empty`
+                        float(v)
                 except (TypeError, ValueError):
                     raise SceneError(f"must hold numbers, found {v!r} in row {i + 1}", name) from None
             raise SceneError(f"must hold numbers, not {col.type}", name)
-        if col.null_count and empty is not None:  # an empty cell means `empty` (a LOD column: no switch)
-            import pyarrow.compute as pc
-
+        if col.null_count:  # an empty cell means `empty` (a LOD column: no switch)
             col = pc.fill_null(col.cast(pa.float64()), float(empty))
-        if col.null_count:
-            import pyarrow.compute as pc
-
-            row = int(pc.index(pc.is_null(col), True).as_py())
-            raise SceneError(f"row {row + 1}: empty value", name)
         try:
             return col.to_numpy()
         except Exception as exc:  # an arrow type numpy cannot hold
