@@ -87,3 +87,23 @@ def test_a_table_with_no_rows_or_an_empty_cell_says_so(tmp_path, text, words):
     line = refused(status, err, str(src), *words)
     assert "None" not in line and "null" not in line and "np." not in line
     assert sorted(os.listdir(tmp_path)) == ["t.csv"]
+
+
+# --------------------------------------------------------------------------- tables in other encodings
+
+
+def test_a_table_in_utf16_is_read_and_one_in_latin1_is_one_message(tmp_path):
+    """Spreadsheets save 'Unicode text' as UTF-16 with a byte-order mark, and older ones CSV in a Windows
+    code page. Before: a UTF-16 TSV was 'CSV parse error: Expected 3 columns, got 1: \\x00'; a header
+    holding 'caf\\xe9' (Latin-1) died with a UnicodeDecodeError traceback from pyarrow."""
+    rows = "x\ty\tz\n0\t0\t0\n10\t0\t5\n"
+    for enc in ("utf-16", "utf-16-be"):
+        src = tmp_path / f"{enc}.tsv"
+        src.write_bytes(("\ufeff" if enc.endswith("be") else "").encode(enc) + rows.encode(enc))
+        status, out, err = viewer("scene", "info", src)
+        assert status == 0 and "bounds     [0, 0, 0] .. [10, 0, 5]" in out, err + out
+    src = tmp_path / "latin1.csv"
+    src.write_bytes("x,y,z,café\n1,2,3,4\n".encode("latin-1"))
+    status, _, err = viewer("scene", "import", src, "-o", tmp_path / "l.npz")
+    refused(status, err, str(src), "header is not UTF-8 text (byte 0xe9", "save it as UTF-8")
+    assert not (tmp_path / "l.npz").exists()
