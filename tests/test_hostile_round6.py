@@ -107,3 +107,23 @@ def test_a_table_in_utf16_is_read_and_one_in_latin1_is_one_message(tmp_path):
     status, _, err = viewer("scene", "import", src, "-o", tmp_path / "l.npz")
     refused(status, err, str(src), "header is not UTF-8 text (byte 0xe9", "save it as UTF-8")
     assert not (tmp_path / "l.npz").exists()
+
+
+# --------------------------------------------------------------------------- a radius parameter given twice
+
+
+def test_a_radius_parameter_given_twice_is_refused_in_bench_and_sweep(tmp_path):
+    """'--index octree:max_depth=5,max_depth=6' and '--view-distance constant:value=1,value=2' are refused.
+    Before: '--radius constant:value=1,value=2' silently measured value=2 (the workload labelled
+    uniform-1k-constant2), and a sweep file's radius axis took it the same way."""
+    out = tmp_path / "bench"
+    status, _, err = viewer("bench", "--n", "1e3", "--scene", "uniform", "--index", "scan", "--radius",
+                            "constant:value=1,value=2", "--no-plots", "--out", out)
+    refused(status, err, "--radius 'constant:value=1,value=2'", "parameter 'value' is given twice")
+    assert not out.exists()
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('format = "viewer-sweep"\nversion = 1\nname = "t"\nindexes = ["octree"]\n[axes]\n'
+                     'scene = ["uniform"]\nn = [1000]\nradius = ["log-uniform:min=1,max=5,min=2"]\n')
+    status, out_text, err = viewer("sweep", sweep, "--dry-run", "-o", tmp_path / "sw")
+    refused(status, err, str(sweep), "axes.radius", "parameter 'min' is given twice")
+    assert out_text == "" and not (tmp_path / "sw").exists()
