@@ -127,3 +127,26 @@ def test_a_radius_parameter_given_twice_is_refused_in_bench_and_sweep(tmp_path):
     status, out_text, err = viewer("sweep", sweep, "--dry-run", "-o", tmp_path / "sw")
     refused(status, err, str(sweep), "axes.radius", "parameter 'min' is given twice")
     assert out_text == "" and not (tmp_path / "sw").exists()
+
+
+# --------------------------------------------------------------------------- more objects than a scene holds
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "--n", "6e8", "--index", "scan", "--dynamic", "none", "--updates", "0", "--no-plots"],
+    ["clients", "--n", "6e8", "--scene", "uniform", "--index", "scan", "--k", "1", "--ticks", "3"],
+], ids=["bench", "clients"])
+def test_n_past_the_largest_scene_is_refused_as_a_flag(tmp_path, argv):
+    """A scene holds at most 500,000,000 objects (viewer.scenes.MAX_N); --n took up to 1e9. Before: clients
+    warmed its kernels, then died generating the workload with "field 'n': must be <= 5e+08" (naming no flag)
+    and left its --out directory behind; bench skipped the workload here, and on a machine with the memory
+    would have died the same way; a sweep's n axis took 1e9 too."""
+    out = tmp_path / "out"
+    status, _, err = viewer(*argv, "--out", out)
+    refused(status, err, "--n", "1..500,000,000", "'6e8'")
+    assert not out.exists()
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('format = "viewer-sweep"\nversion = 1\nname = "t"\nindexes = ["octree"]\n[axes]\n'
+                     'scene = ["uniform"]\nn = [6e8]\n')
+    status, _, err = viewer("sweep", sweep, "--dry-run", "-o", out)
+    refused(status, err, str(sweep), "axes.n", "1..5e+08")

@@ -15,14 +15,19 @@ from . import _args
 
 
 def _sizes(text: str) -> list[int]:
+    """``1e5,1e6`` -> object counts, each a whole number 1 .. :data:`viewer.scenes.MAX_N` (what one scene may
+    hold: a larger one would be refused only when its workload is generated, after the work before it)."""
+    from viewer.scenes import MAX_N
+
     out = []
     for part in text.split(","):
         try:
             v = float(part)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a size: {part!r} (write e.g. 1e5,1e6)") from None
-        if not (1 <= v <= 1e9) or v != int(v):
-            raise argparse.ArgumentTypeError(f"sizes must be whole numbers in 1..1e9, got {part!r}")
+        if not (1 <= v <= MAX_N) or v != int(v):
+            raise argparse.ArgumentTypeError(f"sizes must be whole numbers in 1..{_args.count_text(MAX_N)} "
+                                             f"(the most objects a scene holds), got {part!r}")
         out.append(int(v))
     return out
 
