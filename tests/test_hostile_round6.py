@@ -150,3 +150,23 @@ def test_n_past_the_largest_scene_is_refused_as_a_flag(tmp_path, argv):
                      'scene = ["uniform"]\nn = [6e8]\n')
     status, _, err = viewer("sweep", sweep, "--dry-run", "-o", out)
     refused(status, err, str(sweep), "axes.n", "1..5e+08")
+
+
+# --------------------------------------------------------------------------- bench and clients refused midway
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "--scene", "{bad}", "--index", "scan", "--dynamic", "none", "--updates", "0", "--no-plots",
+     "--no-first-build"],
+    ["clients", "--scene", "{bad}", "--index", "scan", "--k", "1", "--ticks", "3"],
+], ids=["bench", "clients"])
+def test_bench_and_clients_refused_after_making_out_leave_no_directory(tmp_path, argv):
+    """A scene file is read when its workload comes up, after --out is made. Before: a recipe refused then
+    (or any error, Ctrl-C, SIGTERM before the results were written) left the empty out/deep directories
+    behind, as 'viewer map' did before round 5."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('generator = "uniform"\nn = 100\n[radius]\nmodel = "log-uniform"\nmin = 0\nmax = 1\n')
+    out = tmp_path / "out" / "deep"
+    status, _, err = viewer(*(str(bad) if a == "{bad}" else a for a in argv), "--out", out)
+    refused(status, err, str(bad), "radius.min")
+    assert sorted(os.listdir(tmp_path)) == ["bad.toml"]
