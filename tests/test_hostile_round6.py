@@ -170,3 +170,28 @@ def test_bench_and_clients_refused_after_making_out_leave_no_directory(tmp_path,
     status, _, err = viewer(*(str(bad) if a == "{bad}" else a for a in argv), "--out", out)
     refused(status, err, str(bad), "radius.min")
     assert sorted(os.listdir(tmp_path)) == ["bad.toml"]
+
+
+# --------------------------------------------------------------------------- figures of 1e29 and 1e308
+
+
+def test_compare_writes_a_huge_figure_short_and_refuses_one_past_the_domain(tmp_path):
+    """Hand-edited recordings. Before: query times of 1e29 ms were printed digit by digit (34 characters
+    each, a speed-up of 5e31 as 32 digits; 1e308: 309), and 1e308 in every row made the medians overflow to
+    inf with a numpy RuntimeWarning on stderr. Now a figure past 1e15 is written as 1e+29, and a value
+    outside the numeric domain (|value| <= 2**100, as for a scene) is refused, naming file, line and column."""
+    from tests.test_hostile_record_reports import edit, record
+
+    a, b = record(tmp_path / "a.csv", index="scan"), record(tmp_path / "b.csv", index="octree")
+    for row in range(12):
+        edit(b, "query_ms", row, "1e29")
+        edit(a, "cull_ms", row, "1e29")
+    for fmt in ("text", "markdown", "csv"):
+        status, out, err = viewer("compare", a, b, "--format", fmt)
+        assert status == 0 and "Traceback" not in err and "Warning" not in err, err
+        assert "1e+29" in out and "5e+31" in out and "0000000000000000" not in out + err, out + err
+    edit(b, "query_ms", 3, "1e308")
+    for argv in (["compare", a, b], ["plot", a, b, "-o", tmp_path / "p.png"]):
+        status, _, err = viewer(*argv)
+        refused(status, err, f"{b}:5", "column 'query_ms'", "1e308 is outside the numeric domain")
+    assert not (tmp_path / "p.png").exists()
