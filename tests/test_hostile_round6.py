@@ -195,3 +195,18 @@ def test_compare_writes_a_huge_figure_short_and_refuses_one_past_the_domain(tmp_
         status, _, err = viewer(*argv)
         refused(status, err, f"{b}:5", "column 'query_ms'", "1e308 is outside the numeric domain")
     assert not (tmp_path / "p.png").exists()
+
+
+# --------------------------------------------------------------------------- --save-path onto a path file
+
+
+def test_record_save_path_never_overwrites_a_file_without_force(tmp_path, small):
+    """'--save-path FILE ... e.g. to edit a generated path by hand'. Before: running the same command line
+    again (with a new -o) silently replaced the file, hand edits and all. Now refused before anything is
+    written, as a recorded run is; --force replaces it."""
+    mine = tmp_path / "flight.toml"
+    mine.write_text("# my edits\n")
+    out = tmp_path / "out"
+    status, _, err = viewer("record", small, "--frames", "3", "--size", "64x64", "-o", out, "--save-path", mine)
+    refused(status, err, f"--save-path {mine}", "exists already", "--force")
+    assert mine.read_text() == "# my edits\n" and not out.exists()
