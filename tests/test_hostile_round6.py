@@ -5,7 +5,6 @@ as the README promises)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
