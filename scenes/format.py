@@ -57,6 +57,8 @@ from pathlib import Path
 
 import numpy as np
 
+from viewer.host.text import clip
+
 from .construct import check_centres, check_integers, scene_from_arrays
 from .errors import SceneError
 from .limits import MAX_SPEED, MAX_WORLD, MIN_ORBIT, MIN_WORLD, check_box, fit_box, stem_name
@@ -195,6 +197,8 @@ def _json(a: np.ndarray, key: str, want: type):
         v = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SceneError(f"is not valid JSON: {exc}", key) from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise SceneError(f"is not JSON this viewer can read: {clip(str(exc), 80)}", key) from None
     except RecursionError:
         raise SceneError("is nested too deeply to be a scene's JSON", key) from None
     if not isinstance(v, want):

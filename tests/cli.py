@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import signal
 import time
 
@@ -32,3 +35,17 @@ def sigterm_when(proc, ready, timeout: float = 120.0):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def viewer(*args, timeout=300, cwd=None):
+    """Run ``viewer ARGS`` in this process, as the console script would (a fresh process each costs a second
+    of imports), in ``cwd``; returns (status, stdout, stderr). ``timeout`` is for the reader: none is set."""
+    from viewer.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's refusals
+            status = exc.code if isinstance(exc.code, int) else 2
+    return status, out.getvalue(), err.getvalue()

@@ -4,8 +4,6 @@ as the README promises)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import signal
 import subprocess
@@ -14,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import refused, sigterm_when
+from tests.cli import refused, sigterm_when, viewer
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
@@ -24,20 +22,6 @@ def _env() -> dict:
     """The environment a ``viewer`` process of this tree runs in."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "PYTHONPATH": path}
-
-
-def viewer(*args, timeout=300, cwd=None):
-    """Run ``viewer ARGS`` in this process, as the console script would (a fresh process each costs a second
-    of imports), in ``cwd``; returns (status, stdout, stderr). ``timeout`` is for the reader: none is set."""
-    from viewer.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd or os.getcwd()), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse's refusals
-            status = exc.code if isinstance(exc.code, int) else 2
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

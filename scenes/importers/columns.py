@@ -103,7 +103,7 @@ def check_parent_rows(parent: np.ndarray, field: str = "parent", rows: str = "ro
         bad = np.flatnonzero(~np.isfinite(a) | (a != np.floor(a)))
         if bad.size:
             i = int(bad[0])
-            raise _row_error(i, first_row, rows, f"parent {a[i]!r} is not a whole number (a 0-based row index, "
+            raise _row_error(i, first_row, rows, f"parent {a[i]:g} is not a whole number (a 0-based row index, "
                                                  "-1 none)", field)
     elif a.dtype.kind not in "iu":
         raise SceneError(f"must hold whole numbers, got {a.dtype}", field)

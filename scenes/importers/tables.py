@@ -25,6 +25,13 @@ def _opened(path: Path, read):
     return read(path)
 
 
+def _text_encoding(path: Path) -> str:
+    """The encoding of a CSV / TSV file: UTF-16 when it starts with a UTF-16 byte-order mark (spreadsheets
+    save 'Unicode text' so), else UTF-8 (a UTF-8 byte-order mark is skipped)."""
+    with open(path, "rb") as fh:
+        return "utf-16" if fh.read(2) in (b"\xff\xfe", b"\xfe\xff") else "utf8"
+
+
 def _arrow_table(path: Path, fmt: str, wanted=None):
     import pyarrow as pa
 
@@ -38,11 +45,20 @@ def _arrow_table(path: Path, fmt: str, wanted=None):
         parse = pcsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",")
         # only an empty field is missing: "nan" and "inf" are read as numbers (and refused as not finite)
         convert = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True)
-        return _opened(path, lambda src: pcsv.read_csv(src, parse_options=parse, convert_options=convert))
+        read = pcsv.ReadOptions(encoding=_text_encoding(path))
+        table = _opened(path, lambda src: pcsv.read_csv(src, read_options=read, parse_options=parse,
+                                                        convert_options=convert))
     except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
         what = "Parquet" if fmt == "parquet" else fmt.upper()
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SceneError(f"not a readable {what} file (truncated, or another format?): {msg}") from None
+    try:
+        table.column_names  # decoded from UTF-8 only when asked for
+    except UnicodeDecodeError as exc:
+        raise SceneError(f"its header is not UTF-8 text (byte {exc.object[exc.start]:#04x} in "
+                         f"{exc.object.decode('utf-8', 'replace')!r}): save it as UTF-8, or as UTF-16 with a "
+                         "byte-order mark") from None
+    return table
 
 
 def _schema_names(path: Path, fmt: str) -> list[str] | None:
@@ -79,29 +95,30 @@ def read_table(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
         roles = resolve_columns(list(table.column_names), mapping)
         _check_unique(list(table.column_names), roles, fmt)
 
+    if table.num_rows == 0:
+        raise SceneError("holds no data rows, only its column names: no object to import")
+
     def get(name: str, empty=None) -> np.ndarray:
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         col = table.column(name)
-        if empty is not None and col.null_count and pa.types.is_null(col.type):  # a column of empty cells only
+        if col.null_count and empty is None:  # an empty cell, whatever the column's type
+            row = int(pc.index(pc.is_null(col), True).as_py())
+            raise SceneError(f"row {row + 1}: empty value", name)
+        if col.null_count and pa.types.is_null(col.type):  # a column of empty cells only
             return np.full(len(col), empty, dtype=np.float64)
         if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
             values = col.to_pylist()
             for i, v in enumerate(values):
                 try:
-                    float(v)
+                    if v is not None:  # an empty cell here means `empty`
+                        float(v)
                 except (TypeError, ValueError):
                     raise SceneError(f"must hold numbers, found {v!r} in row {i + 1}", name) from None
             raise SceneError(f"must hold numbers, not {col.type}", name)
-        if col.null_count and empty is not None:  # an empty cell means `empty` (a LOD column: no switch)
-            import pyarrow.compute as pc
-
+        if col.null_count:  # an empty cell means `empty` (a LOD column: no switch)
             col = pc.fill_null(col.cast(pa.float64()), float(empty))
-        if col.null_count:
-            import pyarrow.compute as pc
-
-            row = int(pc.index(pc.is_null(col), True).as_py())
-            raise SceneError(f"row {row + 1}: empty value", name)
         try:
             return col.to_numpy()
         except Exception as exc:  # an arrow type numpy cannot hold

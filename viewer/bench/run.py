@@ -111,6 +111,8 @@ def parse_radius_spec(text: str) -> dict | None:
         key, eq, value = part.partition("=")
         if not eq:
             raise UserError(f"--radius {text!r}: parameters are written model:key=value,key=value")
+        if key.strip() in spec:
+            raise UserError(f"--radius {text!r}: parameter {key.strip()!r} is given twice")
         spec[key.strip()] = _number(value.strip())
     try:
         return check_radius_spec(spec, "--radius")

@@ -103,7 +103,9 @@ def positive_int(text: str) -> int:
 def count_text(n: int) -> str:
     """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
     typed on the command line is not echoed digit by digit)."""
-    return f"{n:,}" if abs(n) < 10**15 else f"{float(n):.3g}"
+    from ..host.text import DIGITS_LIMIT
+
+    return f"{n:,}" if abs(n) < DIGITS_LIMIT else f"{float(n):.3g}"
 
 
 def frame_count(text: str) -> int:

@@ -15,14 +15,19 @@ from . import _args
 
 
 def _sizes(text: str) -> list[int]:
+    """``1e5,1e6`` -> object counts, each a whole number 1 .. :data:`viewer.scenes.MAX_N` (what one scene may
+    hold: a larger one would be refused only when its workload is generated, after the work before it)."""
+    from viewer.scenes import MAX_N
+
     out = []
     for part in text.split(","):
         try:
             v = float(part)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a size: {part!r} (write e.g. 1e5,1e6)") from None
-        if not (1 <= v <= 1e9) or v != int(v):
-            raise argparse.ArgumentTypeError(f"sizes must be whole numbers in 1..1e9, got {part!r}")
+        if not (1 <= v <= MAX_N) or v != int(v):
+            raise argparse.ArgumentTypeError(f"sizes must be whole numbers in 1..{_args.count_text(MAX_N)} "
+                                             f"(the most objects a scene holds), got {part!r}")
         out.append(int(v))
     return out
 
@@ -174,6 +179,7 @@ def run(args) -> int:
     from viewer.bench.run import (BenchConfig, check_index_spec, measured_shares, parse_index_spec,
                                   parse_radius_spec, run_bench)
     from viewer.host.machine import machine, system
+    from viewer.host.output import filled_dir
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.scenes import check_import_options
@@ -209,36 +215,36 @@ def run(args) -> int:
     _args.once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
                show=lambda m: m[0])  # the same model however written (20 or 20.0)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-    _args.writable_dir(out)
-    cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed, radii,
-                      first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
-                      import_options={k: v for k, v in options.items() if v is not None})
-    table = run_bench(cfg)
-    where = machine()
-    print(machine_line(where))
-    print(baseline_line(table))
-    import shutil
+    with filled_dir(out, _args.writable_dir):  # removed again when refused or stopped before writing
+        cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
+                          radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
+                          import_options={k: v for k, v in options.items() if v is not None})
+        table = run_bench(cfg)
+        where = machine()
+        print(machine_line(where))
+        print(baseline_line(table))
+        import shutil
 
-    width = shutil.get_terminal_size().columns
-    print(format_table(table, width=width, wide=args.wide))
-    if not args.wide and table:
-        print(f"(the columns that fit {width} characters; --wide prints every one, bench.csv has them all)")
-    write_csv(table, out / "bench.csv")
-    shares = measured_shares(cfg)
-    write_json_atomic(out / "bench.json", {
-        "machine": {"platform": system(), **where},
-        "packages": package_versions(), "command": list(sys.argv),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "config": {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
-                   "rounds": args.rounds, "updates": args.updates, "dynamic": shares, "frames": args.frames,
-                   "seed": args.seed},
-        "columns": list(table[0]) if table else [],
-        "rows": json_rows(table),
-    })
-    print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
-    if not args.no_plots and table:
-        from viewer.bench.plots import plot_bench
+        width = shutil.get_terminal_size().columns
+        print(format_table(table, width=width, wide=args.wide))
+        if not args.wide and table:
+            print(f"(the columns that fit {width} characters; --wide prints every one, bench.csv has them all)")
+        write_csv(table, out / "bench.csv")
+        shares = measured_shares(cfg)
+        write_json_atomic(out / "bench.json", {
+            "machine": {"platform": system(), **where},
+            "packages": package_versions(), "command": list(sys.argv),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "config": {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
+                       "rounds": args.rounds, "updates": args.updates, "dynamic": shares, "frames": args.frames,
+                       "seed": args.seed},
+            "columns": list(table[0]) if table else [],
+            "rows": json_rows(table),
+        })
+        print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
+        if not args.no_plots and table:
+            from viewer.bench.plots import plot_bench
 
-        for path in plot_bench(table, out, machine=where["cpu"]):
-            print(f"wrote {path}", file=sys.stderr)
+            for path in plot_bench(table, out, machine=where["cpu"]):
+                print(f"wrote {path}", file=sys.stderr)
     return 0

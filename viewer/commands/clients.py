@@ -126,6 +126,7 @@ def run(args) -> int:
     from viewer.bench.clients import client_paths, measure_clients
     from viewer.bench.report import machine_line
     from viewer.host.machine import machine, system
+    from viewer.host.output import filled_dir
     from viewer.host.progress import Progress
     from viewer.frame.culling import GPU
     from viewer.index import INDEXES, warm_up
@@ -141,33 +142,33 @@ def run(args) -> int:
     workloads = _workloads(args)
     gl = _gpu_context() if GPU in names else None
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
-    _args.writable_dir(out)
-    where = machine()
-    print(machine_line(where))
-    if gl is not None:
-        from viewer.render.context import gl_info
+    with filled_dir(out, _args.writable_dir):  # removed again when refused or stopped before writing
+        where = machine()
+        print(machine_line(where))
+        if gl is not None:
+            from viewer.render.context import gl_info
 
-        print(f"gpu: {gl_info(gl[0])} (llvmpipe is the CPU: its figures say nothing about a real GPU)")
-    warm_up([n for n in names if n != GPU])
-    rows: list[dict] = []
-    for make in workloads:
-        wl = make()
-        built = {name: _build(name, wl, gl) for name in names}
-        for layout in args.layout:
-            for k in args.k:
-                paths = client_paths(wl.centres, k, args.ticks, layout, args.seed, step=args.step)
-                bar = Progress(args.ticks, f"{wl.name} {layout} K={k}", unit="ticks")
-                results = measure_clients(built, paths, budget_s=args.budget, progress=bar.update)
-                bar.close()
-                for r in results:
-                    rows.append({"workload": wl.name, "n": wl.n, "layout": layout, **r.row()})
-        for ix in built.values():
-            getattr(ix, "release", lambda: None)()  # the GPU's buffers
-        del built
-    _print(rows)
-    for line in verdict(rows):
-        print(line)
-    _write(rows, out, where, args, system(), package_versions())
+            print(f"gpu: {gl_info(gl[0])} (llvmpipe is the CPU: its figures say nothing about a real GPU)")
+        warm_up([n for n in names if n != GPU])
+        rows: list[dict] = []
+        for make in workloads:
+            wl = make()
+            built = {name: _build(name, wl, gl) for name in names}
+            for layout in args.layout:
+                for k in args.k:
+                    paths = client_paths(wl.centres, k, args.ticks, layout, args.seed, step=args.step)
+                    bar = Progress(args.ticks, f"{wl.name} {layout} K={k}", unit="ticks")
+                    results = measure_clients(built, paths, budget_s=args.budget, progress=bar.update)
+                    bar.close()
+                    for r in results:
+                        rows.append({"workload": wl.name, "n": wl.n, "layout": layout, **r.row()})
+            for ix in built.values():
+                getattr(ix, "release", lambda: None)()  # the GPU's buffers
+            del built
+        _print(rows)
+        for line in verdict(rows):
+            print(line)
+        _write(rows, out, where, args, system(), package_versions())
     return 0
 
 

@@ -91,8 +91,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "told apart by its 'view' column")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")
     p.add_argument("--force", action="store_true",
-                   help="replace the recordings of these indexes already in DIR (without it, an existing "
-                        "DIR/INDEX.csv or INDEX.meta.json stops the command before anything is written)")
+                   help="replace the recordings of these indexes already in DIR, and an existing --save-path "
+                        "file (without it, an existing DIR/INDEX.csv, INDEX.meta.json or --save-path file stops "
+                        "the command before anything is written)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
@@ -234,6 +235,9 @@ def _record(args, scopes) -> int:
         check_name_lengths(args.save_path, "--save-path", room=TEMP_NAME_ROOM)
     elif args.save_path:
         check_output_file(args.save_path, "--save-path")
+        if os.path.lexists(args.save_path) and not args.force:  # a path file is meant to be edited by hand
+            raise UserError(f"--save-path {args.save_path}: exists already (a camera path, maybe edited by hand); "
+                            "choose another name, or pass --force to replace it")
     _check_not_recording(out, names)
     if not args.force:
         _check_no_recording(out, names)

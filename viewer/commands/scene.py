@@ -221,10 +221,22 @@ def _load_for_generate(args, progress, plan=None):
     return scene
 
 
-def cmd_generate(args) -> int:
-    from viewer.scenes import SceneError, save_scene
-
+def _output(args, stem: str) -> Path:
+    """The .npz file ``scene generate`` or ``scene import`` writes: ``-o`` (an empty name refused, not taken as
+    the default), else ``stem.npz`` here; checked before any work (:func:`viewer.host.output.check_output_file`:
+    a directory, a device or a FIFO, a name too long, a missing or unwritable directory)."""
     from viewer.host.output import check_output_file
+    from viewer.scenes import SceneError
+
+    text = args.output if args.output is not None else stem + ".npz"
+    out = check_output_file(text, "-o/--output")
+    if out.suffix != ".npz":
+        raise SceneError(f"the output must be a .npz file, got {text!r}", field="-o/--output")
+    return out
+
+
+def cmd_generate(args) -> int:
+    from viewer.scenes import save_scene
     from viewer.scenes.fmt import span
 
     plan = _generate_plan(args)
@@ -232,10 +244,7 @@ def cmd_generate(args) -> int:
     stem = Path(args.recipe).stem
     if was is not None:  # uniform-1m --n 1e7 writes uniform-10m.npz, not a "1m" file of 10m objects
         stem = renamed_for_n(stem, old_n, args.n) or stem
-    out = Path(args.output) if args.output is not None else Path(stem + ".npz")
-    if out.suffix != ".npz":
-        raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
-    check_output_file(out, "-o/--output")  # before generating: a minute of work must not end in "cannot write"
+    out = _output(args, stem)  # before generating: a minute of work must not end in "cannot write"
     t0 = time.perf_counter()
     scene = _load_for_generate(args, _progress(f"generating {Path(args.recipe).stem}", not args.quiet), plan)
     save_scene(scene, out)
@@ -251,14 +260,10 @@ def cmd_generate(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from viewer.scenes import SceneError, import_line, save_scene
+    from viewer.scenes import import_line, save_scene
     from viewer.scenes.importers import import_scene
 
-    out = Path(args.output) if args.output else Path(Path(args.file).stem + ".npz")
-    if out.suffix != ".npz":
-        raise SceneError(f"the output must be a .npz file, got {str(out)!r}", field="-o/--output")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise SceneError(f"directory {str(out.parent)!r} does not exist", field="-o/--output")
+    out = _output(args, Path(args.file).stem)
     t0 = time.perf_counter()
     scene = import_scene(args.file, columns=args.columns, view_distance=args.view_distance, name=args.name)
     t1 = time.perf_counter()

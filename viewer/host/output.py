@@ -99,7 +99,8 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
             raise UserError(f"{label}: exists and is not a regular file (a device or a pipe?); choose a file name")
         d = p.parent if str(p.parent) else Path(".")
         if not d.is_dir():
-            raise UserError(f"{label}: directory {_shown(str(d))} does not exist")
+            why = f"{_shown(str(d))} is not a directory" if d.exists() else f"directory {_shown(str(d))} does not exist"
+            raise UserError(f"{label}: {why}")
     except OSError as exc:  # a path the system refuses to look at (too long as a whole, a loop of links)
         raise UserError(f"{label}: cannot use this path: {exc.strerror or exc}") from None
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["clip", "escape_text", "shorten"]
+__all__ = ["DIGITS_LIMIT", "clip", "escape_text", "figure", "shorten"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -52,3 +52,14 @@ def clip(text: str, most: int) -> str:
         if space >= most // 2:
             head = head[:space]
     return head.rstrip(" ,;:") + "..."
+
+
+#: the largest magnitude a number is written out digit by digit; past it, as ``1.23e+20`` (a figure of 1e308 read
+#: from a hand-edited file, or a count typed as 1e300, would otherwise be printed as 309 digits)
+DIGITS_LIMIT = 1e15
+
+
+def figure(v: float, spec: str) -> str:
+    """``v`` formatted by ``spec`` (``.3f``, ``,.0f``, ...) when its magnitude is below :data:`DIGITS_LIMIT`,
+    else to three significant digits (``1e+308``)."""
+    return format(v, spec) if abs(v) < DIGITS_LIMIT else f"{v:.3g}"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..domain import COORD_LIMIT
 from ..errors import UserError
 from ..host.inputs import why_missing
 from ..host.text import shorten
@@ -106,8 +107,8 @@ def read_run(path: str | os.PathLike) -> Run:
                 arr = np.array([int(v) for v in vals], dtype=np.int64)
             elif c.kind == "float":
                 arr = np.array([float(v) for v in vals], dtype=np.float64)
-                if not np.isfinite(arr).all():
-                    raise ValueError("not finite")
+                if not (np.abs(arr) <= COORD_LIMIT).all():  # NaN, an infinity, or a sum of two would overflow
+                    raise ValueError("outside the domain")
             else:
                 arr = np.array(vals, dtype=object)
         except (ValueError, OverflowError):
@@ -150,6 +151,9 @@ def _bad_value(p: Path, c, vals: list[str], linenos: list[int]) -> UserError:
                 x = float(v)
                 if not np.isfinite(x):
                     return UserError(f"{p}:{line}: column {c.name!r}: {shown} is not a finite number")
+                if abs(x) > COORD_LIMIT:
+                    return UserError(f"{p}:{line}: column {c.name!r}: {shown} is outside the numeric domain "
+                                     f"(|value| <= 2**100 = {COORD_LIMIT:.4g}, viewer.domain)")
         except ValueError:
             what = "an integer" if c.kind == "int" else "a number"
             return UserError(f"{p}:{line}: column {c.name!r}: {shown!r} is not {what}")

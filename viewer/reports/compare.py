@@ -28,7 +28,7 @@ from ..errors import UserError
 from ..recording.meta import describe_path, describe_scene, path_identity, scene_identity
 from ..recording.reader import Run, read_runs
 from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
-from ..host.text import escape_text
+from ..host.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
            "format_ratio", "format_table", "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows",
@@ -197,7 +197,7 @@ def format_ratio(v: float | None, digits: int = 3) -> str:
     if v == 0:
         return "0"
     if abs(v) >= 10 ** digits:
-        return f"{v:.0f}"
+        return figure(v, ".0f")
     if abs(v) < 1e-3:
         return f"{v:.{digits - 1}e}"
     return f"{v:#.{digits}g}".rstrip(".")
@@ -223,11 +223,11 @@ def reference_line(runs: Sequence[Run], reference: int | None = None) -> str:
 
 
 def _ms(v: float) -> str:
-    return f"{v:#.3g}".rstrip(".") if v < 1000 else f"{v:.0f}"
+    return f"{v:#.3g}".rstrip(".") if v < 1000 else figure(v, ".0f")
 
 
 def _count(v: float) -> str:
-    return f"{v:,.0f}" if v == int(v) else f"{v:,.1f}"
+    return figure(v, ",.0f" if v == int(v) else ",.1f")
 
 
 def _speed_words(s: float) -> str:
@@ -329,7 +329,7 @@ def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
     body = []
     for r in rows:
         is_ms = r.column.endswith("_ms")
-        vals = [(f"{r.values[s]:.3f}" if is_ms else f"{r.values[s]:.1f}") for s in STATS]
+        vals = [figure(r.values[s], ".3f" if is_ms else ".1f") for s in STATS]
         rat = [format_ratio(r.ratios[s]) for s in STATS]
         label = escape_text(r.run)
         if fmt == "markdown":

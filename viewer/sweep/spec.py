@@ -245,7 +245,9 @@ def _check_value(axis: str, v, bad):
             raise bad(where, str(exc)) from None
         return ",".join(repr(s) for s in shares) if shares else "none"
     # whole numbers: n, queries, frames, updates, seed
-    lo, hi = {"n": (1, 10**9), "queries": (1, 10**6), "frames": (0, 10**6), "updates": (0, 10**8),
+    from viewer.scenes import MAX_N
+
+    lo, hi = {"n": (1, MAX_N), "queries": (1, 10**6), "frames": (0, 10**6), "updates": (0, 10**8),
               "seed": (0, 2**63 - 1)}[axis]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
         raise bad(where, f"must be a whole number in {lo}..{hi:g}, got {_show(v)}")
