@@ -65,6 +65,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from viewer.host.jit import njit as njit_rc
 from viewer.host.jit import njit_noref as njit
+from viewer.host.prefetch import prefetch
 
 # node states (ni[k, 1])
 OUT = 1
@@ -687,8 +688,16 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
         if w == 1:
             flip_range(lo, hi, True, flags, si, cnt, ev)
             continue
-        stack[top] = 2 * k + 1
-        stack[top + 1] = 2 * k
+        c = 2 * k
+        # the children's rows (144 bytes), and a leaf child's first members, start loading now: a jump's walk
+        # finds the tree cold
+        prefetch(nf, c, 0)
+        prefetch(nf, c + 1, 8)
+        if c >= P:
+            prefetch(obj, (c - P) * leaf, 0)
+            prefetch(obj, min((c + 1 - P) * leaf, obj.shape[0] - 1), 0)
+        stack[top] = c + 1
+        stack[top + 1] = c
         top += 2
     return nl, nv
 
