@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit
+from viewer.host.jit import njit, njit_noref
 
 from ._contract_kernels import box_pad as _pad, emit, holds
 from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
@@ -322,7 +322,7 @@ def total_volume(nf, nnodes):
 # ----------------------------------------------------------------------------------------- query
 
 
-@njit
+@njit_noref  # no reference counting: unboxing its eight arrays costs less (bvh 4.0 -> 2.8 us a call)
 def query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats):
     """Ids of the spheres holding (px, py, pz) into ``out``; returns how many (writes at most
     ``out.size`` but counts them all). ``stats`` (4,) int64 gets candidates, visible, nodes visited and
