@@ -323,6 +323,14 @@ def test_overflow_retry_keeps_events(rng):
     ids = ix.query((0.0, 0.0, 0.0))  # the base class retries at the same point
     assert ids.size == 500
     assert ix.last_entered().size == 500
+    # the same on a later query, which takes the fast path (nothing pending, no margin): all 500 leave, then
+    # a short step back brings them in again past a small ``out``
+    assert ix.query((0.0, 0.0, 250.0)).size == 0
+    assert ix.last_left().size == 500
+    with pytest.raises(QueryOverflow):
+        ix.query_into((0.0, 0.0, 0.0), small)
+    assert ix.query((0.0, 0.0, 0.0)).size == 500
+    assert ix.last_entered().size == 500 and ix.last_left().size == 0
 
 
 def test_memory_per_object(rng):

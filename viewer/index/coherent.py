@@ -223,6 +223,7 @@ class CoherentIndex(SphereIndex):
         cnt[K.L_P], cnt[K.L_LEAF], cnt[K.L_NBUILT] = P, self.leaf, n
         cnt[K.C_WALK] = 0
         self._built = False  # the next query walks from the root
+        self._settle()
 
     def _relayout(self) -> None:
         """Lay the tree out again over the live objects (the detached ones attached again)."""
@@ -244,6 +245,7 @@ class CoherentIndex(SphereIndex):
         live = self._n_live
         if int(self._cnt[K.C_ND]) > max(1024, live // 2) or self._dead > max(1024, live):
             self._relayout_due = True
+        self._settle()
 
     # ----------------------------------------------------------------------------- the contract's hooks
     def __len__(self) -> int:
@@ -253,12 +255,29 @@ class CoherentIndex(SphereIndex):
         return self._idt.state()
 
     def _query(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
+        if self._busy:
+            return self._query_full(px, py, pz, out)
+        # the common case (a frame of a flight: nothing pending, no margin, the event buffers large enough),
+        # with as few Python steps as it needs: they were ~0.6 us of a ~1.4 us query
+        nv, ne = K.query_packed(self._f64, self._i32, self._i64, self._flags, self._idt.slots, out, px, py, pz,
+                                JUMP_DUE, JUMP_SCALE, False, 0)
+        self._nv = nv
+        self._ne = ne
+        self._iev = None
+        if nv > self._room or nv > out.shape[0]:
+            # grown past the event buffers (the entered ids overflowed, the next query's left ones need room),
+            # or past ``out`` (a retry must find this answer and its events kept)
+            self._after(px, py, pz, out, ne)
+        return nv
+
+    def _query_full(self, px: float, py: float, pz: float, out: np.ndarray) -> int:
         if self._overflowed and self._clean and (px, py, pz) == self._last:
             # the same query again (a caller retrying with a larger out): copy the answer, keep the events
             nv = self._nv
             m = min(nv, out.shape[0])
             out[:m] = self._si[:m, 2]
             self._overflowed = nv > out.shape[0]
+            self._settle()
             return nv
         if self._relayout_due:
             self._relayout()
@@ -273,19 +292,34 @@ class CoherentIndex(SphereIndex):
                                 JUMP_DUE, JUMP_SCALE, not self._built, npend)
         self._built = True
         self._dlist_dirty = False
+        self._nv = nv
+        self._ne = ne
+        self._iev = None
+        self._after(px, py, pz, out, ne)
+        return nv
+
+    def _after(self, px: float, py: float, pz: float, out: np.ndarray, ne: int) -> None:
+        """A query's follow-up where the fast path has none: the entered ids that did not fit, the room for the
+        next query's left events, the held objects, the retry's state."""
         if ne > self._ent.shape[0]:
             start = self._ent.shape[0]
             self._resize(ecap=max(ne, 2 * start))
             K.collect_entered(self._flags, self._si, self._cnt, self._ent, start, self._idt.slots)
-        self._ne = ne
-        self._nv = nv
-        self._iev = None
+        if self._nv > self._lft.shape[0]:  # the next query may report every visible object as left
+            self._resize(lcap=max(self._nv, 2 * self._lft.shape[0]))
         if self._margin > 0.0 or self._nh:
             self._hold(px, py, pz)
         self._clean = True
-        self._overflowed = nv > out.shape[0]
+        self._overflowed = self._nv > out.shape[0]
         self._last = (px, py, pz)
-        return nv
+        self._settle()
+
+    def _settle(self) -> None:
+        """Whether the next query needs the full path (``_busy``), and the visible count past which the fast
+        path must follow up (``_room``: the event buffers' room)."""
+        self._busy = bool(self._overflowed or self._relayout_due or self._pending or not self._built
+                          or self._dlist_dirty or self._margin > 0.0 or self._nh)
+        self._room = min(self._lft.shape[0], self._ent.shape[0])
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:
         if self._idt.next_id >= _ID_LIMIT:
@@ -369,6 +403,8 @@ class CoherentIndex(SphereIndex):
             raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
         self._margin = m
         self._relative = bool(relative)
+        if hasattr(self, "_built"):  # (not during the build)
+            self._settle()
 
     @property
     def margin(self) -> float:
