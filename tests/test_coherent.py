@@ -128,6 +128,33 @@ def test_jumps_walk_and_flights_keep_the_frontier(rng):
     assert walked >= 25
 
 
+def test_churn_walks_and_coherent_flights_keep_the_frontier(rng):
+    """Where the events of a step outnumber a CHURN_DIV-th of the visible set (at least CHURN_MIN objects),
+    the next step walks the tree, short as it is; once the churn falls, a short step builds a new frontier.
+    Exact throughout."""
+    # a line of small spheres: a camera flying along it at 3 units a step sees about half its visible set
+    # change every step
+    n = 20000
+    t = np.sort(rng.uniform(0, 1000, n))
+    c = np.stack([t, rng.normal(0, 2, n), rng.normal(0, 2, n)], axis=1)
+    r = rng.uniform(1, 8, n)
+    w = Checked(c, r)
+    walked = churned = 0
+    for x in np.arange(300.0, 600.0, 3.0):
+        w.query((x, 0.0, 0.0))
+        churned += int(w.ix._cnt[K.C_CHURN])
+        walked += w.ix.last_walked
+    assert churned > 80 and walked > 80
+    # the same spheres, a still camera: no events, the next short step builds a frontier and keeps it
+    for _ in range(3):
+        w.query((600.0, 0.0, 0.0))
+    assert not w.ix._cnt[K.C_CHURN]
+    assert w.ix.last_rebuilt or not w.ix.last_walked
+    w.query((600.001, 0.0, 0.0))
+    assert not w.ix.last_walked and not w.ix.last_rebuilt
+    assert w.ix.query((600.0, 0.0, 0.0)).size >= K.CHURN_MIN  # the rule applied: enough visible
+
+
 def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
     """Movers carry budgets of their own: a walk or a new frontier tests only the due ones, not every mover
     again, and a visible mover leaving during a walk is a left event beside the attached ones (exact answers

@@ -108,6 +108,7 @@ L_LEAF = 23  # slots a leaf
 L_NBUILT = 24  # slots under the tree
 C_MIXED = 25  # 1 when the last leaf evaluated has members in reach and out (its parent cannot close)
 C_WALK = 26  # 1 after a jump: no frontier; far steps walk the tree, a near one builds a new frontier
+C_CHURN = 27  # 1 when the last query's events were more than a CHURN_DIV-th of its visible set: steps walk
 N_COUNTERS = 32
 HEAD = 8  # f64[0:HEAD]: odometer T, the last query point (x, y, z), 1 once there is one, (unused), the leaves'
 # median reach (box diagonal + largest diameter: the scale of a far step), (unused)
@@ -117,6 +118,12 @@ TINY = 2.0**-500
 STACK = 256  # evaluate's stack: 2 entries a level at most
 SKIP = 16  # detached_pass: due readings looked for a block of this many at a time
 NO_LIMIT = np.int64(1) << 62  # a query's due entries never make it walk (a short step)
+#: a query whose entered + left events outnumber its visible set over CHURN_DIV (of at least CHURN_MIN objects)
+#: makes the next step walk, short or long: where half the visible set changes every frame (the diagonal's
+#: small spheres at a flight's speed) a walk finds it faster than the frontier's due nodes and events do
+#: (measured in the README, "The coherent index")
+CHURN_DIV = 4
+CHURN_MIN = 64
 
 
 @njit(inline="always")
@@ -781,10 +788,10 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_
     **Jumps.** A step is *far* when it is longer than ``jump_scale`` times the leaves' median reach (a
     leaf's box diagonal plus its largest sphere's diameter, ``f64[6]``). A far step with more than
     ``jump_due`` due heap entries walks the tree (a jump: filing nothing); after a walk, a far step walks
-    again and a near one builds a new frontier. A near step never
-    walks, however many entries are due: their cost is the work a flight needs, and a walk at a flight's
-    speed costs as much again in a new frontier at the next step (measured in the README, "The coherent
-    index")."""
+    again and a near one builds a new frontier. A near step walks only after churn (``cnt[C_CHURN]``: the
+    last query's events outnumbered its visible set over :data:`CHURN_DIV`), however many entries are due:
+    their cost is the work a flight needs, and a walk at a flight's speed costs as much again in a new
+    frontier at the next step (measured in the README, "The coherent index")."""
     obj, nf, hkey, si, ni, hint, dlist, dobj, cnt, scratch, lft, ent, dkey = unpack(f64, i32, i64)
     T = f64[0]
     step = np.inf
@@ -805,13 +812,16 @@ def query_packed(f64, i32, i64, flags, id2slot, out, px, py, pz, jump_due, jump_
     limit = jump_due if far else NO_LIMIT
     mode = 1 if force else 0  # 0: as the heap says, 1: a new frontier, 2: a walk
     if mode == 0 and cnt[C_WALK]:
-        mode = 2 if far else 1
+        mode = 2 if far or cnt[C_CHURN] else 1
+    elif mode == 0 and cnt[C_CHURN]:
+        mode = 2
     nv = query(obj, flags, si, (dlist, dobj, dkey), nf, ni, hkey, hint, cnt, (lft, ent, id2slot), scratch, out,
                px, py, pz, T, cnt[L_P], cnt[L_LEAF], cnt[L_NBUILT], limit, mode)
     if cnt[C_REBUILT] == 2:
         cnt[C_WALK] = 1
     elif cnt[C_REBUILT] == 1:
         cnt[C_WALK] = 0
+    cnt[C_CHURN] = nv >= CHURN_MIN and (cnt[C_NE] + cnt[C_NL]) * CHURN_DIV > nv
     cnt[S_CAND] = cnt[C_TESTED] + nv - cnt[C_TRUE]
     cnt[S_VIS] = nv
     cnt[S_NODES] = cnt[C_NODES]

@@ -21,7 +21,10 @@ diagonal plus its largest sphere's diameter) that makes more
 than :data:`JUMP_DUE` heap entries due at once (a teleport, a camera cut, unrelated query points) walks the tree
 from the root instead (like a BVH query, filing nothing; the detached objects keep their own budgets), and only
 real changes become events; after a walk, a long step walks again and a short one builds a new frontier. A
-short step never walks, however many entries it makes due. The first query builds a frontier.
+short step walks only after **churn**: a query whose entered and left events outnumbered a quarter of its
+visible set (of at least 64 objects; ``_coherent_kernels.CHURN_DIV``, ``CHURN_MIN``), where a walk finds the
+set faster than the frontier's due nodes do; however many entries it makes due, it never walks otherwise.
+The first query builds a frontier.
 
 **Movers** are not re-filed: ``move_many`` writes the new centre (and radius) and *detaches* the object
 from the tree (the tree's boxes stay valid bounds of its remaining members). A detached object carries its
@@ -221,7 +224,7 @@ class CoherentIndex(SphereIndex):
         cnt[K.C_NVIS] = vis.size
         self._nv = int(vis.size)
         cnt[K.L_P], cnt[K.L_LEAF], cnt[K.L_NBUILT] = P, self.leaf, n
-        cnt[K.C_WALK] = 0
+        cnt[K.C_WALK] = cnt[K.C_CHURN] = 0
         self._built = False  # the next query walks from the root
         self._settle()
 
