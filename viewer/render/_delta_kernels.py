@@ -1,16 +1,17 @@
 """Numba kernel of :mod:`viewer.render.delta_cull`: the CPU's mirror of the GPU's persistent visible list,
 updated from one frame's visibility events in O(entered + left) (GL-free; no pass over the list).
 
-Every buffer comes from the caller (nothing is allocated), so it is compiled without reference counting.
+:func:`apply_events` takes every buffer from the caller (nothing is allocated), so it is compiled without
+reference counting; :func:`slot_runs` sorts (numba allocates its scratch).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..host.jit import njit_noref
+from ..host.jit import njit, njit_noref
 
-__all__ = ["apply_events", "warm"]
+__all__ = ["apply_events", "slot_runs", "warm"]
 
 
 @njit_noref
@@ -65,6 +66,25 @@ def apply_events(left, n_left, entered, n_entered, pos, slots, count, mark, pair
     return count, m
 
 
+@njit
+def slot_runs(pairs, m, slots, ids, starts):
+    """The changed slots of ``pairs[:m]`` ((slot, id) uint32 rows) in slot order into ``slots[:m]`` (int64),
+    their ids into ``ids[:m]`` (uint32), and where each run of consecutive slots begins into ``starts`` (its
+    first ``runs`` entries, then ``m``); returns ``runs``. One call where the list's upload made six numpy calls
+    (~15 us for a few slots)."""
+    order = np.argsort(pairs[:m, 0])
+    runs = 0
+    for t in range(m):
+        j = order[t]
+        slots[t] = pairs[j, 0]
+        ids[t] = pairs[j, 1]
+        if t == 0 or slots[t] != slots[t - 1] + 1:
+            starts[runs] = t
+            runs += 1
+    starts[runs] = m
+    return runs
+
+
 def warm() -> None:
     """Compile the kernel (before anything timed)."""
     pos = np.full(4, -1, dtype=np.int64)
@@ -74,3 +94,4 @@ def warm() -> None:
     ids = np.array([1, 2], dtype=np.int64)
     c, _ = apply_events(ids[:0], 0, ids, 2, pos, slots, 0, mark, pairs)
     apply_events(ids[:1], 1, ids[:0], 0, pos, slots, c, mark, pairs)
+    slot_runs(pairs, 2, np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.uint32), np.zeros(5, dtype=np.int64))

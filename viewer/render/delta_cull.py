@@ -163,6 +163,9 @@ class DeltaCulling(CullingMode):
         self.list_prog = gl.program("cull_visible")
         self.scatter_prog = gl.program("cull_visible", {"SCATTER": 1})
         self._pairs = np.zeros((1024, 2), dtype=np.uint32)
+        # _scatter's scratch: the changed slots in slot order, their ids, where their runs of consecutive slots begin
+        self._run_slots, self._run_ids = np.zeros(1024, dtype=np.int64), np.zeros(1024, dtype=np.uint32)
+        self._starts = np.zeros(1025, dtype=np.int64)
         self._pairs_buf = self.ctx.buffer(reserve=self._pairs.nbytes)
         #: each view's list, by the id of its tracker (one entry unless a ViewSet shares the mode)
         self._lists: dict[int, ViewList] = {}
@@ -371,13 +374,15 @@ class DeltaCulling(CullingMode):
         self.last_dispatches = 0
         if npairs == 0:
             return
-        pairs = self._pairs[:npairs]
-        slots = np.sort(pairs[:, 0].astype(np.int64))
-        starts = np.concatenate(([0], np.flatnonzero(np.diff(slots) != 1) + 1))
-        if starts.size <= DIRECT_RUNS:
-            ends = [*starts[1:], npairs]
-            ids = v.slots[slots].astype(np.uint32)  # the final id of each changed slot, from the mirror
-            for a, b in zip(starts, ends):
+        if self._run_ids.size < npairs:
+            cap = self._pairs.shape[0]
+            self._run_slots, self._run_ids = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.uint32)
+            self._starts = np.zeros(cap + 1, dtype=np.int64)
+        runs = K.slot_runs(self._pairs, npairs, self._run_slots, self._run_ids, self._starts)
+        if runs <= DIRECT_RUNS:
+            ends = self._starts[: runs + 1].tolist()
+            slots, ids = self._run_slots, self._run_ids  # in slot order, each slot's final id
+            for a, b in zip(ends, ends[1:]):
                 v.buf.write(ids[a:b], offset=int(slots[a]) * 4)
             return
         self.last_dispatches = 1
