@@ -235,7 +235,7 @@ def gather(ids, hits, counts, nc, out):
 #: every core (``numba.get_num_threads()`` threads)
 scan = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan)
 #: one thread: for small N, where waking the other threads costs more than the scan
-scan_serial = njit(_scan)
+scan_serial = njit_noref(_scan)  # no reference counts: its row views and helper calls cost none
 
 
 def _read_floor(wx, wy, wz, n, partial):
