@@ -1,0 +1,46 @@
+"""Hostile input, seventh round, through the real command line (in process): every case exits 2 with one error
+line naming the file, field or flag, no traceback, nothing half-written (or, where the input is valid, works
+as the README promises)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.cli import refused, viewer
+
+SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p
+
+
+def keyframes(*ts, x=(0.0, 100.0)) -> str:
+    return "".join(f"[[keyframe]]\nt = {t!r}\nposition = [{xi!r}, 10.0, 50.0]\nyaw = 0.0\npitch = 0.0\n\n"
+                   for t, xi in zip(ts, x))
+
+
+# --------------------------------------------------------------------------- a path lasting 1e293 s
+
+
+@pytest.mark.parametrize("how", ["path", "speed"])
+def test_a_path_longer_than_the_domain_is_refused_before_recording(tmp_path, small, how):
+    """A recording's t column holds seconds from the path's start, and its reader refuses a value past
+    2**100. Before: a path file with keyframes at t = 1e300 and 1.0000001e300 (or a generated path at
+    --speed 1e-300) was recorded, then 'record' exited 2 naming its own output ("out/scan.csv:3: column
+    't': 5e+292 is outside the numeric domain"), leaving runs that compare and plot refuse."""
+    out = tmp_path / "out"
+    if how == "path":
+        flight = tmp_path / "far.toml"
+        flight.write_text(keyframes(1e300, 1.0000001e300))
+        argv, words = ["--path", flight], [str(flight), "keyframe times span", "2**100 s"]
+    else:
+        argv, words = ["--speed", "1e-300"], ["--speed 1e-300", "2**100 s"]
+    status, _, err = viewer("record", small, *argv, "--frames", "3", "--size", "64x64", "-o", out)
+    refused(status, err, *words)
+    assert not out.exists()
