@@ -618,7 +618,8 @@ GENERATORS: dict[str, Generator] = {
             "block": Param("float", 120.0, lo=0.0, lo_open=True, doc="edge of a city block, street included, world units"),
             "street": Param("float", 20.0, lo=0.0, doc="street width between blocks, world units"),
             "downtown": Param("float", 1500.0, lo=0.0, lo_open=True,
-                              doc="midrises and towers fall off as exp(-distance / downtown) from the centre"),
+                              doc="midrises and towers fall off as exp(-distance / downtown) from the centre "
+                              "(at least block / 100)"),
             "view_factor": Param("float", 30.0, lo=0.0, lo_open=True, hi=1e6,
                                  doc="view distance = view_factor x the building's extent (largest edge)"),
             "lod1": Param("float", 0.25, lo=0.0, lo_open=True, hi=1.0,

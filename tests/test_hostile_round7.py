@@ -44,3 +44,19 @@ def test_a_path_longer_than_the_domain_is_refused_before_recording(tmp_path, sma
     status, _, err = viewer("record", small, *argv, "--frames", "3", "--size", "64x64", "-o", out)
     refused(status, err, *words)
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- a city whose downtown is a point
+
+
+@pytest.mark.parametrize("downtown", ["1e-300", "0.01"])
+def test_a_city_downtown_too_small_for_its_blocks_is_refused(tmp_path, downtown):
+    """Every block's weight is exp(-distance / downtown). Before: downtown = 0.01 (block 120) made them all
+    underflow to 0 and the generator wrote a scene anyway, two RuntimeWarnings on stderr ("invalid value
+    encountered in divide") and NaN block weights; 1e-300 also overflowed an int32 cast."""
+    recipe = tmp_path / "city.toml"
+    recipe.write_text(f'generator = "city"\nn = 1000\n[params]\ndowntown = {downtown}\n')
+    status, _, err = viewer("scene", "generate", recipe, "-o", tmp_path / "city.npz")
+    line = refused(status, err, str(recipe), "params.downtown", "must be >= block / 100 (1.2)")
+    assert "Warning" not in err, line
+    assert sorted(os.listdir(tmp_path)) == ["city.toml"]
