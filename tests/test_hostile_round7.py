@@ -60,3 +60,21 @@ def test_a_city_downtown_too_small_for_its_blocks_is_refused(tmp_path, downtown)
     line = refused(status, err, str(recipe), "params.downtown", "must be >= block / 100 (1.2)")
     assert "Warning" not in err, line
     assert sorted(os.listdir(tmp_path)) == ["city.toml"]
+
+
+# --------------------------------------------------------------------------- grids of 1e40 cells
+
+
+@pytest.mark.parametrize("generator, params, field", [
+    ("city", "block = 1e-20\nstreet = 0", "params.block"),
+    ("terrain", "hill_size = 1e-300", "params.hill_size"),
+], ids=["city-block", "terrain-hill"])
+def test_a_grid_too_fine_to_build_is_refused_naming_its_field(tmp_path, generator, params, field):
+    """The city's block grid and the terrain's noise lattices are built whole. Before: a block of 1e-20 died
+    with 'ValueError: Maximum allowed size exceeded' (a traceback), a hill_size of 1e-300 with 'Maximum
+    allowed dimension exceeded', and a hill_size of 1e-3 said only 'not enough memory to hold this scene'."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'generator = "{generator}"\nn = 1000\n[params]\n{params}\n')
+    status, _, err = viewer("scene", "generate", recipe, "-o", tmp_path / "r.npz")
+    refused(status, err, str(recipe), field, "must be >= world / 1000 (10)")
+    assert sorted(os.listdir(tmp_path)) == ["r.toml"]
