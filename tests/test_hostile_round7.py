@@ -78,3 +78,25 @@ def test_a_grid_too_fine_to_build_is_refused_naming_its_field(tmp_path, generato
     status, _, err = viewer("scene", "generate", recipe, "-o", tmp_path / "r.npz")
     refused(status, err, str(recipe), field, "must be >= world / 1000 (10)")
     assert sorted(os.listdir(tmp_path)) == ["r.toml"]
+
+
+# --------------------------------------------------------------------------- a screenshot onto a full disk
+
+
+@pytest.mark.gl
+def test_a_headless_screenshot_on_a_full_disk_is_one_message(tmp_path, small, monkeypatch):
+    """Before: 'view --headless --screenshot /full/shot.png' on a full file system died with an OSError
+    traceback from PIL's PNG writer (exit 1); map and plot already said 'PATH: cannot write: REASON'."""
+    import errno
+
+    from PIL import Image
+
+    def full(self, fp, *args, **kwargs):
+        fp.write(b"\x89PNG half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Image.Image, "save", full)
+    shot = tmp_path / "shot.png"
+    status, _, err = viewer("view", small, "--headless", "--frames", "2", "--size", "64x64", "--screenshot", shot)
+    refused(status, err, f"{shot}: cannot write: No space left on device")
+    assert sorted(os.listdir(tmp_path)) == ["small.toml"]  # neither the file nor its temporary file
