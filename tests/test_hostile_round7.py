@@ -100,3 +100,23 @@ def test_a_headless_screenshot_on_a_full_disk_is_one_message(tmp_path, small, mo
     status, _, err = viewer("view", small, "--headless", "--frames", "2", "--size", "64x64", "--screenshot", shot)
     refused(status, err, f"{shot}: cannot write: No space left on device")
     assert sorted(os.listdir(tmp_path)) == ["small.toml"]  # neither the file nor its temporary file
+
+
+# --------------------------------------------------------------------------- a sweep's lock onto a full disk
+
+
+def test_a_sweep_whose_lock_file_cannot_take_its_pid_is_one_message(tmp_path, monkeypatch):
+    """The lock file is created empty, then the sweep's pid is written into it. Before: on a full file system
+    that write died with 'OSError: [Errno 28] No space left on device' (a traceback, exit 1)."""
+    import errno
+
+    from viewer.sweep import lock
+
+    def full(fd, data, offset):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lock.os, "pwrite", full)
+    out = tmp_path / "sw"
+    status, _, err = viewer("sweep", "tiny-sweep", "-o", out, "--no-plots", "-q")
+    refused(status, err, f"--out {out}", "No space left on device")
+    assert sorted(os.listdir(out)) == ["sweep.lock"]  # the lock file stays, as always (viewer/sweep/lock.py)
