@@ -120,3 +120,35 @@ def test_a_sweep_whose_lock_file_cannot_take_its_pid_is_one_message(tmp_path, mo
     status, _, err = viewer("sweep", "tiny-sweep", "-o", out, "--no-plots", "-q")
     refused(status, err, f"--out {out}", "No space left on device")
     assert sorted(os.listdir(out)) == ["sweep.lock"]  # the lock file stays, as always (viewer/sweep/lock.py)
+
+
+# --------------------------------------------------------------------------- a sweep's results onto a full disk
+
+
+def test_a_sweep_csv_that_fills_the_disk_keeps_its_whole_rows_and_says_so(tmp_path, monkeypatch):
+    """Before: a task's rows that did not fit died with 'OSError: [Errno 28] No space left on device' in the
+    middle of the sweep (a traceback, exit 1, raised again by close() flushing the same buffer), leaving a
+    torn row in sweep.csv. Now the file is cut back to the rows before and the error is one message."""
+    from viewer.errors import UserError
+    from viewer.sweep import load_sweep
+    from viewer.sweep import results as res_mod
+    from viewer.sweep.results import failure_rows, open_results
+
+    task = load_sweep("tiny-sweep").tasks()[0]
+    path = tmp_path / "sweep.csv"
+    results = open_results(path)
+    results.write(failure_rows(task, "skipped", "kept"))
+    before = path.read_bytes()
+    real = os.write
+
+    def full(fd, data):
+        real(fd, bytes(data[:40]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(res_mod.os, "write", full)
+    with pytest.raises(UserError, match="cannot write the sweep's results: No space left on device; the 2 rows"):
+        results.write(failure_rows(task, "failed", "lost"))
+    monkeypatch.undo()
+    results.close()
+    results.close()
+    assert path.read_bytes() == before
