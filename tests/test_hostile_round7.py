@@ -152,3 +152,18 @@ def test_a_sweep_csv_that_fills_the_disk_keeps_its_whole_rows_and_says_so(tmp_pa
     results.close()
     results.close()
     assert path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- a soak where nothing moves
+
+
+@pytest.mark.parametrize("share", ["0", "1e-300"])
+def test_a_soak_whose_motion_moves_no_object_is_refused(tmp_path, share):
+    """'A scene without [motion] is refused (nothing would move)'. Before: a [motion] table whose share
+    rounds to no mover (0, or 1e-300 of 2,000 objects) soaked 'mv: 2000 objects, 0 moving' for all its
+    frames (1e5 by default) and passed, checking a world that never moved."""
+    recipe = tmp_path / "mv.toml"
+    recipe.write_text(f'generator = "uniform"\nn = 2000\nworld = 1000.0\n[motion]\nshare = {share}\n')
+    status, out, err = viewer("soak", recipe, "--frames", "30", "-q")
+    refused(status, err, str(recipe), "motion.share", "moves none of its 2,000 objects")
+    assert out == ""
