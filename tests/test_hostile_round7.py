@@ -167,3 +167,22 @@ def test_a_soak_whose_motion_moves_no_object_is_refused(tmp_path, share):
     status, out, err = viewer("soak", recipe, "--frames", "30", "-q")
     refused(status, err, str(recipe), "motion.share", "moves none of its 2,000 objects")
     assert out == ""
+
+
+# --------------------------------------------------------------------------- plot -o FILE.pgf without TeX
+
+
+def test_plot_to_pgf_without_tex_is_refused_before_drawing(tmp_path, monkeypatch):
+    """matplotlib lists .pgf among the formats it writes, but lays PGF's text out with xelatex. Before: without
+    it, 'plot RUN.csv -o a.pgf' drew the whole figure, then died with "RuntimeError: 'xelatex' not found;
+    install it or change rcParams['pgf.texsystem']..." (a traceback, exit 1)."""
+    import shutil
+
+    from tests.test_hostile_record_reports import record
+
+    run = record(tmp_path / "a.csv", index="scan")
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    status, _, err = viewer("plot", run, "-o", tmp_path / "p.pgf")
+    line = refused(status, err, f"{tmp_path / 'p.pgf'}: cannot write .pgf images (PGF needs xelatex, not installed")
+    assert "pgf," not in line and "png" in line
+    assert not [p for p in os.listdir(tmp_path) if "p.pgf" in p]

@@ -8,6 +8,7 @@ backend, no display needed).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -59,6 +60,7 @@ def plot_runs(
     out = check_output_file(out)
     runs = runs_with_rows(runs, "plot", warn)
 
+    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -66,9 +68,13 @@ def plot_runs(
     fmt = (out.suffix.lstrip(".") or "png").lower()
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
-    supported = canvas.get_supported_filetypes()
+    supported = dict(canvas.get_supported_filetypes())
+    tex = matplotlib.rcParams["pgf.texsystem"]
+    if not shutil.which(tex):  # PGF lays its text out with TeX
+        supported.pop("pgf", None)
     if fmt not in supported:
-        raise UserError(f"{out}: cannot write .{fmt} images; use one of {', '.join(sorted(supported))}")
+        why = f" (PGF needs {tex}, not installed here)" if fmt == "pgf" else ""
+        raise UserError(f"{out}: cannot write .{fmt} images{why}; use one of {', '.join(sorted(supported))}")
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
     stages, idle = drawn_stages(runs)
