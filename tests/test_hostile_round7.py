@@ -186,3 +186,30 @@ def test_plot_to_pgf_without_tex_is_refused_before_drawing(tmp_path, monkeypatch
     line = refused(status, err, f"{tmp_path / 'p.pgf'}: cannot write .pgf images (PGF needs xelatex, not installed")
     assert "pgf," not in line and "png" in line
     assert not [p for p in os.listdir(tmp_path) if "p.pgf" in p]
+
+
+# --------------------------------------------------------------------------- temporary files at fixed names
+
+
+def test_plot_and_bench_never_write_through_a_link_planted_at_their_temporary_name(tmp_path):
+    """README: 'Outputs are never written through a symbolic link.' plot wrote its image to
+    .NAME.PID.tmp and bench its table to bench.csv.tmp, fixed names, opened without O_EXCL. Before: a link
+    planted there had the image (or the table) written into the file it pointed at, and plot's rename left
+    -o a symbolic link to it. Now both write through atomic_file (a temporary file of their own)."""
+    from tests.test_hostile_record_reports import record
+
+    run = record(tmp_path / "a.csv", index="scan")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (tmp_path / f".p.png.{os.getpid()}.tmp").symlink_to(victim)
+    status, _, err = viewer("plot", run, "-o", tmp_path / "p.png")
+    assert status == 0 and "Traceback" not in err, err
+    assert not (tmp_path / "p.png").is_symlink() and (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+    out = tmp_path / "bench"
+    out.mkdir()
+    (out / "bench.csv.tmp").symlink_to(victim)
+    status, _, err = viewer("bench", "--n", "1e3", "--scene", "uniform", "--index", "scan", "--dynamic", "none",
+                            "--updates", "0", "--queries", "20", "--no-plots", "--no-first-build", "--out", out)
+    assert status == 0 and "Traceback" not in err, err
+    assert (out / "bench.csv").read_text().startswith("workload,")
+    assert victim.read_text() == "mine"

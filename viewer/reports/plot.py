@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import UserError
-from ..host.output import check_output_file
+from ..host.output import atomic_file, check_output_file
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ..host.text import escape_text, shorten
@@ -161,15 +161,8 @@ def plot_runs(
     for i in range(1, len(stages)):
         dax.axvline(i - 0.5, color="0.85", lw=0.8)
 
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        fig.savefig(tmp, format=fmt, dpi=dpi)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise UserError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_file(out) as fh:  # a temporary file of its own (never a link planted at its name), renamed
+        fig.savefig(fh, format=fmt, dpi=dpi)
     return out
 
 
