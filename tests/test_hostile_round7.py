@@ -193,9 +193,10 @@ def test_plot_to_pgf_without_tex_is_refused_before_drawing(tmp_path, monkeypatch
 
 def test_plot_and_bench_never_write_through_a_link_planted_at_their_temporary_name(tmp_path):
     """README: 'Outputs are never written through a symbolic link.' plot wrote its image to
-    .NAME.PID.tmp and bench its table to bench.csv.tmp, fixed names, opened without O_EXCL. Before: a link
-    planted there had the image (or the table) written into the file it pointed at, and plot's rename left
-    -o a symbolic link to it. Now both write through atomic_file (a temporary file of their own)."""
+    .NAME.PID.tmp and bench its table to bench.csv.tmp, fixed names, opened without O_EXCL, and bench and
+    clients probed --out by writing an empty OUT/.write-test. Before: a link planted there had the image (or
+    the table) written into the file it pointed at (the probe truncated it to 0 bytes), and plot's rename
+    left -o a symbolic link to it. Now they write through atomic_file, and the probe is a new file."""
     from tests.test_hostile_record_reports import record
 
     run = record(tmp_path / "a.csv", index="scan")
@@ -208,6 +209,7 @@ def test_plot_and_bench_never_write_through_a_link_planted_at_their_temporary_na
     out = tmp_path / "bench"
     out.mkdir()
     (out / "bench.csv.tmp").symlink_to(victim)
+    (out / ".write-test").symlink_to(victim)
     status, _, err = viewer("bench", "--n", "1e3", "--scene", "uniform", "--index", "scan", "--dynamic", "none",
                             "--updates", "0", "--queries", "20", "--no-plots", "--no-first-build", "--out", out)
     assert status == 0 and "Traceback" not in err, err
