@@ -136,6 +136,10 @@ def city_check(p: dict, world: float, prefix: str) -> None:
         raise SceneError(f"must be < block ({p['block']:g}), got {p['street']:g}", f"{prefix}.street")
     if p["block"] > world:
         raise SceneError(f"must be <= world ({world:g}), got {p['block']:g}", f"{prefix}.block")
+    if p["block"] < world / 1000:  # at most 1000 x 1000 blocks: the grid is built whole
+        raise SceneError(f"must be >= world / 1000 ({world / 1000:g}), got {p['block']:g}", f"{prefix}.block")
+    if not p["downtown"] >= p["block"] / 100:  # else every block's weight exp(-d / downtown) underflows to 0
+        raise SceneError(f"must be >= block / 100 ({p['block'] / 100:g}), got {p['downtown']:g}", f"{prefix}.downtown")
     if not p["lod1"] < p["lod2"]:
         raise SceneError(f"must be > lod1 ({p['lod1']:g}), got {p['lod2']:g}", f"{prefix}.lod2")
 

@@ -373,6 +373,8 @@ _KIND_RGBA = np.array([[128, 124, 118, 255], [46, 122, 52, 255], [170, 92, 64, 2
 def _terrain_check(p, world, prefix):
     if p["height"] > world / 8:
         raise SceneError(f"must be <= world / 8 ({world / 8:g}), got {p['height']:g}", f"{prefix}.height")
+    if p["hill_size"] is not None and p["hill_size"] < world / 1000:  # the noise lattices are built whole
+        raise SceneError(f"must be >= world / 1000 ({world / 1000:g}), got {p['hill_size']:g}", f"{prefix}.hill_size")
 
 
 def _terrain_setup(rng, n, lo, hi, p, radius):
@@ -598,7 +600,7 @@ GENERATORS: dict[str, Generator] = {
                                    doc="largest forest spread (std dev in x and z), world units; at most world / 8"),
             "height": Param("float", 30.0, lo=0.0, doc="hill height (the surface stays within 1.25x of it)"),
             "hill_size": Param("float", None, lo=0.0, lo_open=True,
-                               doc="hill width, world units (default: world / 10)"),
+                               doc="hill width, world units (default: world / 10; at least world / 1000)"),
         },
         _terrain_setup,
         _terrain_sample,
@@ -615,10 +617,12 @@ GENERATORS: dict[str, Generator] = {
         "distance (view_factor x its extent), category = its block. With an [hlod] table, one proxy per "
         "block (scenes/hlod.py). The recipe's [radius] table does not apply (scenes/city.py)",
         {
-            "block": Param("float", 120.0, lo=0.0, lo_open=True, doc="edge of a city block, street included, world units"),
+            "block": Param("float", 120.0, lo=0.0, lo_open=True, doc="edge of a city block, street included, world units "
+                           "(world / 1000 .. world)"),
             "street": Param("float", 20.0, lo=0.0, doc="street width between blocks, world units"),
             "downtown": Param("float", 1500.0, lo=0.0, lo_open=True,
-                              doc="midrises and towers fall off as exp(-distance / downtown) from the centre"),
+                              doc="midrises and towers fall off as exp(-distance / downtown) from the centre "
+                              "(at least block / 100)"),
             "view_factor": Param("float", 30.0, lo=0.0, lo_open=True, hi=1e6,
                                  doc="view distance = view_factor x the building's extent (largest edge)"),
             "lod1": Param("float", 0.25, lo=0.0, lo_open=True, hi=1.0,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from viewer.frame.ranges import BAND_COLUMNS
+from viewer.host.output import atomic_file
 from viewer.frame.stages import TIME_STATS
 
 from .measure import IndexResult
@@ -311,12 +311,9 @@ def _format(table: list[dict], cols: list[tuple[str, str, str]]) -> str:
 def write_csv(table: list[dict], path: Path) -> None:
     """Write the table atomically (a temporary file renamed into place); its header is the rows' keys (the
     columns of :func:`columns` of the shares measured), :data:`COLUMNS` for an empty table."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
     names = list(table[0]) if table else [k for k, _, _ in COLUMNS]
-    with open(tmp, "w", newline="") as fh:
+    with atomic_file(path, text=True, newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=names)
         w.writeheader()
         for row in table:
             w.writerow({k: (f"{v:.6g}" if isinstance(v, (float, np.floating)) else v) for k, v in row.items()})
-    os.replace(tmp, path)

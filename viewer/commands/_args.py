@@ -242,6 +242,8 @@ def once(items, flag: str, key=None, show=str) -> None:
 def writable_dir(path, flag: str = "--out") -> None:
     """Create the output directory ``path`` if needed and check a file can be written there, before any work;
     raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
+    import os
+    import tempfile
     from pathlib import Path
 
     from viewer.errors import UserError
@@ -249,8 +251,8 @@ def writable_dir(path, flag: str = "--out") -> None:
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_text("")
-        probe.unlink()
+        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)  # a new name: never through a planted link
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None

@@ -32,8 +32,8 @@ and checked is printed as at the end of a full run, then the exit status is 130 
 frame mismatched). A second Ctrl-C stops at once.
 
 Exit status 0 when every checked frame matched, 1 on any mismatch (the first few are printed), 2 for a
-bad argument, 130 when stopped by Ctrl-C with no mismatch. A scene without [motion] is refused (nothing
-would move).
+bad argument, 130 when stopped by Ctrl-C with no mismatch. A scene without [motion], or whose share rounds
+to no mover, is refused (nothing would move).
 """
 
 
@@ -105,6 +105,9 @@ def run(args) -> int:
             raise UserError(f"{args.scene}: an imported file has no moving objects, nothing would move (soak runs a "
                             "recipe with a [motion] table, e.g. dynamic-100k)")
         raise UserError(f"{args.scene}: the scene has no [motion] table, nothing would move (try dynamic-100k)")
+    if not state.ids.size:
+        raise UserError(f"{args.scene}: field 'motion.share' moves none of its {len(scene.centres):,} objects, nothing "
+                        "would move (try dynamic-100k)")
     warm_motion()
     warm_events()
     path = generated_path(scene)

@@ -121,10 +121,10 @@ class CannotWrite(UserError, OSError):
     def __str__(self) -> str:
         return f"{self.filename}: cannot write: {self.strerror}"
 
-
-def _cannot_write(exc: OSError, path: Path) -> CannotWrite:
-    """``exc`` as a :class:`CannotWrite` naming ``path``."""
-    return exc if isinstance(exc, CannotWrite) else CannotWrite(exc.errno, exc.strerror or str(exc), os.fspath(path))
+    @classmethod
+    def naming(cls, exc: OSError, path: str | os.PathLike) -> CannotWrite:
+        """``exc`` as a :class:`CannotWrite` naming ``path``."""
+        return exc if isinstance(exc, cls) else cls(exc.errno, exc.strerror or str(exc), os.fspath(path))
 
 
 @contextmanager
@@ -143,7 +143,7 @@ def atomic_file(path: str | os.PathLike, *, text: bool = False, mode: int = 0o64
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     except OSError as exc:
-        raise _cannot_write(exc, p) from None
+        raise CannotWrite.naming(exc, p) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "w" if text else "wb", **open_kwargs) as fh:
@@ -158,7 +158,7 @@ def atomic_file(path: str | os.PathLike, *, text: bool = False, mode: int = 0o64
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise _cannot_write(exc, p) from None
+            raise CannotWrite.naming(exc, p) from None
         raise
 
 

@@ -89,9 +89,9 @@ class CameraPath:
             raise ValueError("keyframe times must be strictly increasing")
         if (np.abs(self.pitch) > MAX_PITCH).any():
             raise ValueError(f"pitch must be within +-{MAX_PITCH:g} degrees")
-        if not math.isfinite(self.duration):
-            raise PathDomainError(f"the keyframe times span {self.times[0]:g}..{self.times[-1]:g} s: more than a "
-                                  "float64 can hold")
+        if not self.duration <= COORD_LIMIT:  # a recording's t column holds seconds from the start
+            raise PathDomainError(f"the keyframe times span {self.times[0]:g}..{self.times[-1]:g} s: more than the "
+                                  "numeric domain's 2**100 s (viewer.domain)")
         values = np.column_stack([self.positions, self.yaw, self.pitch])
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             slope = np.diff(values, axis=0) / np.diff(self.times)[:, None]

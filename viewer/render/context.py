@@ -105,8 +105,10 @@ def save_png_new(path, rgb: np.ndarray) -> str:
     """Write ``rgb`` as a PNG at ``path``, or, when a file is already there, at the first free
     ``STEM-2.png``, ``STEM-3.png``, ... beside it: never over an existing file (the name is claimed with a
     hard link, so two writers racing for one name both keep their image). Returns the path written.
-    ``OSError`` when the directory cannot be written."""
+    :class:`~viewer.host.output.CannotWrite` (an ``OSError`` naming ``path``) when it cannot be written."""
     from PIL import Image
+
+    from ..host.output import CannotWrite
 
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
@@ -129,10 +131,12 @@ def save_png_new(path, rgb: np.ndarray) -> str:
                 return target
             os.unlink(tmp)
             return target
-        raise FileExistsError(f"{path}: no free name beside it")
-    except BaseException:
+        raise FileExistsError("no free name beside it")
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # a full disk, a quota
+            raise CannotWrite.naming(exc, path) from None
         raise

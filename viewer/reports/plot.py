@@ -8,13 +8,14 @@ backend, no display needed).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import UserError
-from ..host.output import check_output_file
+from ..host.output import atomic_file, check_output_file
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ..host.text import escape_text, shorten
@@ -59,6 +60,7 @@ def plot_runs(
     out = check_output_file(out)
     runs = runs_with_rows(runs, "plot", warn)
 
+    import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -66,9 +68,13 @@ def plot_runs(
     fmt = (out.suffix.lstrip(".") or "png").lower()
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
     canvas = FigureCanvasAgg(fig)
-    supported = canvas.get_supported_filetypes()
+    supported = dict(canvas.get_supported_filetypes())
+    tex = matplotlib.rcParams["pgf.texsystem"]
+    if not shutil.which(tex):  # PGF lays its text out with TeX
+        supported.pop("pgf", None)
     if fmt not in supported:
-        raise UserError(f"{out}: cannot write .{fmt} images; use one of {', '.join(sorted(supported))}")
+        why = f" (PGF needs {tex}, not installed here)" if fmt == "pgf" else ""
+        raise UserError(f"{out}: cannot write .{fmt} images{why}; use one of {', '.join(sorted(supported))}")
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
     stages, idle = drawn_stages(runs)
@@ -155,15 +161,8 @@ def plot_runs(
     for i in range(1, len(stages)):
         dax.axvline(i - 0.5, color="0.85", lw=0.8)
 
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        fig.savefig(tmp, format=fmt, dpi=dpi)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise UserError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_file(out) as fh:  # a temporary file of its own (never a link planted at its name), renamed
+        fig.savefig(fh, format=fmt, dpi=dpi)
     return out
 
 

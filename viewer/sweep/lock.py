@@ -50,8 +50,11 @@ def locked(out: Path, flag: str = "--out"):
                 raise UserError(f"{flag} {out}: cannot lock {path}: {exc.strerror or exc}") from None
             raise UserError(f"{flag} {out}: another sweep is running into this directory ({_holder(fd)}); "
                             f"wait for it to finish, or choose another {flag}") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk
+            raise UserError(f"cannot write to {flag} {out}: {exc.strerror or exc}") from None
         try:
             yield path
         finally:

@@ -109,22 +109,35 @@ class ResultsFile:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
             raise _open_error(path, exc) from None
-        self._fh = os.fdopen(fd, "a", newline="", encoding="utf-8")
+        self._fd = fd
 
     def write(self, rows: list[dict]) -> None:
         """Append ``rows`` (missing columns empty, NaN as empty, extra keys dropped) and fsync, so a crash
-        loses at most the task being written; ``rows`` also join :attr:`rows`."""
+        loses at most the task being written; ``rows`` also join :attr:`rows`. A write that fails (a full
+        disk) cuts the file back to the rows before it and is a :class:`UserError`."""
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=self.cols, extrasaction="ignore", lineterminator="\n")
         for r in rows:
             w.writerow({k: _cell(r.get(k)) for k in self.cols})
-        self._fh.write(buf.getvalue())
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        view = memoryview(buf.getvalue().encode("utf-8"))
+        end = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, end)
+            except OSError:  # pragma: no cover - a file we could write but not truncate: resuming rejects the row
+                pass
+            raise UserError(f"{self.path}: cannot write the sweep's results: {exc.strerror or exc}; the "
+                            f"{len(self.rows)} rows before are kept: run the same command again to resume") from None
         self.rows.extend(rows)
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 @dataclass
