@@ -700,9 +700,10 @@ def walk(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, P, leaf
         # finds the tree cold
         prefetch(nf, c, 0)
         prefetch(nf, c + 1, 8)
-        if c >= P:
-            prefetch(obj, (c - P) * leaf, 0)
-            prefetch(obj, min((c + 1 - P) * leaf, obj.shape[0] - 1), 0)
+        if c >= P:  # (a child past the last object still exists in the power-of-two tree: clamped)
+            last = obj.shape[0] - 1
+            prefetch(obj, min((c - P) * leaf, last), 0)
+            prefetch(obj, min((c + 1 - P) * leaf, last), 0)
         stack[top] = c + 1
         stack[top + 1] = c
         top += 2
