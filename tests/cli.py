@@ -8,6 +8,8 @@ import os
 import signal
 import time
 
+import pytest
+
 
 def refused(status: int, err: str, *words: str) -> str:
     """Exit status 2, exactly one error line naming every one of ``words``, no traceback; returns the line."""
@@ -49,3 +51,15 @@ def viewer(*args, timeout=300, cwd=None):
         except SystemExit as exc:  # argparse's refusals
             status = exc.code if isinstance(exc.code, int) else 2
     return status, out.getvalue(), err.getvalue()
+
+
+#: a 2,000-object recipe: the scene the hostile-input rounds hand to a command that needs a valid one
+SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
+
+
+@pytest.fixture
+def small(tmp_path):
+    """:data:`SMALL` written as ``small.toml`` in the test's directory (a fixture: import it by name)."""
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p

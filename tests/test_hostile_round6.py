@@ -9,17 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from tests.cli import refused, viewer
+from tests.cli import refused, small, viewer  # noqa: F401  (small: a fixture)
 
-SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
 POINTS = "x,y,z\n0,0,0\n10,0,5\n"
-
-
-@pytest.fixture
-def small(tmp_path):
-    p = tmp_path / "small.toml"
-    p.write_text(SMALL)
-    return p
 
 
 @pytest.fixture
