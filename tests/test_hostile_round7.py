@@ -8,16 +8,8 @@ import os
 
 import pytest
 
-from tests.cli import refused, viewer
+from tests.cli import refused, small, viewer  # noqa: F401  (small: a fixture)
 
-SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
-
-
-@pytest.fixture
-def small(tmp_path):
-    p = tmp_path / "small.toml"
-    p.write_text(SMALL)
-    return p
 
 
 def keyframes(*ts, x=(0.0, 100.0)) -> str:
@@ -215,3 +207,35 @@ def test_plot_and_bench_never_write_through_a_link_planted_at_their_temporary_na
     assert status == 0 and "Traceback" not in err, err
     assert (out / "bench.csv").read_text().startswith("workload,")
     assert victim.read_text() == "mine"
+
+
+def test_a_stop_during_a_write_probe_leaves_no_probe_file(tmp_path, monkeypatch):
+    """Before: SIGTERM arriving between the probe file's creation and its removal (check_output_file, --out's
+    probe) left it in the directory, so a 'map' stopped just after making its -o kept the directory (filled, as
+    it looked; the round 5 test failed now and then under load). Now the probe holds SIGINT and SIGTERM back."""
+    import signal
+    import tempfile
+
+    from viewer.host import output
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_):
+        raise Stop
+
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):  # the signal arrives as soon as the probe file exists
+        made = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(output.tempfile, "mkstemp", mkstemp)
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            output.probe_dir(tmp_path, ".out.")
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert os.listdir(tmp_path) == []

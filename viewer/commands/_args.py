@@ -242,17 +242,14 @@ def once(items, flag: str, key=None, show=str) -> None:
 def writable_dir(path, flag: str = "--out") -> None:
     """Create the output directory ``path`` if needed and check a file can be written there, before any work;
     raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
-    import os
-    import tempfile
     from pathlib import Path
 
     from viewer.errors import UserError
+    from viewer.host.output import probe_dir
 
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=path)  # a new name: never through a planted link
-        os.close(fd)
-        os.unlink(probe)
+        probe_dir(path, ".write-test.")
     except OSError as exc:
         raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None

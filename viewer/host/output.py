@@ -7,6 +7,7 @@ Pure: standard library only.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import IO, Iterator
 from ..errors import UserError
 
 __all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "filled_dir",
-           "name_max", "prepare_out_dir", "replace_atomically"]
+           "name_max", "prepare_out_dir", "probe_dir", "replace_atomically"]
 
 
 #: bytes a temporary file's name adds to the name of the file it replaces (``.NAME.`` + 8 random characters
@@ -104,12 +105,25 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     except OSError as exc:  # a path the system refuses to look at (too long as a whole, a loop of links)
         raise UserError(f"{label}: cannot use this path: {exc.strerror or exc}") from None
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=d)
+        probe_dir(d, f".{p.name}.")
     except OSError as exc:
         raise UserError(f"{label}: cannot write in {_shown(str(d))}: {exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(probe)
     return p
+
+
+def probe_dir(d: str | os.PathLike, prefix: str) -> None:
+    """Create a new file ``PREFIX<random>.probe`` in directory ``d`` and remove it: ``OSError`` when ``d`` cannot
+    take a file of that name. SIGINT and SIGTERM are held back meanwhile (delivered just after), so a stop
+    never leaves the probe behind (it made a directory that :func:`filled_dir` was to remove look filled)."""
+    can_hold = hasattr(signal, "pthread_sigmask")  # (not on Windows)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if can_hold else None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=prefix, suffix=".probe", dir=d)  # a new name: never a planted link
+        os.close(fd)
+        os.unlink(probe)
+    finally:
+        if can_hold:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class CannotWrite(UserError, OSError):
