@@ -209,33 +209,22 @@ def test_plot_and_bench_never_write_through_a_link_planted_at_their_temporary_na
     assert victim.read_text() == "mine"
 
 
-def test_a_stop_during_a_write_probe_leaves_no_probe_file(tmp_path, monkeypatch):
-    """Before: SIGTERM arriving between the probe file's creation and its removal (check_output_file, --out's
-    probe) left it in the directory, so a 'map' stopped just after making its -o kept the directory (filled, as
-    it looked; the round 5 test failed now and then under load). Now the probe holds SIGINT and SIGTERM back."""
-    import signal
-    import tempfile
 
-    from viewer.host import output
+def test_a_stop_during_a_write_probe_leaves_no_directory_behind(tmp_path):
+    """Before: SIGTERM arriving between a probe file's creation and its removal (check_output_file's, --out's)
+    left it in the directory, so a 'map' stopped just after making its -o kept the directory as filled (round
+    5's test failed now and then under load). Now filled_dir removes such a leftover from the directories it
+    made."""
+    from viewer.host.output import PROBE_SUFFIX, filled_dir
 
-    class Stop(Exception):
-        pass
+    out = tmp_path / "made" / "deep"
 
-    def stop(*_):
-        raise Stop
+    def make(d):
+        d.mkdir(parents=True)
+        (d / f".map.csv.x1y2z3{PROBE_SUFFIX}").write_text("")  # the probe the stop interrupted
+        raise KeyboardInterrupt
 
-    real = tempfile.mkstemp
-
-    def mkstemp(*args, **kwargs):  # the signal arrives as soon as the probe file exists
-        made = real(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return made
-
-    monkeypatch.setattr(output.tempfile, "mkstemp", mkstemp)
-    old = signal.signal(signal.SIGTERM, stop)
-    try:
-        with pytest.raises(Stop):
-            output.probe_dir(tmp_path, ".out.")
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    with pytest.raises(KeyboardInterrupt):
+        with filled_dir(out, make):
+            pass
     assert os.listdir(tmp_path) == []

@@ -7,7 +7,6 @@ Pure: standard library only.
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import IO, Iterator
 from ..errors import UserError
 
 __all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "filled_dir",
-           "name_max", "prepare_out_dir", "probe_dir", "replace_atomically"]
+           "name_max", "prepare_out_dir", "PROBE_SUFFIX", "probe_dir", "replace_atomically"]
 
 
 #: bytes a temporary file's name adds to the name of the file it replaces (``.NAME.`` + 8 random characters
@@ -111,19 +110,19 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     return p
 
 
+#: the suffix of a probe file (:func:`probe_dir`): one a stop left behind is removed by :func:`filled_dir`
+PROBE_SUFFIX = ".probe"
+
+
 def probe_dir(d: str | os.PathLike, prefix: str) -> None:
     """Create a new file ``PREFIX<random>.probe`` in directory ``d`` and remove it: ``OSError`` when ``d`` cannot
-    take a file of that name. SIGINT and SIGTERM are held back meanwhile (delivered just after), so a stop
-    never leaves the probe behind (it made a directory that :func:`filled_dir` was to remove look filled)."""
-    can_hold = hasattr(signal, "pthread_sigmask")  # (not on Windows)
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM}) if can_hold else None
+    take a file of that name. (A stop between the two, Ctrl-C or SIGTERM, can leave it: :func:`filled_dir`
+    removes such a leftover from a directory it made.)"""
+    fd, probe = tempfile.mkstemp(prefix=prefix, suffix=PROBE_SUFFIX, dir=d)  # a new name: never a planted link
     try:
-        fd, probe = tempfile.mkstemp(prefix=prefix, suffix=".probe", dir=d)  # a new name: never a planted link
         os.close(fd)
-        os.unlink(probe)
     finally:
-        if can_hold:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        os.unlink(probe)
 
 
 class CannotWrite(UserError, OSError):
@@ -233,6 +232,9 @@ def filled_dir(out_dir: str | os.PathLike, make=None) -> Iterator[Path]:
     except BaseException:
         for p in made:
             try:
+                for name in os.listdir(p):  # a probe a stop interrupted (check_output_file's, --out's)
+                    if name.startswith(".") and name.endswith(PROBE_SUFFIX):
+                        os.unlink(p / name)
                 p.rmdir()  # only when empty
             except OSError:
                 break
