@@ -175,6 +175,29 @@ def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch)
     assert (third.already, third.ok) == (4, 0)
 
 
+def test_a_resume_after_the_sweep_file_changed_keeps_old_rows_and_summarises_this_sweep(tmp_path, monkeypatch):
+    _local(monkeypatch, processes=False)
+    import viewer.sweep.plots as plots_mod
+    import viewer.sweep.run as run_mod
+
+    out = tmp_path / "out"
+    run_sweep(load_sweep(str(_sweep_file(tmp_path, scenes=("uniform",)))), out, plots=False, progress=False,
+              log=lambda s: None)
+    before = _rows(out / "sweep.csv")
+    summarised = []
+    monkeypatch.setattr(plots_mod, "plot_summary", lambda rows, path: summarised.append(rows))
+    monkeypatch.setattr(run_mod, "_task_plots", lambda rows, where: None)
+    said = []
+    res = run_sweep(load_sweep(str(_sweep_file(tmp_path, scenes=("clustered",)))), out, plots=True, progress=False,
+                    log=said.append)
+    assert (res.already, res.ok) == (0, 2)
+    after = _rows(out / "sweep.csv")
+    assert after[: len(before)] == before  # nothing measured is lost
+    assert any("2 tasks" in s and "not in this sweep" in s and "left out of the summary" in s for s in said), said
+    (shown,) = summarised
+    assert shown and {r["scene"] for r in shown} == {"clustered"}
+
+
 def test_a_failing_task_is_recorded_and_the_rest_complete(tmp_path, monkeypatch):
     _local(monkeypatch, processes=False)
     import viewer.bench.run as bench_run

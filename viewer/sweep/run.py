@@ -213,13 +213,20 @@ def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, pl
     for w in results.warnings:
         log(w)
     tasks = sweep.tasks()
+    keys = {t.key for t in tasks}
     todo = [t for t in tasks if t.key not in results.done]
     outcome = SweepOutcome(total=len(tasks), already=len(tasks) - len(todo), csv=results.path)
     if outcome.already:
         log(f"{outcome.already} of {len(tasks)} tasks already in {results.path}: skipped (resuming)")
+    others = {r["task"] for r in results.rows} - keys
+    if others:
+        # the sweep file changed since those rows were written: they stay in the CSV (nothing measured is
+        # lost), and the summary shows this sweep's tasks only
+        log(f"{len(others)} task{'s' if len(others) > 1 else ''} in {results.path} {'are' if len(others) > 1 else 'is'} "
+            f"not in this sweep (its file changed since): kept in the CSV, left out of the summary")
     if not todo:
         results.close()
-        outcome.plots = _summary(results.rows, out) if plots else []
+        outcome.plots = _summary(results.rows, out, keys) if plots else []
         return outcome
     where = scheduler or (f"a local Dask cluster of {workers} worker process{'es' if workers > 1 else ''}")
     log(f"starting {where} ...")
@@ -284,7 +291,7 @@ def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, pl
         if cluster is not None:
             cluster.close()
     if plots:
-        outcome.plots = _summary(results.rows, out)
+        outcome.plots = _summary(results.rows, out, keys)
     return outcome
 
 
@@ -295,8 +302,9 @@ def _task_plots(rows: list[dict], where: Path) -> None:
     plot_bench(rows, where)
 
 
-def _summary(rows: list[dict], out: Path) -> list[Path]:
+def _summary(rows: list[dict], out: Path, keys: set[str]) -> list[Path]:
+    """The sweep's summary plot of the rows of the tasks ``keys`` (this sweep's)."""
     from .plots import plot_summary
 
-    path = plot_summary(rows, out / "summary.png")
+    path = plot_summary([r for r in rows if r["task"] in keys], out / "summary.png")
     return [path] if path else []
