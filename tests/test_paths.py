@@ -135,6 +135,8 @@ BAD = {
                        r"keyframe\[1\]\.t: 1 is not after"),
     "pitch too steep": ("[[keyframe]]\nt = 0\nposition = [0,0,0]\nyaw = 0\npitch = 95\n[[keyframe]]\n" + KEY.format(t=1),
                         r"keyframe\[0\]\.pitch: 95 is outside"),
+    "yaw beyond rounding": ("[[keyframe]]\nt = 0\nposition = [0,0,0]\nyaw = 1e300\npitch = 0\n[[keyframe]]\n"
+                            + KEY.format(t=1), r"keyframe\[0\]\.yaw: 1e\+300 is beyond the largest angle"),
     "wrong version": ("version = 7\n[[keyframe]]\n" + KEY.format(t=0) + "[[keyframe]]\n" + KEY.format(t=1),
                       "field 'version' is 7"),
     "wrong format": ('format = "something"\n', "field 'format'"),

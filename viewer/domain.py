@@ -13,8 +13,11 @@ import numpy as np
 
 COORD_LIMIT = 2.0**100  # ~1.27e30 world units
 RADIUS_LIMIT = 2.0**100
+#: a camera angle (yaw, pitch) given by a user, in degrees, at most this far from 0 (float64 still resolves
+#: 1e-9 of a degree there; far beyond it an angle is all rounding)
+ANGLE_LIMIT = 1e6
 
-__all__ = ["COORD_LIMIT", "RADIUS_LIMIT", "first_outside"]
+__all__ = ["ANGLE_LIMIT", "COORD_LIMIT", "RADIUS_LIMIT", "first_outside"]
 
 
 def first_outside(values: np.ndarray, limit: float, nonnegative: bool = False) -> int:

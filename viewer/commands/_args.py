@@ -183,8 +183,9 @@ def fraction(text: str) -> float:
 
 def pose(text: str) -> tuple[float, float, float, float, float]:
     """``X,Y,Z,YAW,PITCH``: world units and degrees; the position inside the numeric domain
-    (``|coordinate| <= viewer.domain.COORD_LIMIT``, every index's promise), the angles at most 1e6 degrees."""
-    from ..domain import COORD_LIMIT
+    (``|coordinate| <= viewer.domain.COORD_LIMIT``, every index's promise), the angles at most
+    ``viewer.domain.ANGLE_LIMIT`` degrees."""
+    from ..domain import ANGLE_LIMIT, COORD_LIMIT
 
     try:
         vals = tuple(float(v) for v in text.split(","))
@@ -195,8 +196,8 @@ def pose(text: str) -> tuple[float, float, float, float, float]:
     if not all(abs(v) <= COORD_LIMIT for v in vals[:3]):
         raise argparse.ArgumentTypeError(
             f"the position must be within +-{COORD_LIMIT:.4g} (2**100) world units on each axis, got {text!r}")
-    if not all(abs(v) <= 1e6 for v in vals[3:]):
-        raise argparse.ArgumentTypeError(f"yaw and pitch must be within +-1e6 degrees, got {text!r}")
+    if not all(abs(v) <= ANGLE_LIMIT for v in vals[3:]):
+        raise argparse.ArgumentTypeError(f"yaw and pitch must be within +-{ANGLE_LIMIT:g} degrees, got {text!r}")
     return vals
 
 

@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..domain import COORD_LIMIT
+from ..domain import ANGLE_LIMIT, COORD_LIMIT
 from ..errors import UserError
 from .document import PATH_FORMAT, PATH_VERSION, path_to_dict, path_to_toml, save_path
 from .spline import MAX_PITCH, CameraPath
@@ -133,7 +133,7 @@ def path_from_dict(data: Any, where: str = "<path>") -> CameraPath:
         if not isinstance(pos, list) or len(pos) != 3:
             raise UserError(f"{at}.position: must be a list of 3 numbers [x, y, z], got {_show(pos)}")
         pos = [_number(v, f"{at}.position", limit=COORD_LIMIT) for v in pos]
-        yaw = _number(k["yaw"], f"{at}.yaw")
+        yaw = _number(k["yaw"], f"{at}.yaw", limit=ANGLE_LIMIT, what="the largest angle a path may hold, in degrees")
         pitch = _number(k["pitch"], f"{at}.pitch")
         if abs(pitch) > MAX_PITCH:
             raise UserError(f"{at}.pitch: {pitch:g} is outside -{MAX_PITCH:g}..{MAX_PITCH:g} degrees")
@@ -149,8 +149,9 @@ def path_from_dict(data: Any, where: str = "<path>") -> CameraPath:
         raise UserError(f"{where}: {exc}") from None
 
 
-def _number(v: Any, where: str, limit: float = math.inf) -> float:
-    """``v`` as a finite float64 of magnitude at most ``limit``, else a :class:`UserError` at ``where``."""
+def _number(v: Any, where: str, limit: float = math.inf, what: str = "the largest coordinate a scene may hold") -> float:
+    """``v`` as a finite float64 of magnitude at most ``limit`` (``what``: the limit's words), else a
+    :class:`UserError` at ``where``."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise UserError(f"{where}: must be a number, got {_show(v)}")
     try:
@@ -161,5 +162,5 @@ def _number(v: Any, where: str, limit: float = math.inf) -> float:
     if not math.isfinite(f):
         raise UserError(f"{where}: must be finite, got {_show(v)}")
     if abs(f) > limit:
-        raise UserError(f"{where}: {f:g} is beyond the largest coordinate a scene may hold ({limit:g})")
+        raise UserError(f"{where}: {f:g} is beyond {what} ({limit:g})")
     return f
