@@ -289,3 +289,50 @@ def test_plot_draws_mathtext_in_titles_and_names_as_written(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     status, outp, err = viewer("compare", p)
     assert status == 0 and hostile in outp
+
+
+# --------------------------------------------------------------------------- an option given twice
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["clients", "{scene}", "--k", "1", "--k", "8"], ["--k", "given twice", "give it once"]),
+    (["bench", "--n", "1e3", "--n", "1e4", "--out", "{out}"], ["--n", "given twice"]),
+    (["record", "{scene}", "--frames", "5", "--frames", "9", "-o", "{out}"], ["--frames", "given twice"]),
+    (["view", "{scene}", "--headless", "--hud", "--no-hud"], ["--hud and --no-hud"]),
+    (["scene", "generate", "uniform", "--n", "10", "--n", "20", "-o", "{out}"], ["--n", "given twice"]),
+])
+def test_a_single_valued_option_given_twice_is_refused(tmp_path, small, argv, words):
+    """The second occurrence would silently replace the first (``--k 1 --k 8`` measuring 8 alone)."""
+    out = tmp_path / "out"
+    status, _, err = viewer(*[a.format(scene=small, out=out) for a in argv])
+    refused(status, err, *words)
+    assert not out.exists()
+
+
+def test_a_repeatable_option_still_accumulates():
+    from viewer.cli import build_parser
+
+    args = build_parser().parse_args(["record", "x.toml", "--index", "octree", "--index", "scan", "brute", "-o", "out"])
+    assert args.indexes == ["octree", "scan", "brute"]
+
+
+# --------------------------------------------------------------------------- a measurement is replaced only when asked
+
+
+@pytest.mark.parametrize("argv, first", [
+    (["map", "{scene}", "--res", "3", "-o", "{out}", "-q"], "costmap.csv"),
+    (["bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--queries", "5", "--updates", "0",
+      "--dynamic", "none", "--no-first-build", "--no-plots", "--out", "{out}"], "bench.csv"),
+])
+def test_a_map_or_a_bench_is_not_written_over_without_force(tmp_path, small, argv, first):
+    out = tmp_path / "out"
+    args = [a.format(scene=small, out=out) for a in argv]
+    status, _, err = viewer(*args)
+    assert status == 0, err
+    written = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert first in written
+    status, _, err = viewer(*args)
+    refused(status, err, first, "exists already", "--force")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == written  # untouched
+    status, _, err = viewer(*args, "--force")
+    assert status == 0, err

@@ -101,7 +101,7 @@ def flown(tmp_path_factory):
     display = next(gen)
     env = dict(os.environ, DISPLAY=display)
     proc, wid = open_window(env, path, "--size", f"{SIZE[0]}x{SIZE[1]}", "--index", "brute", "--pose", "0,0,0,0,0",
-                            "--record", str(takes), name="viewer - panel")  # the last --size wins
+                            "--record", str(takes), name="viewer - panel")
     try:
         said = Lines(proc.stderr)
         said.wait(r"recording take-1")

@@ -38,15 +38,22 @@ def xdo(env, *args, timeout=20) -> subprocess.CompletedProcess:
 
 
 def open_window(env, scene, *args, name: str, cwd=None, timeout: float = 60) -> tuple[subprocess.Popen, str]:
-    """Start ``viewer view SCENE --size 320x240 ARGS`` on ``env``'s display; once a window whose title matches
-    ``name`` is up, focus it and put the mouse on it. Returns the process (stdout and stderr piped, text)
-    and the window id; fails the test with the viewer's stderr if no window comes."""
-    cmd = [sys.executable, "-m", "viewer", "view", str(scene), "--size", "320x240", *args]
+    """Start ``viewer view SCENE ARGS`` (``--size 320x240`` unless ARGS give a size) on ``env``'s display; once a
+    window whose title matches ``name`` is up, focus it and put the mouse on it. Returns the process (stdout and
+    stderr piped, text) and the window id; fails the test with the viewer's stderr if no window comes (at once
+    when the viewer has exited)."""
+    size = () if "--size" in args else ("--size", "320x240")
+    cmd = [sys.executable, "-m", "viewer", "view", str(scene), *size, *args]
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    found = xdo(env, "search", "--sync", "--name", name, timeout=timeout)
-    if found.returncode != 0:
-        proc.kill()
-        pytest.fail(f"no window: {proc.communicate()[1]}")
+    end = time.monotonic() + timeout
+    while True:
+        found = xdo(env, "search", "--name", name)
+        if found.returncode == 0 and found.stdout.split():
+            break
+        if proc.poll() is not None or time.monotonic() > end:
+            proc.kill()
+            pytest.fail(f"no window: {proc.communicate()[1]}")
+        time.sleep(0.1)
     wid = found.stdout.split()[0]
     xdo(env, "windowfocus", "--sync", wid)
     xdo(env, "mousemove", "--window", wid, "160", "120")

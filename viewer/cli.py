@@ -44,7 +44,43 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for path in command_modules():
         importlib.import_module(path).add_parser(sub)
+    refuse_repeats(parser)
     return parser
+
+
+class _Once:
+    """Mixed into a single-valued option's action: a second occurrence is an error, not a silent overwrite
+    (``--k 1 --k 8`` would otherwise measure 8 alone). The occurrences so far are kept in the namespace's
+    ``_given`` (removed by :func:`main` after parsing)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault(_GIVEN, {})
+        if self.dest in given:
+            first = given[self.dest]
+            same = "twice" if first == option_string else f"twice ({first} and {option_string})"
+            parser.error(f"argument {'/'.join(self.option_strings)}: given {same}; give it once"
+                         + (" (it takes several values: list them after one flag)" if self.nargs in ("+", "*") else ""))
+        given[self.dest] = option_string
+        super().__call__(parser, namespace, values, option_string)
+
+
+_GIVEN = "_given"
+_SINGLE = (argparse._StoreAction, argparse._StoreConstAction, argparse.BooleanOptionalAction)
+_once_classes: dict[type, type] = {}
+
+
+def refuse_repeats(parser: argparse.ArgumentParser) -> None:
+    """Make every single-valued option of ``parser`` and of its sub-commands refuse a second occurrence
+    (repeatable options, ``action="append"`` / ``"extend"``, are left as they are)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in {id(p): p for p in action.choices.values()}.values():
+                refuse_repeats(p)
+        elif action.option_strings and isinstance(action, _SINGLE) and not isinstance(action, _Once):
+            cls = type(action)
+            if cls not in _once_classes:
+                _once_classes[cls] = type(f"Once{cls.__name__}", (_Once, cls), {})
+            action.__class__ = _once_classes[cls]
 
 
 class Terminated(SystemExit):
@@ -60,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``viewer`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    vars(args).pop(_GIVEN, None)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
