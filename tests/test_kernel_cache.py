@@ -57,3 +57,15 @@ def test_a_callee_edited_in_another_file_recompiles_its_caller(tmp_path):
     (index / "_probe_callee.py").write_text(CALLEE.format(value=2))  # only the callee's file changes
     assert _run(tree) == (2, 0, 1)  # the caller compiled again with the new callee
     assert _run(tree) == (2, 1, 0)
+
+
+def test_the_cache_switch_reads_the_words_for_off_in_any_case():
+    probe = "import viewer.host.jit as j; print(j.CACHE, j.KERNEL_DIGEST == '')"
+    seen = {}
+    for value in ("OFF", " no ", "0", "on", "1"):
+        env = dict(os.environ, VIEWER_NUMBA_CACHE=value)
+        r = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        seen[value] = r.stdout.split()
+    assert seen["OFF"] == seen[" no "] == seen["0"] == ["False", "True"]
+    assert seen["on"] == seen["1"] == ["True", "False"]

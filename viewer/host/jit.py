@@ -1,6 +1,7 @@
 """One switch for numba's on-disk cache, and a cache that cannot go stale across files.
 
-``VIEWER_NUMBA_CACHE=0`` turns the cache off (for debugging a kernel, or a read-only install). Every
+``VIEWER_NUMBA_CACHE=0`` (or ``off``, ``false``, ``no``, any case) turns the cache off (for debugging a
+kernel, or a read-only install); any other value, or none, leaves it on. Every
 kernel module imports ``njit`` (or :data:`CACHE`) from here.
 
 numba keys a cached kernel on its own source file only: a caller whose callee, in another file, changed
@@ -82,7 +83,10 @@ def _install_locators() -> bool:
         classes[0:0] = [type(f"_PackageKeyed{b.__name__}", (_PackageKeyed, b), {}) for b in bases]
     return True
 
-_WANTED = os.environ.get("VIEWER_NUMBA_CACHE", "1") not in ("0", "false", "no", "")
+#: the values of ``VIEWER_NUMBA_CACHE`` that turn the cache off (compared stripped and lower-cased)
+CACHE_OFF = ("0", "off", "false", "no", "")
+
+_WANTED = os.environ.get("VIEWER_NUMBA_CACHE", "1").strip().lower() not in CACHE_OFF
 
 #: the kernel digest (empty when the cache is off)
 KERNEL_DIGEST: str = kernel_digest() if _WANTED else ""
