@@ -35,7 +35,9 @@ def test_estimate_first_a_table_that_fits_and_plots_that_replace_a_link(tmp_path
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     (out / "bench.png").symlink_to(victim)
-    done = bench("--out", out, columns=80)
+    refused = bench("--out", out, columns=80)  # a bench's file there already (a link counts): kept, unless --force
+    assert refused.returncode == 2 and "bench.png exists already" in refused.stderr, refused.stderr
+    done = bench("--out", out, "--force", columns=80)
     assert done.returncode == 0, done.stderr
     guess = next(ln for ln in done.stderr.splitlines() if ln.startswith("this run: ~"))
     print(guess)

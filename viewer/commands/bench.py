@@ -13,6 +13,9 @@ from viewer.errors import UserError
 
 from . import _args
 
+#: what a bench writes into --out: its table, its metadata and its figures (viewer.bench.plots.plot_bench)
+BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png")
+
 
 def _sizes(text: str) -> list[int]:
     """``1e5,1e6`` -> object counts, each a whole number 1 .. :data:`viewer.scenes.MAX_N` (what one scene may
@@ -163,6 +166,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")
+    p.add_argument("--force", action="store_true", help="replace a bench already in --out (refused without it)")
     p.add_argument("--wide", action="store_true",
                    help="print every column of the table (default: the core columns that fit the terminal's "
                         "width; bench.csv always has every column)")
@@ -179,7 +183,7 @@ def run(args) -> int:
     from viewer.bench.run import (BenchConfig, check_index_spec, measured_shares, parse_index_spec,
                                   parse_radius_spec, run_bench)
     from viewer.host.machine import machine, system
-    from viewer.host.output import filled_dir
+    from viewer.host.output import filled_dir, refuse_replacing
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.scenes import check_import_options
@@ -215,6 +219,7 @@ def run(args) -> int:
     _args.once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
                show=lambda m: m[0])  # the same model however written (20 or 20.0)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+    refuse_replacing([out / f for f in BENCH_FILES], f"--out {out}", "viewer bench", args.force)
     with filled_dir(out, _args.writable_dir):  # removed again when refused or stopped before writing
         cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
                           radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,

@@ -96,6 +96,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="find the largest view-distance scale at which no sample sees more than B objects, and "
                         "map at it")
     p.add_argument("-o", "--out", required=True, metavar="OUT", help="output directory (created if missing)")
+    p.add_argument("--force", action="store_true", help="replace a map already in OUT (refused without it)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
     return p
@@ -140,7 +141,7 @@ def _map(args) -> int:
     from ..drivers.replay import check_indexes
     from ..host.compile import reporting
     from ..host.machine import machine
-    from ..host.output import check_output_file, filled_dir, prepare_out_dir
+    from ..host.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
     from ..host.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
     from ..frame.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
@@ -152,6 +153,8 @@ def _map(args) -> int:
         raise UserError(f"--index {', '.join(n for n in names if n not in INDEXES)}: the map times indexes, not "
                         f"culling on the GPU; choose from {', '.join(INDEXES)}")
     out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
+    files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
+    refuse_replacing(files, f"-o {out}", "viewer map", args.force)  # before minutes of loading and timing
 
     def say(line: str) -> None:
         if not args.quiet:
@@ -167,7 +170,6 @@ def _map(args) -> int:
                         "than the budget: "
                         "every view-distance scale keeps within it")
     with filled_dir(out, lambda d: prepare_out_dir(d, what="-o")):  # removed again if stopped before writing
-        files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
         for f in files:
             check_output_file(f, "-o")
         with reporting(sys.stderr, enabled=not args.quiet):

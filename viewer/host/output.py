@@ -15,7 +15,7 @@ from typing import IO, Iterator
 from ..errors import UserError
 
 __all__ = ["TEMP_NAME_ROOM", "CannotWrite", "atomic_file", "check_name_lengths", "check_output_file", "filled_dir",
-           "name_max", "prepare_out_dir", "PROBE_SUFFIX", "probe_dir", "replace_atomically"]
+           "name_max", "prepare_out_dir", "PROBE_SUFFIX", "probe_dir", "refuse_replacing", "replace_atomically"]
 
 
 #: bytes a temporary file's name adds to the name of the file it replaces (``.NAME.`` + 8 random characters
@@ -108,6 +108,20 @@ def check_output_file(path: str | os.PathLike, what: str | None = None, suffixes
     except OSError as exc:
         raise UserError(f"{label}: cannot write in {_shown(str(d))}: {exc.strerror or exc}") from None
     return p
+
+
+def refuse_replacing(files, what: str, made_by: str, force: bool) -> None:
+    """Refuse (:class:`UserError`) to replace a measurement: unless ``force``, name the first of ``files`` that
+    exists already (a symbolic link included). ``what``: the flag and directory (``-o maps/city``);
+    ``made_by``: what wrote such files (``viewer map``). Measurements take minutes and are not written twice
+    alike, so an earlier one is replaced only when asked (``--force``), as ``viewer record`` does."""
+    if force:
+        return
+    there = [Path(f) for f in files if os.path.lexists(f)]
+    if there:
+        more = f" (and {len(there) - 1} more of its files)" if len(there) > 1 else ""
+        raise UserError(f"{what}: {_shown(str(there[0]))} exists already{more}, written by {made_by}; write into "
+                        "another directory, or pass --force to replace it")
 
 
 #: the suffix of a probe file (:func:`probe_dir`): one a stop left behind is removed by :func:`filled_dir`
