@@ -553,7 +553,9 @@ GENERATORS: dict[str, Generator] = {
         "objects stacked on a few exact sites (category = site): stresses structures whose leaves "
         "split by position (a full leaf of identical points cannot be split), against the octree's "
         "bound that an object's depth depends only on its radius, O(log S - log r), not on density",
-        {"sites": Param("int", 100, lo=1, hi=100_000_000, doc="number of distinct positions")},
+        {"sites": Param("int", 100, lo=1, hi=1_000_000,
+                        doc="number of distinct positions (each one's centre is kept in the scene, as `clustered`'s "
+                            "clusters: at most a million)")},
         _coincident_setup,
         _coincident_sample,
     ),

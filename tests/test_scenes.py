@@ -218,6 +218,12 @@ def test_coincident_objects_share_exact_sites():
     assert len(np.unique(s.centres, axis=0)) == 7
 
 
+def test_sites_beyond_a_million_are_refused_before_any_array_is_made():
+    """Every site's centre is kept in the scene: 1e8 sites asked for a 3.2 GB file of a 1,000-object world."""
+    with pytest.raises(SceneError, match=r"params\.sites.*<= 1e\+06"):
+        generate_scene("coincident", 1000, seed=1, world=WORLD, sites=10**8)
+
+
 # --------------------------------------------------------------------------- radius models
 
 
