@@ -22,6 +22,19 @@ def refused(status: int, err: str, *words: str) -> str:
     return lines[0]
 
 
+def with_flags(base: list, extra: list) -> list:
+    """``base`` arguments with ``extra`` appended, each option of ``extra`` (``--name``) first dropped from ``base``
+    with its values (a single-valued option may be given once)."""
+    given = {str(a) for a in extra if str(a).startswith("--")}
+    kept, skipping = [], False
+    for a in base:
+        if str(a).startswith("--"):
+            skipping = str(a) in given
+        if not skipping:
+            kept.append(a)
+    return [*kept, *extra]
+
+
 def sigterm_when(proc, ready, timeout: float = 120.0):
     """Send SIGTERM to ``proc`` (a ``subprocess.Popen``) once ``ready()`` holds, polled every 10 ms (failing
     if the process ends first or ``timeout`` seconds pass), and wait for it; returns its stderr. The process

@@ -12,12 +12,14 @@ import sys
 
 import pytest
 
+from tests.cli import with_flags
+
 TINY = ["bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--rounds", "1", "--dynamic", "none",
         "--no-plots", "--no-first-build"]
 
 
 def _bench(args: list[str], out) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *TINY, *args, "--out", str(out)],
+    return subprocess.run([sys.executable, "-m", "viewer.cli", *with_flags(TINY, args), "--out", str(out)],
                           capture_output=True, text=True, timeout=180)
 
 

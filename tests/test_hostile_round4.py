@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cli import refused
+from tests.cli import refused, with_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -199,8 +199,8 @@ def test_clients_steps_out_of_the_domain_and_empty_budgets_are_refused(tmp_path,
     """Before: --step 1e300 died with a ValueError traceback from the index contract (points outside the
     domain); --budget 0 and --budget nan were taken (every tick skipped, or none)."""
     out = tmp_path / "out"
-    status, _, err = viewer("clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3",
-                            "--out", out, *flags)
+    status, _, err = viewer(*with_flags(["clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3",
+                                         "--out", out], flags))
     refused(status, err, *words)
     assert not out.exists()
 
