@@ -111,3 +111,27 @@ void track(uint i, int cur) {
     band_state[i] = cur;
     changes[atomicAdd(band_changes, 1u)] = uvec2(i, uint(old + 1) | (uint(cur + 1) << 16));
 }
+
+// A visible object i (o its row, d2 its squared distance, the rest what within_ranges filled): counted and
+// listed as visible, then, inside the frustum, drawn: its record appended through the draw command's count,
+// its id, its LOD band (counted, tracked, listed beside the record) and, for an HLOD proxy, the proxies'
+// count; outside, no longer drawn.
+void draw_visible(uint i, dvec4 o, double d2, bool ranged, dvec4 rg, int par, double dp2) {
+    visible_ids[atomicAdd(visible, 1u)] = i;
+    uvec2 look = looks[i];
+    if (!in_frustum(o, look)) {
+        track(i, -1);
+        return;
+    }
+    uint slot = atomicAdd(command[info.y], 1u);
+    drawn_ids[slot] = i;
+    if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
+    uint lod_band = 0u;
+    if (info.w > 0u) {
+        lod_band = lod_band_of(i, d2);
+        atomicAdd(bands[min(lod_band, 7u)], 1u);
+        track(i, int(lod_band));
+        drawn_bands[slot] = lod_band;
+    }
+    write_record(slot, o, look, ranged, rg, par, dp2, lod_band);
+}

@@ -19,59 +19,12 @@
 
 layout(local_size_x = 128) in;
 
-// per object, (x, y, z, view radius), world units, exact; rewritten in place for the movers only
-layout(std430, binding = 0) readonly buffer Objects { dvec4 objects[]; };
-// per object, the same rounded to float32 (the prefilter's copy); the sign bit of w is the object's
+#include "_cull_buffers.glsl"
+// per object, the exact row rounded to float32 (the prefilter's copy); the sign bit of w is the object's
 // "in" bit of the visibility events (1: in view distance, with hysteresis), so it costs no extra read
-layout(std430, binding = 1) coherent buffer Approx { uvec4 approx[]; };
-// per object, (half-extent float bits, RGBA colour bytes)
-layout(std430, binding = 2) readonly buffer Looks { uvec2 looks[]; };
-// out: instance records of INSTANCE_WORDS 32-bit words; the first `drawn` are written
-layout(std430, binding = 3) writeonly buffer Instances { uint records[]; };
-// out: the drawn objects' ids, in record order
-layout(std430, binding = 4) writeonly buffer DrawnIds { uint drawn_ids[]; };
-// the indirect draw command (count, instanceCount, first, baseInstance), the counters, and the EXACT
-// pass's indirect dispatch (groups x, y, z); the CPU resets it before each frame
-layout(std430, binding = 5) coherent buffer Command {
-    uint command[4];
-    uint visible;
-    uint entered;
-    uint left;
-    uint kept;        // ids the PREFILTER pass kept
-    uint groups[3];
-    uint bands[8];    // drawn objects per LOD band (when info.w > 0)
-    uint proxies;     // drawn HLOD proxies (objects whose Ranges row has w = 1)
-    uint band_changes;  // LOD band changes since the last frame (when info.w > 0): the Changes entries
-};
+layout(std430, binding = B_APPROX) coherent buffer Approx { uvec4 approx[]; };
 // the PREFILTER pass's kept ids
-layout(std430, binding = 7) coherent buffer Kept { uint kept_ids[]; };
-// out: the visible objects' ids (for tests and the session's visible_ids(); one store per visible object)
-layout(std430, binding = 6) writeonly buffer VisibleIds { uint visible_ids[]; };
-// per object, visibility ranges (issue 24; read only when info.z is 1): (begin, HLOD limit, parent as a
-// double, -1 none; 1 for an HLOD proxy), world units, as viewer.frame.ranges.Ranges holds them
-layout(std430, binding = 8) readonly buffer Ranges { dvec4 ranges[]; };
-// per object, info.w LOD switch distances (ascending, +inf padding), world units
-layout(std430, binding = 9) readonly buffer Lods { double lods[]; };
-// per object, its LOD band when last drawn, -1 when not drawn last frame (read and written only when info.w > 0,
-// by the one invocation that owns the object: no atomics); an object drawn last frame was visible, so its "in"
-// bit is set and the PREFILTER keeps it: every object whose state may change is visited
-layout(std430, binding = 10) coherent buffer BandState { int band_state[]; };
-// out: the band changes, as viewer.frame.ranges.Ranges.changes: (id, (previous + 1) | (current + 1) << 16)
-layout(std430, binding = 11) writeonly buffer Changes { uvec2 changes[]; };
-// out: the drawn objects' LOD bands, in record order (when info.w > 0; shaders/mesh_groups.glsl reads them)
-layout(std430, binding = 12) writeonly buffer DrawnBands { uint drawn_bands[]; };
-
-layout(std140, binding = 0) uniform Frame {
-    dvec4 planes[6];   // (nx, ny, nz, d), unit normals inwards: n . p + d >= 0 inside
-    dvec4 query;       // xyz: the query point (the camera, or the frozen camera); w: the fade fraction
-    dvec4 eye;         // xyz: the render camera (records are relative to it); w: bounding-sphere scale
-    dvec4 hysteresis;  // x: margin; y: 1 when the margin is a fraction of each radius; z: 1 colours by LOD band
-    vec4 query_f;      // xyz: the query point rounded to float32; w: the prefilter's absolute slack
-    uvec4 info;        // x: objects; y: which command field counts (0 sprites: vertices, 1 mesh: instances);
-                       // z: 1 when the objects have visibility ranges (the Ranges buffer);
-                       // w: LOD switch distances per object (0: none; else the drawn are counted per band)
-    uvec4 palette[2];  // the LOD band colours (RGBA bytes), bands 0..7 (viewer.frame.ranges.BAND_PALETTE)
-};
+layout(std430, binding = B_KEPT) coherent buffer Kept { uint kept_ids[]; };
 
 const uint IN_BIT = 0x80000000u;
 // relative slack of the prefilter: 1 + 2^-19 (32 float32 ulps of 1) covers the roundings of the
@@ -142,29 +95,8 @@ void exact(uint i) {
             atomicAdd(left, 1u);
         }
     }
-    if (!vis) {
-        track(i, -1);
-        return;
-    }
-    visible_ids[atomicAdd(visible, 1u)] = i;
-
-    uvec2 look = looks[i];
-    if (!in_frustum(o, look)) {
-        track(i, -1);
-        return;
-    }
-
-    uint slot = atomicAdd(command[info.y], 1u);
-    drawn_ids[slot] = i;
-    if (ranged && rg.w > 0.0lf) atomicAdd(proxies, 1u);
-    uint lod_band = 0u;
-    if (info.w > 0u) {
-        lod_band = lod_band_of(i, d2);
-        atomicAdd(bands[min(lod_band, 7u)], 1u);
-        track(i, int(lod_band));
-        drawn_bands[slot] = lod_band;
-    }
-    write_record(slot, o, look, ranged, rg, par, dp2, lod_band);
+    if (vis) draw_visible(i, o, d2, ranged, rg, par, dp2);
+    else track(i, -1);
 }
 
 void main() {

@@ -13,8 +13,9 @@
 
 layout(local_size_x = 128) in;
 
-layout(std430, binding = 0) readonly buffer Objects { dvec4 objects[]; };
-layout(std430, binding = 1) readonly buffer Approx { uvec4 approx[]; };
+// shaders/_cull_buffers.glsl's Objects and Ranges, shaders/cull.glsl's Approx (B_*: viewer.render.shaders.CULL_BINDINGS)
+layout(std430, binding = B_OBJECTS) readonly buffer Objects { dvec4 objects[]; };
+layout(std430, binding = B_APPROX) readonly buffer Approx { uvec4 approx[]; };
 // per view: the query point exact (xyz) ...
 layout(std430, binding = 2) readonly buffer Views { dvec4 views[]; };
 // ... and rounded to float32, w: the prefilter's absolute slack for that view
@@ -23,7 +24,7 @@ layout(std430, binding = 3) readonly buffer ViewsF { vec4 views_f[]; };
 layout(std430, binding = 4) writeonly buffer Pairs { uvec2 pairs[]; };
 layout(std430, binding = 5) coherent buffer Count { uint count; };
 // per object (begin, HLOD limit, parent as a double, -1 none; proxy flag), world units; read when ranged is 1
-layout(std430, binding = 6) readonly buffer Ranges { dvec4 ranges[]; };
+layout(std430, binding = B_RANGES) readonly buffer Ranges { dvec4 ranges[]; };
 
 uniform uint objects_n;
 uniform uint views_n;

@@ -8,8 +8,9 @@
 
 layout(local_size_x = 128) in;
 
-layout(std430, binding = 0) writeonly buffer Objects { dvec4 objects[]; };
-layout(std430, binding = 1) coherent buffer Approx { uvec4 approx[]; };
+// shaders/_cull_buffers.glsl's Objects and shaders/cull.glsl's Approx (B_*: viewer.render.shaders.CULL_BINDINGS)
+layout(std430, binding = B_OBJECTS) writeonly buffer Objects { dvec4 objects[]; };
+layout(std430, binding = B_APPROX) coherent buffer Approx { uvec4 approx[]; };
 layout(std430, binding = 7) readonly buffer Moves { dvec4 moved[]; };    // new (x, y, z, r) per mover
 layout(std430, binding = 8) readonly buffer MoveIds { uint moved_ids[]; };
 

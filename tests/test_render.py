@@ -95,16 +95,23 @@ def test_parts_are_included_once_and_are_not_programs(tmp_path, monkeypatch):
         src = sh.stage_sources(name)["compute_shader"]
         assert "#include" not in src.replace("before its #include", "")
         assert src.count("void write_record(") == 1 and src.count("bool within_ranges(") == 1, name
+        # the buffers both programs share are declared once, at the binding points the Python side binds
+        assert src.count("buffer Command {") == 1 and src.count("uniform Frame {") == 1, name
+        assert "binding = B_OBJECTS" in src and f"#define B_OBJECTS {sh.CULL_BINDINGS['OBJECTS']}\n" in src, name
+    assert len(set(sh.CULL_BINDINGS.values())) == len(sh.CULL_BINDINGS) and max(sh.CULL_BINDINGS.values()) < 16
     (tmp_path / "prog.glsl").write_text('#version 430\n#if defined COMPUTE_SHADER\n#include "_a.glsl"\n'
-                                        "void main() {}\n#endif\n")
+                                        '#include "_c.glsl"\nvoid main() {}\n#endif\n')
     (tmp_path / "_a.glsl").write_text("int a() { return 1; }\n")
+    (tmp_path / "_c.glsl").write_text("int c() { return 2; }\n")
     (tmp_path / "_b.glsl").write_text('#include "_a.glsl"\n')
     monkeypatch.setattr(sh, "shader_path", lambda name: tmp_path / f"{name}.glsl")
     sh._read.cache_clear()
     try:
         lines = sh.stage_sources("prog")["compute_shader"].splitlines()
         at = lines.index("int a() { return 1; }")
-        assert lines[at - 1] == "#line 1 1" and lines[at + 1] == "#line 4 0" and lines[at + 2] == "void main() {}"
+        assert lines[at - 1] == "#line 1 1" and lines[at + 1] == "#line 4 0"
+        at = lines.index("int c() { return 2; }")  # the second include: source string 2
+        assert lines[at - 1] == "#line 1 2" and lines[at + 1] == "#line 5 0" and lines[at + 2] == "void main() {}"
         (tmp_path / "prog.glsl").write_text('#version 430\n#if defined COMPUTE_SHADER\n#include "_b.glsl"\n#endif\n')
         sh._read.cache_clear()
         with pytest.raises(ValueError, match="_b.glsl"):

@@ -54,6 +54,7 @@ from ..frame.culling import CullingMode
 from ..index import INDEXES, make_index
 from . import _delta_kernels as K
 from .gpu_cull import GpuCuller, gpu_cull_unavailable, hand_records
+from .shaders import CULL_BINDINGS as B
 from .shaders import ShaderLibrary
 
 __all__ = ["COHERENT", "DeltaCulling", "ViewList", "delta_index_name"]
@@ -242,8 +243,8 @@ class DeltaCulling(CullingMode):
         a compute shader at its first dispatch): each run once over nothing."""
         type(self.index).warm_up()
         K.warm()
-        self.view.buf.bind_to_storage_buffer(7)
-        self._pairs_buf.bind_to_storage_buffer(10)
+        self.view.buf.bind_to_storage_buffer(B["LIST"])
+        self._pairs_buf.bind_to_storage_buffer(B["PAIRS"])
         self.scatter_prog["count"].value = 0
         self.scatter_prog.run(1, 1, 1)
         self._bind()
@@ -390,8 +391,8 @@ class DeltaCulling(CullingMode):
             self._pairs_buf.release()
             self._pairs_buf = self.ctx.buffer(reserve=self._pairs.nbytes)
         self._pairs_buf.write(self._pairs[:npairs])
-        v.buf.bind_to_storage_buffer(7)
-        self._pairs_buf.bind_to_storage_buffer(10)
+        v.buf.bind_to_storage_buffer(B["LIST"])
+        self._pairs_buf.bind_to_storage_buffer(B["PAIRS"])
         self.scatter_prog["count"].value = npairs
         self.scatter_prog.run(*self.culler._grid(npairs))
 
@@ -431,24 +432,13 @@ class DeltaCulling(CullingMode):
         self.ctx.memory_barrier()
 
     def _bind(self) -> None:
-        g = self.culler
-        g.frame_block.bind_to_uniform_block(0)
-        g.objects.bind_to_storage_buffer(0)
-        g.looks.bind_to_storage_buffer(2)
-        g.instances.bind_to_storage_buffer(3)
-        g.ids.bind_to_storage_buffer(4)
-        g.command.bind_to_storage_buffer(5)
-        g.visible.bind_to_storage_buffer(6)
-        self.view.buf.bind_to_storage_buffer(7)
-        if g.ranges is not None:
-            g.ranges.bind_to_storage_buffer(8)
-        if g.lods is not None and self.view.bands is not None:
-            g.lods.bind_to_storage_buffer(9)
-            g.changes.bind_to_storage_buffer(11)
-            g.drawn_bands.bind_to_storage_buffer(12)
-            self.view.bands.bind_to_storage_buffer(13)
-            if self._gone_buf is not None:
-                self._gone_buf.bind_to_storage_buffer(14)
+        """The list pass's buffers: the culler's shared ones, with the view's band state, and the view's list
+        and gone ids."""
+        v = self.view
+        self.culler.bind_shared(v.bands)
+        v.buf.bind_to_storage_buffer(B["LIST"])
+        if v.bands is not None and self._gone_buf is not None:
+            self._gone_buf.bind_to_storage_buffer(B["GONE"])
 
     def upload(self, frame, draw) -> None:
         """Hand the list pass's records to ``draw`` (a scene's own meshes grouped by the mesh of each object's

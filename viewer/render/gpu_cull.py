@@ -53,6 +53,7 @@ from ..index import QueryOverflow, QueryStats
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from ..frame.pipeline import pack_colours
 from ..frame.ranges import BAND_PALETTE
+from .shaders import CULL_BINDINGS as B
 from .shaders import ShaderLibrary
 
 __all__ = ["GpuCounters", "GpuCuller", "GpuCulling", "GpuQueries", "gpu_cull_unavailable", "hand_records"]
@@ -281,8 +282,8 @@ class GpuCuller:
         self._run_move(m, mode=0)
 
     def _run_move(self, count: int, mode: int) -> None:
-        self.objects.bind_to_storage_buffer(0)
-        self.approx.bind_to_storage_buffer(1)
+        self.objects.bind_to_storage_buffer(B["OBJECTS"])
+        self.approx.bind_to_storage_buffer(B["APPROX"])
         if self._moves is not None:
             self._moves.bind_to_storage_buffer(7)
             self._move_ids.bind_to_storage_buffer(8)
@@ -323,28 +324,29 @@ class GpuCuller:
             cmd[0], cmd[1] = 0, 1
         self.command.write(cmd)
 
+    def bind_shared(self, band_state: moderngl.Buffer | None) -> None:
+        """Bind the frame block and the buffers of ``shaders/_cull_buffers.glsl`` (those that exist: the ranges
+        with visibility ranges, the LOD buffers with LOD switches), ``band_state`` as the view's band state."""
+        self.frame_block.bind_to_uniform_block(0)
+        for name, buf in (("OBJECTS", self.objects), ("LOOKS", self.looks), ("INSTANCES", self.instances),
+                          ("DRAWN_IDS", self.ids), ("COMMAND", self.command), ("VISIBLE_IDS", self.visible),
+                          ("RANGES", self.ranges)):
+            if buf is not None:
+                buf.bind_to_storage_buffer(B[name])
+        if self.lods is not None and band_state is not None:
+            for name, buf in (("LODS", self.lods), ("BAND_STATE", band_state), ("CHANGES", self.changes),
+                              ("DRAWN_BANDS", self.drawn_bands)):
+                buf.bind_to_storage_buffer(B[name])
+
     def dispatch(self) -> None:
         """Run the cull over every object: the prefilter pass, then the exact pass over what it kept
         (an indirect dispatch the first pass sized). No wait: the draw and the readbacks are ordered
         after it."""
         if self.n == 0:
             return
-        self.frame_block.bind_to_uniform_block(0)
-        self.objects.bind_to_storage_buffer(0)
-        self.approx.bind_to_storage_buffer(1)
-        self.looks.bind_to_storage_buffer(2)
-        self.instances.bind_to_storage_buffer(3)
-        self.ids.bind_to_storage_buffer(4)
-        self.command.bind_to_storage_buffer(5)
-        self.visible.bind_to_storage_buffer(6)
-        self.kept.bind_to_storage_buffer(7)
-        if self.ranges is not None:
-            self.ranges.bind_to_storage_buffer(8)
-        if self.lods is not None:
-            self.lods.bind_to_storage_buffer(9)
-            self.band_state.bind_to_storage_buffer(10)
-            self.changes.bind_to_storage_buffer(11)
-            self.drawn_bands.bind_to_storage_buffer(12)
+        self.bind_shared(self.band_state)
+        self.approx.bind_to_storage_buffer(B["APPROX"])
+        self.kept.bind_to_storage_buffer(B["KEPT"])
         self.prefilter.run(*self._groups)
         self.ctx.memory_barrier()
         self.exact.run_indirect(self.command, offset=_GROUPS * 4)
@@ -410,8 +412,8 @@ class GpuCuller:
                 pairs = self.ctx.buffer(reserve=cap * 8)
                 try:
                     bufs[2].write(np.zeros(1, dtype=np.uint32))
-                    self.objects.bind_to_storage_buffer(0)
-                    self.approx.bind_to_storage_buffer(1)
+                    self.objects.bind_to_storage_buffer(B["OBJECTS"])
+                    self.approx.bind_to_storage_buffer(B["APPROX"])
                     bufs[0].bind_to_storage_buffer(2)
                     bufs[1].bind_to_storage_buffer(3)
                     pairs.bind_to_storage_buffer(4)
@@ -421,7 +423,7 @@ class GpuCuller:
                     prog["capacity"].value = cap
                     ranged = int(self._frame["info"][2]) if self.ranges is not None else 0
                     if ranged:
-                        self.ranges.bind_to_storage_buffer(6)
+                        self.ranges.bind_to_storage_buffer(B["RANGES"])
                     prog["ranged"].value = ranged
                     prog.run(*self._groups)
                     self.ctx.memory_barrier()
