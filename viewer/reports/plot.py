@@ -78,15 +78,16 @@ def plot_runs(
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
     stages, idle = drawn_stages(runs)
-    srows = (len(stages) + 1 + 3) // 4  # the stage panels, then the legend, four to a row
-    gs = fig.add_gridspec(srows + 2, 4, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
+    cols = panel_columns(len(stages))
+    srows = (len(stages) + 1 + cols - 1) // cols
+    gs = fig.add_gridspec(srows + 2, cols, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
     fig.suptitle(_plain(shorten(escape_text(title or _default_title(runs)), 200)), fontsize=14)
 
     # ---- stage times over the path
     stage_axes = []
     for k, stage in enumerate(stages):
-        ax = fig.add_subplot(gs[k // 4, k % 4], sharex=stage_axes[0] if stage_axes else None)
+        ax = fig.add_subplot(gs[k // cols, k % cols], sharex=stage_axes[0] if stage_axes else None)
         for r, c in zip(runs, colours):
             ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85)
         ax.set_title(_stage_title(stage), fontsize=11)
@@ -102,12 +103,12 @@ def plot_runs(
         else:
             ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        if k // 4 == 1:
+        if k + cols >= len(stages):  # no stage panel below it
             ax.set_xlabel("time on path (s)")
         stage_axes.append(ax)
 
-    # ---- legend and context in the eighth cell
-    lax = fig.add_subplot(gs[len(stages) // 4, len(stages) % 4])
+    # ---- legend and context in the cell after the stage panels
+    lax = fig.add_subplot(gs[len(stages) // cols, len(stages) % cols])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
     labels = [_plain(_wrap(escape_text(r.label), 38)) for r in runs]
@@ -139,9 +140,17 @@ def plot_runs(
     n = len(runs)
     width_box = 0.8 / n
     for j, (r, c) in enumerate(zip(runs, colours)):
-        data = [np.maximum(r[s], _FLOOR_MS) for s in stages]
         pos = np.arange(len(stages)) + (j - (n - 1) / 2) * width_box
-        bp = dax.boxplot(data, positions=pos, widths=width_box * 0.85, whis=(5, 95), showfliers=False,
+        # a stage this run does not time (0 in every frame: the coherent mode's LOD is done in its cull) gets a
+        # "0" at the panel's foot, not a box squashed onto the floor
+        timed = [k for k, s in enumerate(stages) if np.any(r[s] > 0)]
+        for k in sorted(set(range(len(stages))) - set(timed)):
+            dax.text(pos[k], 0.02, "0", color=c, ha="center", va="bottom", fontsize=9,
+                     transform=dax.get_xaxis_transform())  # x in data, y at the panel's foot
+        if not timed:
+            continue
+        data = [np.maximum(r[stages[k]], _FLOOR_MS) for k in timed]
+        bp = dax.boxplot(data, positions=pos[timed], widths=width_box * 0.85, whis=(5, 95), showfliers=False,
                          patch_artist=True, manage_ticks=False)
         for b in bp["boxes"]:
             b.set(facecolor=c, alpha=0.45, edgecolor=c)
@@ -164,6 +173,12 @@ def plot_runs(
     with atomic_file(out) as fh:  # a temporary file of its own (never a link planted at its name), renamed
         fig.savefig(fh, format=fmt, dpi=dpi)
     return out
+
+
+def panel_columns(stages: int) -> int:
+    """Columns of the grid of ``stages`` stage panels and the legend's cell after them: four, or five where four
+    would leave the legend alone on a row of its own (eight stages: two rows of five, not three of four)."""
+    return 5 if stages and stages % 4 == 0 else 4
 
 
 #: the counts panel's lines, with their styles
