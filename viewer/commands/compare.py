@@ -27,7 +27,7 @@ that takes most of that frame (naming the GL renderer of the runs' metadata, e.g
 Warnings go to stderr: when the runs' metadata name different scenes or camera paths (their figures
 are then not like for like), and for each run without rows (a take stopped before its first frame),
 which is left out (the command fails only when no run has rows). Labels are printed with their control
-characters escaped (\x1b, \n, \x00, ...) in every format.
+characters escaped (\\x1b, \\n, \\x00, ...) in every format.
 """
 
 

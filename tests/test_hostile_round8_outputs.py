@@ -1,0 +1,55 @@
+"""Hostile input and the first ten minutes, round eight: what ``plot`` and ``compare`` print beside their
+figures (the machine, the GL renderer), odd recordings (one frame, a reference of 0), and ``--help``. The
+recordings are written with the real recorder (no GL needed); every case runs the real command in this
+process (:func:`tests.cli.viewer`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.cli import viewer
+
+CPU = "Test CPU 9000 (znver9; L2 2 MiB, L3 64 MiB)"
+RENDERER = "llvmpipe (LLVM 99.1.2, 256 bits)"
+
+
+def record(path: Path, frames: int = 12, *, index: str = "octree", scene: str = "tiny", cpu: str = CPU,
+           renderer: str = RENDERER, moving: bool = False, nodes: int = 7) -> Path:
+    """A recording of ``frames`` made-up frames at ``path`` (CSV + metadata, by the real recorder): every
+    stage takes time (``motion_ms`` only when ``moving``), measured on ``cpu`` and drawn by ``renderer``."""
+    from viewer.frame.stages import TIMED_COLUMNS
+    from viewer.recording import COLUMNS, Recorder, build_meta
+
+    meta = build_meta(index=index, headless=True, window_size=(320, 180), gl={"renderer": renderer})
+    meta["scene"] = {"name": scene, "n": 2000, "seed": 1}
+    meta["machine"].update(host="testhost", cpu=cpu, cores=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with Recorder(path, meta) as rec:
+        for k in range(frames):
+            row = {c: 0 for c in COLUMNS}
+            row.update(frame=k, t=k / 60, dt=1 / 60, index=index, culling="cpu", objects=2000,
+                       candidates=2000 if index == "scan" else 40 + k, visible=7 + k % 3, drawn=3, draw_calls=1,
+                       nodes_visited=0 if index == "scan" else nodes)
+            for j, c in enumerate(TIMED_COLUMNS):
+                row[c] = 0.0 if (c == "motion_ms" and not moving) else 0.01 * (j + 1) * (1 + k % 4)
+            rec.append(row)
+    return path
+
+
+# --------------------------------------------------------------------------- --help
+
+
+def test_no_help_text_sends_control_characters_to_the_terminal():
+    """Before: 'viewer compare --help' printed its description's '(\\x1b, \\n, \\x00, ...)' as the raw bytes ESC,
+    a line break and NUL (the description was no raw string): an escape sequence and a NUL to the terminal."""
+    for command in ("view", "record", "bench", "scene", "plot", "compare", "clients", "map", "soak", "sweep"):
+        status, out, err = viewer(command, "--help")
+        assert status == 0, (command, err)
+        bad = sorted({hex(ord(ch)) for ch in out if ord(ch) < 32 and ch != "\n" or ord(ch) == 127})
+        assert not bad, (command, bad)
+    _, out, _ = viewer("compare", "--help")
+    assert r"escaped (\x1b, \n, \x00, ...)" in " ".join(out.split()), out
