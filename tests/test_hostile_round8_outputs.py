@@ -53,3 +53,26 @@ def test_no_help_text_sends_control_characters_to_the_terminal():
         assert not bad, (command, bad)
     _, out, _ = viewer("compare", "--help")
     assert r"escaped (\x1b, \n, \x00, ...)" in " ".join(out.split()), out
+
+
+# --------------------------------------------------------------------------- plot: one frame
+
+
+def _blue(png: Path, top: float) -> int:
+    """Pixels of the first run's colour (matplotlib's C0, blue) in the top ``top`` share of ``png``."""
+    from PIL import Image
+
+    a = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    a = a[: int(a.shape[0] * top)]
+    r, g, b = a[..., 0], a[..., 1], a[..., 2]
+    return int(((b - r > 60) & (b - g > 20)).sum())
+
+
+def test_a_run_of_one_frame_is_drawn(tmp_path):
+    """Before: a recording of one frame ('viewer record SCENE --frames 1', a take stopped after a frame) was
+    drawn as lines through a single point, which draw nothing: its stage panels and counts were empty, as if
+    the run had no rows. Now a one-frame run's points are drawn as markers."""
+    one = record(tmp_path / "one.csv", frames=1)
+    status, _, err = viewer("plot", one, "-o", tmp_path / "one.png")
+    assert status == 0, err
+    assert _blue(tmp_path / "one.png", 0.27) > 20  # the first row of stage panels (the legend is lower down)

@@ -88,7 +88,7 @@ def plot_runs(
     for k, stage in enumerate(stages):
         ax = fig.add_subplot(gs[k // 4, k % 4], sharex=stage_axes[0] if stage_axes else None)
         for r, c in zip(runs, colours):
-            ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85)
+            ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85, **_dot(r))
         ax.set_title(_stage_title(stage), fontsize=11)
         ax.set_ylabel("ms")
         # a few spikes (the OS, another process) would flatten every line: clip the axis above the
@@ -122,7 +122,7 @@ def plot_runs(
     for r, c in zip(runs, colours):
         for col, ls in styles:
             thin = col not in dict(_COUNT_STYLES)  # the band columns: thinner
-            cax.plot(r["t"], r[col], color=c, ls=ls, lw=0.7 if thin else 1.1, alpha=0.8 if thin else 1.0)
+            cax.plot(r["t"], r[col], color=c, ls=ls, lw=0.7 if thin else 1.1, alpha=0.8 if thin else 1.0, **_dot(r))
     cax.set_yscale("symlog", linthresh=10)
     top = max(float(np.max(r[c])) for r in runs for c, _ in styles)
     cax.set_ylim(-0.5, max(100.0, top * 20))  # headroom for the legend above the highest line
@@ -176,6 +176,11 @@ def count_series(runs: Sequence[Run]) -> tuple[tuple[str, object], ...]:
     ``band3`` and ``proxies`` (``band_changes`` is an event count, not drawn)."""
     bands = tuple((col, ls) for col, ls in zip(band_columns(runs), _BAND_STYLES) if col != "band_changes")
     return _COUNT_STYLES + bands
+
+
+def _dot(run: Run) -> dict:
+    """A marker for the lines of a run of one frame (a line through one point draws nothing)."""
+    return {"marker": "o", "markersize": 4} if len(run) == 1 else {}
 
 
 def _plain(text: str) -> str:
