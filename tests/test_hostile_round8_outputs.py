@@ -55,7 +55,24 @@ def test_no_help_text_sends_control_characters_to_the_terminal():
     assert r"escaped (\x1b, \n, \x00, ...)" in " ".join(out.split()), out
 
 
-# --------------------------------------------------------------------------- plot: one frame
+# --------------------------------------------------------------------------- plot: context, one frame
+
+
+@pytest.mark.parametrize("moving", [False, True], ids=["still", "moving"])
+def test_the_default_plot_names_the_machine_and_the_renderer(tmp_path, moving):
+    """Before: with the LOD stage (schema 7) a still world has 8 stage panels and a moving one 9, so the legend
+    fell into a row of its own, and at the default 1600x1500 its context lines (scene, N, GL renderer, path,
+    date) left it under 40% of that cell and were hidden: no figure of a default plot said what it was
+    measured on, and the CPU was never named. Now the context lines, the machine among them, take the cells
+    beside the legend."""
+    runs = [record(tmp_path / f"{ix}.csv", index=ix, moving=moving) for ix in ("octree", "scan")]
+    status, _, err = viewer("plot", *runs, "-o", tmp_path / "fig.svg")
+    assert status == 0, err
+    svg = (tmp_path / "fig.svg").read_text()
+    texts = " ".join(re.findall(r"<!-- (.*?) -->", svg))  # matplotlib writes each drawn text as a comment
+    assert RENDERER in texts, texts
+    assert "Test CPU 9000 (znver9" in texts and "2 logical CPUs" in texts, texts
+    assert "octree" in texts and "scan" in texts  # the legend is still drawn
 
 
 def _blue(png: Path, top: float) -> int:

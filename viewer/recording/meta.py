@@ -31,6 +31,7 @@ __all__ = [
     "META_SUFFIX",
     "build_meta",
     "check_meta",
+    "describe_machine",
     "describe_path",
     "describe_scene",
     "gl_info",
@@ -210,6 +211,19 @@ def describe_path(meta: dict | None) -> str:
     name, kind, speed = k
     facts = ([f"generated {kind}"] if kind else []) + ([f"speed {speed:g}"] if isinstance(speed, (int, float)) else [])
     return f"{name!r}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def describe_machine(meta: dict | None) -> str:
+    """``vm, AMD EPYC (znver4; L2 1 MiB, L3 32 MiB), 2 logical CPUs``: the machine a run's timings were measured
+    on, from its metadata (the CPU and host :func:`viewer.host.machine.machine` recorded); "" when it names none."""
+    m = meta.get("machine") if isinstance(meta, dict) else None
+    if not isinstance(m, dict):
+        return ""
+    host, cpu, cores = m.get("host"), m.get("cpu"), m.get("cores")
+    parts = [str(v) for v in (host, cpu) if isinstance(v, str) and v.strip()]
+    if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
+        parts.append(f"{cores} logical CPU{'s' if cores != 1 else ''}")
+    return ", ".join(parts) if cpu else ""
 
 
 def _short_n(n: int) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..host.output import atomic_file, check_output_file
+from ..recording.meta import describe_machine
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ..host.text import escape_text, shorten
@@ -106,14 +107,22 @@ def plot_runs(
             ax.set_xlabel("time on path (s)")
         stage_axes.append(ax)
 
-    # ---- legend and context in the eighth cell
-    lax = fig.add_subplot(gs[len(stages) // 4, len(stages) % 4])
+    # ---- the legend in the cell after the stage panels; the context lines (scene, machine, GL renderer, ...) in
+    # the cells left beside it in that row, else under the legend in its own cell
+    row, col = divmod(len(stages), 4)
+    lax = fig.add_subplot(gs[row, col])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
     labels = [_plain(_wrap(escape_text(r.label), 38)) for r in runs]
-    context = lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
-                       family="monospace", color="0.25")
-    _fit_legend(fig, lax, context, handles, labels)
+    if col < 3:
+        context_ax = fig.add_subplot(gs[row, col + 1:])
+        context_ax.axis("off")
+        _fit_context(fig, context_ax, _plain(_context(runs)))
+        _fit_legend(fig, lax, None, handles, labels)
+    else:
+        context = lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
+                           family="monospace", color="0.25")
+        _fit_legend(fig, lax, context, handles, labels)
 
     # ---- counts over the path
     cax = fig.add_subplot(gs[srows, :])
@@ -183,6 +192,20 @@ def _dot(run: Run) -> dict:
     return {"marker": "o", "markersize": 4} if len(run) == 1 else {}
 
 
+def _fit_context(fig, ax, text: str) -> None:
+    """The context lines at the top left of the cell ``ax``, in the largest of 8.5 down to 6 points that keeps
+    them inside it (none drawn when no size does: a figure a few hundred pixels high)."""
+    renderer = fig.canvas.get_renderer()
+    cell = ax.get_window_extent(renderer)
+    for size in (8.5, 7.0, 6.0):
+        t = ax.text(0.0, 1.0, text, transform=ax.transAxes, fontsize=size, va="top", family="monospace",
+                    color="0.25")
+        box = t.get_window_extent(renderer)
+        if box.y0 >= cell.y0 - 1 and box.x1 <= cell.x1 + 1:
+            return
+        t.remove()
+
+
 def _plain(text: str) -> str:
     """``text`` drawn as written: matplotlib reads ``$...$`` as mathtext (a scene named ``$\\frac{1}{0$``
     would stop the figure), so every dollar sign is escaped."""
@@ -222,14 +245,15 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
     in a smaller font (10 down to 6 points) when that shows more of them, and the rest as one last entry,
     ``+N more runs``. Measured with the figure's renderer, so long labels, a small --height or a hundred
     runs all stay inside the cell. When the context lines would leave the legend less than 40% of the
-    cell, or no room for a single run, they are hidden."""
+    cell, or no room for a single run, they are hidden (``context`` None: they are in a cell of their own)."""
     from matplotlib.lines import Line2D
 
     renderer = fig.canvas.get_renderer()
     cell = lax.get_window_extent(renderer)
-    floor = (context.get_window_extent(renderer).y1 if context.get_text() else cell.y0) + 4  # legend above it
+    shown = context is not None and bool(context.get_text())  # None: the context lines are in a cell of their own
+    floor = (context.get_window_extent(renderer).y1 if shown else cell.y0) + 4  # legend above it
     n = len(labels)
-    if n and cell.y1 - floor < 0.4 * cell.height:  # a small figure: the runs matter more than the context lines
+    if n and shown and cell.y1 - floor < 0.4 * cell.height:  # a small figure: the runs matter more than the context
         context.set_visible(False)
         floor = cell.y0
 
@@ -271,7 +295,7 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
         return best
 
     best = fit()
-    if n and best[0] < 1 and context.get_visible() and context.get_text():
+    if n and best[0] < 1 and shown and context.get_visible():
         context.set_visible(False)  # the context lines leave no room for a single run: the runs first
         floor = cell.y0
         best = fit()
@@ -301,6 +325,7 @@ def _context(runs: Sequence[Run]) -> str:
         ("N", lambda m: (m.get("scene") or {}).get("n")),
         ("window", lambda m: "x".join(map(str, (m.get("window") or {}).get("size") or [])) or None),
         ("headless", lambda m: (m.get("window") or {}).get("headless")),
+        ("machine", lambda m: describe_machine(m) or None),
         ("GL", lambda m: (m.get("gl") or {}).get("renderer")),
         ("path", lambda m: (m.get("path") or {}).get("name")),
         ("date", lambda m: (m.get("date") or "")[:10] or None),
