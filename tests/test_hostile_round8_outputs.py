@@ -93,3 +93,20 @@ def test_a_run_of_one_frame_is_drawn(tmp_path):
     status, _, err = viewer("plot", one, "-o", tmp_path / "one.png")
     assert status == 0, err
     assert _blue(tmp_path / "one.png", 0.27) > 20  # the first row of stage panels (the legend is lower down)
+
+
+# --------------------------------------------------------------------------- compare: machine, renderer, 0
+
+
+def test_a_ratio_against_a_reference_of_zero_is_a_dash(tmp_path):
+    """Before: the README's first 'viewer compare' printed the octree's 'nodes_visited' as '0 0 0 0' times
+    faster than the scan (the scan's 0 nodes over the octree's 7): a figure that reads as 'infinitely slower'.
+    A ratio with a 0 on either side is now '-', as one over a run's 0 already was."""
+    runs = [record(tmp_path / f"{ix}.csv", index=ix) for ix in ("octree", "scan")]
+    status, out, err = viewer("compare", *runs)
+    assert status == 0, err
+    row = next(ln for ln in out.splitlines() if ln.startswith("nodes_visited") and "octree" in ln)
+    assert row.split()[-4:] == ["-", "-", "-", "-"], row
+    assert row.split()[-8:-4] == ["7.0", "7.0", "7.0", "7.0"], row
+    query = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and "octree" in ln)
+    assert query.split()[-4:] == ["1.00", "1.00", "1.00", "1.00"], query  # other ratios as before

@@ -12,7 +12,8 @@ DESCRIPTION = """\
 For every stage time (ms) and count column, print the median, 95th percentile and maximum over the
 frames of each run, and each run's speed-up over the reference run: the reference's figure over the
 run's, as 'viewer bench' prints 'x scan' (columns 'x faster' median / p95 / max; above 1 the run is faster,
-or counts fewer objects; '-' where the run's value is 0), to three significant digits. The reference is
+or counts fewer objects; '-' where the run's value or the reference's is 0, e.g. the nodes an index
+visits against the scan's none), to three significant digits. The reference is
 the first run of the 'scan' index (the multi-core linear scan, the baseline of every ratio the viewer
 prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's
 default). Recordings of a scene with LOD bands or HLOD (schema version 6) also get the band columns:

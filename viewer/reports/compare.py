@@ -75,7 +75,7 @@ class CompareRow:
     values : ``{"median": ..., "p95": ..., "p99": ..., "max": ...}`` in the column's unit (ms, or objects)
     ratios : the speed-up over the reference run, statistic by statistic: the reference's value over this
         run's (above 1: this run is faster, or counts fewer; 1 for the reference itself; None where this
-        run's value is 0)
+        run's value or the reference's is 0: the scan visits no nodes, so its 0 over an octree's 7 says nothing)
     """
 
     column: str
@@ -179,7 +179,7 @@ def compare_runs(runs: Sequence[Run], columns: Sequence[str] | None = None,
         ref = _stats(ref_run[col])
         for j, r in enumerate(runs):
             v = _stats(r[col])
-            ratios = {k: (ref[k] / v[k] if v[k] != 0 else None) for k in STATS}
+            ratios = {k: (ref[k] / v[k] if v[k] != 0 and ref[k] != 0 else None) for k in STATS}
             rows.append(CompareRow(col, r.label, len(r), v, ratios))
     return rows
 
