@@ -98,6 +98,31 @@ def test_a_run_of_one_frame_is_drawn(tmp_path):
 # --------------------------------------------------------------------------- compare: machine, renderer, 0
 
 
+def test_compare_names_the_machine_and_renderer_and_warns_when_they_differ(tmp_path):
+    """Before: compare printed every time with no word of the machine it was taken on (the GL renderer only in
+    a verdict, when drawing took most of a frame), and tabulated runs from two CPUs or two renderers side by
+    side without a warning, as like for like."""
+    a = record(tmp_path / "a" / "octree.csv")
+    b = record(tmp_path / "a" / "scan.csv", index="scan")
+    status, out, err = viewer("compare", a, b)
+    assert status == 0 and err == "", err
+    line = out.splitlines()[1]
+    assert line == f"timed on: testhost, {CPU}, 2 logical CPUs; GL renderer: {RENDERER}", line
+
+    c = record(tmp_path / "b" / "scan.csv", index="scan", cpu="Other CPU 1 (haswell)", renderer="NVIDIA RTX 9")
+    status, out, err = viewer("compare", a, c, "--format", "csv")
+    assert status == 0, err
+    warnings = [ln for ln in err.splitlines() if "warning" in ln]
+    machines = next(w for w in warnings if "different machines" in w)
+    for words in (CPU, "Other CPU 1 (haswell)", str(a), str(c), "times are not like for like"):
+        assert words in machines, machines
+    renderers = next(w for w in warnings if "different GL renderers" in w)
+    assert RENDERER in renderers and "NVIDIA RTX 9" in renderers, renderers
+    assert not any("different scenes" in w for w in warnings)
+    assert "timed on: testhost" in err and "Other CPU 1 (haswell)" in err  # csv: the lines on stderr
+    assert out.startswith("column,run,frames,")  # ... and standard output the table alone
+
+
 def test_a_ratio_against_a_reference_of_zero_is_a_dash(tmp_path):
     """Before: the README's first 'viewer compare' printed the octree's 'nodes_visited' as '0 0 0 0' times
     faster than the scan (the scan's 0 nodes over the octree's 7): a figure that reads as 'infinitely slower'.

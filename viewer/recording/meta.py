@@ -33,12 +33,15 @@ __all__ = [
     "check_meta",
     "describe_machine",
     "describe_path",
+    "describe_renderer",
     "describe_scene",
     "gl_info",
+    "machine_identity",
     "meta_path_for",
     "package_versions",
     "path_identity",
     "read_meta",
+    "renderer_identity",
     "run_label",
     "same_path",
     "same_scene",
@@ -224,6 +227,29 @@ def describe_machine(meta: dict | None) -> str:
     if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
         parts.append(f"{cores} logical CPU{'s' if cores != 1 else ''}")
     return ", ".join(parts) if cpu else ""
+
+
+def machine_identity(meta: dict | None) -> tuple | None:
+    """What tells the machines of runs' timings apart: ``(cpu, logical CPUs)`` from a run's metadata (the host's
+    name is left out: two containers on one machine time alike); None when the metadata names no CPU."""
+    m = meta.get("machine") if isinstance(meta, dict) else None
+    cpu = m.get("cpu") if isinstance(m, dict) else None
+    if not isinstance(cpu, str) or not cpu.strip():
+        return None
+    return (cpu, m.get("cores"))
+
+
+def renderer_identity(meta: dict | None) -> tuple | None:
+    """The GL renderer a run's metadata names, as ``(renderer,)``; None when it names none."""
+    gl = meta.get("gl") if isinstance(meta, dict) else None
+    name = gl.get("renderer") if isinstance(gl, dict) else None
+    return (name,) if isinstance(name, str) and name.strip() else None
+
+
+def describe_renderer(meta: dict | None) -> str:
+    """``llvmpipe (LLVM 15.0.7, 256 bits)``: the GL renderer of a run's metadata; "" when it names none."""
+    k = renderer_identity(meta)
+    return "" if k is None else k[0]
 
 
 def _short_n(n: int) -> str:
