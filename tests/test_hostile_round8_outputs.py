@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cli import viewer
+from tests.cli import small, viewer  # noqa: F401 (small: a fixture)
 
 CPU = "Test CPU 9000 (znver9; L2 2 MiB, L3 64 MiB)"
 RENDERER = "llvmpipe (LLVM 99.1.2, 256 bits)"
@@ -135,3 +135,28 @@ def test_a_ratio_against_a_reference_of_zero_is_a_dash(tmp_path):
     assert row.split()[-8:-4] == ["7.0", "7.0", "7.0", "7.0"], row
     query = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and "octree" in ln)
     assert query.split()[-4:] == ["1.00", "1.00", "1.00", "1.00"], query  # other ratios as before
+
+
+# --------------------------------------------------------------------------- record, view --headless: timed on
+
+
+def test_record_and_a_headless_view_say_what_their_times_were_taken_on(tmp_path, small):
+    """Before: 'viewer record' ended with each index's median / p95 / p99 / max times and 'viewer view
+    --headless' with its median frame and fps, with no word of the machine or the GL renderer (llvmpipe's draw
+    is ~100x a GPU's): the figures stood alone. Each now prints the line compare prints under its reference."""
+    from viewer.host.machine import cpu
+
+    status, out, err = viewer("record", small, "--frames", "3", "--size", "320x180", "--index", "octree",
+                              "-o", tmp_path / "run")
+    assert status == 0, err
+    line = next(ln for ln in err.splitlines() if ln.startswith("timed on: "))
+    assert cpu() in line and "logical CPU" in line and "GL renderer: " in line, line
+    assert "not named" not in line, line
+    assert err.index("octree: update_ms median") < err.index("timed on: ")  # beside the figures
+
+    status, out, err = viewer("view", small, "--headless", "--frames", "3", "--size", "320x180")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("frames 3  median frame")
+    line = next(ln for ln in lines if ln.startswith("timed on: "))
+    assert cpu() in line and "GL renderer: " in line and "not named" not in line, line

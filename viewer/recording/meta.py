@@ -47,6 +47,7 @@ __all__ = [
     "same_scene",
     "scene_identity",
     "scene_meta",
+    "timed_on",
     "write_json_atomic",
     "write_meta",
 ]
@@ -250,6 +251,16 @@ def describe_renderer(meta: dict | None) -> str:
     """``llvmpipe (LLVM 15.0.7, 256 bits)``: the GL renderer of a run's metadata; "" when it names none."""
     k = renderer_identity(meta)
     return "" if k is None else k[0]
+
+
+def timed_on(meta: dict | None) -> str:
+    """``timed on: vm, AMD EPYC (...), 2 logical CPUs; GL renderer: llvmpipe (...)``: the line printed beside
+    a run's times (:func:`describe_machine`, :func:`describe_renderer`); "" when ``meta`` names neither."""
+    machine, renderer = describe_machine(meta), describe_renderer(meta)
+    if not machine and not renderer:
+        return ""
+    return (f"timed on: {machine or 'a machine the metadata does not name'}; "
+            f"GL renderer: {renderer or 'not named in the metadata'}")
 
 
 def _short_n(n: int) -> str:
