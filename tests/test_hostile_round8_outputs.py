@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.cli import small, viewer  # noqa: F401 (small: a fixture)
+from tests.cli import refused, small, viewer  # noqa: F401 (small: a fixture)
 
 CPU = "Test CPU 9000 (znver9; L2 2 MiB, L3 64 MiB)"
 RENDERER = "llvmpipe (LLVM 99.1.2, 256 bits)"
@@ -160,3 +160,33 @@ def test_record_and_a_headless_view_say_what_their_times_were_taken_on(tmp_path,
     assert lines[0].startswith("frames 3  median frame")
     line = next(ln for ln in lines if ln.startswith("timed on: "))
     assert cpu() in line and "GL renderer: " in line and "not named" not in line, line
+
+
+# --------------------------------------------------------------------------- camera paths: names
+
+
+def _path_text(name_line: str = "") -> str:
+    keys = "".join(f"[[keyframe]]\nt = {t}\nposition = [{x}, 100.0, 500.0]\nyaw = 0.0\npitch = 0.0\n\n"
+                   for t, x in ((0.0, 0.0), (1.0, 10.0)))
+    return f'format = "viewer-camera-path"\nversion = 1\n{name_line}\n{keys}'
+
+
+def test_a_camera_path_named_with_control_characters_never_reaches_the_terminal_raw(tmp_path, small):
+    """Before: a path file's 'name' (or, without one, its file name) holding an ESC sequence was printed raw by
+    'record' and 'view --headless' ('path \\x1b[2J\\x1b]0;pwned\\x07x: 3 frames'): the screen cleared, the
+    window's title set. A scene's name is refused for that (round 4); a path's name now is too, naming the
+    file and the field, and a path file's own name is shown with those characters replaced, as a scene's."""
+    evil = tmp_path / "evil.toml"
+    evil.write_text(_path_text(r'name = "\u001b[2J\u001b]0;pwned\u0007x"'))
+    status, out, err = viewer("record", small, "--path", evil, "--frames", "3", "--size", "320x180", "--index",
+                              "octree", "-o", tmp_path / "run")
+    refused(status, err, str(evil), "field 'name'", "control characters")
+    assert "\x1b" not in err + out and not (tmp_path / "run").exists()
+
+    odd = tmp_path / "a\x1b[2Jb.toml"  # no 'name': the file's stem names the path
+    odd.write_text(_path_text())
+    status, out, err = viewer("record", small, "--path", odd, "--frames", "3", "--size", "320x180", "--index",
+                              "octree", "-o", tmp_path / "run2")
+    assert status == 0, err
+    assert "\x1b" not in err + out, err
+    assert "path a\ufffd[2Jb: 3 frames" in err, err
