@@ -190,3 +190,24 @@ def test_a_camera_path_named_with_control_characters_never_reaches_the_terminal_
     assert status == 0, err
     assert "\x1b" not in err + out, err
     assert "path a\ufffd[2Jb: 3 frames" in err, err
+
+
+# --------------------------------------------------------------------------- clients: the verdict's direction
+
+
+def test_the_clients_verdict_says_a_slower_batch_saves_nothing():
+    """Before: 'viewer clients' ended each K with 'sharing saves most on octree: 0.40x its singles' where
+    0.40 was its batch gain (singles / batch: the batch 2.5x slower): read as the batch taking 0.40 of the
+    singles' time, the opposite of what was measured (frame/README.md's table gives batch / singles). The
+    sentence now gives batch / singles, and says when no shared batch saves anything."""
+    from viewer.commands.clients import verdict
+
+    def row(index, single, batch, shared=1):
+        return {"workload": "small-2k", "layout": "spread", "k": 8, "index": index, "shared_walk": shared,
+                "single_tick_us": single, "batch_tick_us": batch, "batch_x_single": round(single / batch, 3)}
+
+    slower = verdict([row("octree", 6.0, 15.0), row("scan", 30.0, 29.0, shared=0)])[0]
+    assert "sharing saves nothing here" in slower and "octree's, takes 2.50x its singles' time" in slower, slower
+    assert "saves most" not in slower and "0.40x" not in slower
+    faster = verdict([row("octree", 60.0, 15.0), row("hashgrid", 60.0, 30.0)])[0]
+    assert "sharing saves most on octree: its batch takes 0.25x its singles' time" in faster, faster
