@@ -211,3 +211,21 @@ def test_the_clients_verdict_says_a_slower_batch_saves_nothing():
     assert "saves most" not in slower and "0.40x" not in slower
     faster = verdict([row("octree", 60.0, 15.0), row("hashgrid", 60.0, 30.0)])[0]
     assert "sharing saves most on octree: its batch takes 0.25x its singles' time" in faster, faster
+
+
+# --------------------------------------------------------------------------- soak: the machine line
+
+
+def test_soak_prints_the_machine_beside_its_frame_times(tmp_path):
+    """Before: 'viewer soak' printed its median and p99 frame times with no word of the machine (bench, clients
+    and map print their machine line). It now prints the same line under its figures."""
+    from viewer.bench.report import machine_line
+    from viewer.host.machine import machine
+
+    scene = tmp_path / "mv.toml"
+    scene.write_text('generator = "uniform"\nn = 2000\nworld = 1000.0\n[motion]\nshare = 0.1\n')
+    status, out, err = viewer("soak", scene, "--frames", "20", "-q")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("soak mv (2000 objects") and "median frame" in lines[0], out
+    assert machine_line(machine()) in lines[:4], out
