@@ -71,16 +71,6 @@ def test_a_stage_at_zero_in_every_run_gets_no_panel(real_runs):
     assert "query_ms" in drawn and "update_ms" in drawn
 
 
-def test_the_legend_shares_a_row_with_stage_panels():
-    """Eight stage panels (every stage but the world's motion) put the legend alone on a third row of four,
-    half the figure's top blank; now the grid has five columns then."""
-    from viewer.reports.plot import panel_columns
-
-    for n in range(1, 13):
-        cols = panel_columns(n)
-        assert cols in (4, 5) and n % cols != 0, (n, cols)  # the legend's cell is never first on its row
-
-
 def test_plot_of_one_run_and_of_an_svg(real_runs, tmp_path):
     from viewer.reports.plot import plot_files
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
+import math
 import sys
 from pathlib import Path
 
@@ -114,10 +115,16 @@ def verdict(rows: list[dict]) -> list[str]:
         line = (f"{wl} {layout} K={k}: fastest {best['index']} ({how}) {tick:,.0f} us a tick, "
                 f"{tick / k:,.2f} us a client; best single queries {best_single['index']} "
                 f"{best_single['single_tick_us']:,.0f} us ({best_single['single_tick_us'] / tick:.2f}x)")
-        shared = [r for r in group if r["shared_walk"]]
-        if shared:
+        shared = [r for r in group
+                  if r["shared_walk"] and math.isfinite(r["batch_x_single"]) and r["batch_x_single"] > 0]
+        if shared:  # batch_x_single: singles over batch (above 1: the batch is faster); said as batch / singles
             s = max(shared, key=lambda r: r["batch_x_single"])
-            line += f"; sharing saves most on {s['index']}: {s['batch_x_single']:.2f}x its singles"
+            ratio = 1.0 / s["batch_x_single"]
+            if ratio < 1.0:
+                line += f"; sharing saves most on {s['index']}: its batch takes {ratio:.2f}x its singles' time"
+            else:
+                line += (f"; sharing saves nothing here: the best batch that shares its work, {s['index']}'s, takes "
+                         f"{ratio:.2f}x its singles' time")
         lines.append(line)
     return lines
 

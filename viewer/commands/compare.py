@@ -12,22 +12,26 @@ DESCRIPTION = """\
 For every stage time (ms) and count column, print the median, 95th percentile and maximum over the
 frames of each run, and each run's speed-up over the reference run: the reference's figure over the
 run's, as 'viewer bench' prints 'x scan' (columns 'x faster' median / p95 / max; above 1 the run is faster,
-or counts fewer objects; '-' where the run's value is 0), to three significant digits. The reference is
+or counts fewer objects; '-' where the run's value or the reference's is 0, e.g. the nodes an index
+visits against the scan's none), to three significant digits. The reference is
 the first run of the 'scan' index (the multi-core linear scan, the baseline of every ratio the viewer
 prints) when there is one, else the first run. Percentiles interpolate linearly between frames (numpy's
 default). Recordings of a scene with LOD bands or HLOD (schema version 6) also get the band columns:
 band0 .. band3 (drawn objects per LOD band), band_changes and proxies (drawn HLOD proxies), when every
 run has them and some run's differ from what 'drawn' says; older recordings compare as before.
 
-The table starts with a line naming the reference and ends with one sentence per other run: how much
-faster it answers queries, the candidates it tests, how much faster its whole frame is, and the stage
-that takes most of that frame (naming the GL renderer of the runs' metadata, e.g. llvmpipe). With
---format markdown or csv, standard output holds the table alone and those lines go to stderr.
+The table starts with a line naming the reference, then one naming the machine (host, CPU, logical
+CPUs) and the GL renderer the runs' metadata say their times were taken on, and ends with one sentence
+per other run: how much faster it answers queries, the candidates it tests, how much faster its whole
+frame is, and the stage that takes most of that frame (naming the GL renderer of the runs' metadata,
+e.g. llvmpipe). With --format markdown or csv, standard output holds the table alone and those lines
+go to stderr.
 
 Warnings go to stderr: when the runs' metadata name different scenes or camera paths (their figures
-are then not like for like), and for each run without rows (a take stopped before its first frame),
-which is left out (the command fails only when no run has rows). Labels are printed with their control
-characters escaped (\x1b, \n, \x00, ...) in every format.
+are then not like for like) or different machines (CPU) or GL renderers (their times are then not like
+for like), and for each run without rows (a take stopped before its first frame), which is left out
+(the command fails only when no run has rows). Labels are printed with their control characters
+escaped (\\x1b, \\n, \\x00, ...) in every format.
 """
 
 
@@ -45,7 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args) -> int:
     import sys
 
-    from ..reports.compare import compare_runs, format_table, mismatch_warnings, runs_with_rows, summary
+    from ..reports.compare import compare_runs, format_table, measured_line, mismatch_warnings, runs_with_rows, summary
     from ..recording.reader import read_runs
     from ..frame.stages import TIMED_COLUMNS
 
@@ -57,11 +61,13 @@ def run(args) -> int:
         warn(message)
     rows = compare_runs(runs, TIMED_COLUMNS, warn=warn) if args.stages_only else compare_runs(runs, warn=warn)
     first, *sentences = summary(runs)
+    where = measured_line(runs)  # the machine and the GL renderer the times were taken on
+    head = first + ("\n" + where if where else "")
     if args.format == "text":
-        sys.stdout.write(first + "\n\n" + format_table(rows, args.format))
+        sys.stdout.write(head + "\n\n" + format_table(rows, args.format))
         if sentences:
             sys.stdout.write("\n" + "\n".join(sentences) + "\n")
     else:  # standard output: the table alone, for a file or another program
-        print("\n".join([first, *sentences]), file=sys.stderr)
+        print("\n".join([head, *sentences]), file=sys.stderr)
         sys.stdout.write(format_table(rows, args.format))
     return 0

@@ -12,6 +12,8 @@ one image: each stage's time over the path, the candidate / visible / drawn coun
 bands or HLOD, schema version 6: also the drawn objects per band and the drawn proxies), and a
 per-stage distribution. Runs are overlaid and labelled from their metadata files; a run without rows
 is left out with a warning, and a legend of more runs than its cell holds ends in "+N more runs".
+Beside the legend, context lines from the metadata: the scene, N, the window, the machine (host, CPU)
+and the GL renderer the runs were timed on, the path and the date. A run of one frame is drawn as dots.
 
 -o names an image file; '-o -' (standard output) is refused: give a file name. The output is checked
 before any recording is read.

@@ -22,7 +22,8 @@ fly-through, looped) queries it, and the visibility tracker turns the answer int
 Every --check-every frames the visible set is compared exactly with brute force over the world as it is
 then, and the tracker's in-set with the rule (no margin: equal to the visible set; with --hysteresis:
 a superset whose extra objects are within r + margin). Every --report-every frames the process's
-resident memory (RSS) and the index's own arrays (nbytes) are printed to stderr, so growth shows.
+resident memory (RSS) and the index's own arrays (nbytes) are printed to stderr, so growth shows. The
+summary's frame times are followed by the machine line (CPU, logical CPUs) they were measured on.
 
 The camera flies the path sampled at --dt (at most --frames poses of it are computed: the run reaches no
 further). A --dt that would sample the path into more than 1e7 poses is refused: give a larger --dt.
@@ -86,7 +87,9 @@ def _mib(b: int) -> str:
 def run(args) -> int:
     import numpy as np
 
+    from ..bench.report import machine_line
     from ..frame.events import VisibilityTracker, warm as warm_events
+    from ..host.machine import machine
     from ..index import INDEXES, QueryOverflow, brute_query, make_index
     from ..frame.motion import MotionState, advance, warm as warm_motion
     from ..paths import generated_path
@@ -211,6 +214,7 @@ def run(args) -> int:
     print(f"memory: RSS {_mib(rss0)} -> {_mib(rss1)} ({(rss1 - rss0) / 2**20:+.1f} MiB); index nbytes "
           f"{_mib(nb0)} -> {_mib(nb1)} ({nb1 - nb0:+d} bytes)"
           + (f"; nodes {node_count()}" if node_count() else ""))
+    print(machine_line(machine()))  # the frame times above are this CPU's
     if interrupted:
         print(f"interrupted by Ctrl-C after {done} of {args.frames} frames: the figures above are of those frames")
     if node_count():

@@ -206,7 +206,9 @@ def run(args) -> int:
 
 def _headless(args, scene, index: str, cam_path) -> int:
     from ..drivers.headless import HeadlessViewer
+    from ..host.machine import machine
     from ..paths import generated_path
+    from ..recording.meta import gl_info, timed_on
 
     if args.pose is not None:
         samples = [args.pose] * (args.frames or 120)
@@ -240,7 +242,9 @@ def _headless(args, scene, index: str, cam_path) -> int:
               file=sys.stderr)
         rows = hv.run(samples, dt)
         shot = hv.screenshot_new(args.screenshot) if args.screenshot else None
+        where = timed_on({"machine": machine(), "gl": gl_info(hv.ctx)})
     print(summarise(rows))
+    print(where)
     if build is not None:
         print(f"index {index} built in {build:.3f} s")
     if shot is not None:

@@ -27,7 +27,7 @@ from ..frame.culling import check_cullers
 from ..errors import UserError
 from ..host.output import prepare_out_dir
 from ..host.interleave import balanced_orders
-from ..recording.meta import build_meta, gl_info, meta_path_for
+from ..recording.meta import build_meta, gl_info, meta_path_for, timed_on
 from ..host.progress import Progress
 from ..recording.writer import Recorder
 
@@ -256,6 +256,9 @@ def replay(
             print(f"wrote {r.path} ({each}{built})", file=sys.stderr)
         for name in names:
             print(f"{name}: {_worst_line(worst[name])}", file=sys.stderr)
+        where = timed_on(next(iter(recorders.values())).meta)  # one GL context and machine for every index
+        if where:
+            print(where, file=sys.stderr)
     return {name: r.path for name, r in recorders.items()}
 
 

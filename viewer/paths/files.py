@@ -107,9 +107,16 @@ def path_from_dict(data: Any, where: str = "<path>") -> CameraPath:
     ver = data.get("version", PATH_VERSION)
     if not isinstance(ver, int) or isinstance(ver, bool) or ver != PATH_VERSION:
         raise UserError(f"{where}: field 'version' is {_show(ver)}; this viewer reads version {PATH_VERSION}")
-    name = data.get("name", Path(where).stem)
+    from ..scenes.errors import SceneError
+    from ..scenes.limits import check_name, stem_name
+
+    name = data.get("name", stem_name(where))  # the file's stem, any control character in it as U+FFFD
     if not isinstance(name, str):
         raise UserError(f"{where}: field 'name' must be a string")
+    try:
+        check_name(name)  # every command prints the name: as a scene's, no control characters
+    except SceneError as exc:
+        raise UserError(f"{where}: field 'name' {exc.problem}") from None
     keys = data.get("keyframe")
     if keys is None:
         raise UserError(f"{where}: no keyframes (add [[keyframe]] tables with t, position, yaw, pitch)")

@@ -31,18 +31,23 @@ __all__ = [
     "META_SUFFIX",
     "build_meta",
     "check_meta",
+    "describe_machine",
     "describe_path",
+    "describe_renderer",
     "describe_scene",
     "gl_info",
+    "machine_identity",
     "meta_path_for",
     "package_versions",
     "path_identity",
     "read_meta",
+    "renderer_identity",
     "run_label",
     "same_path",
     "same_scene",
     "scene_identity",
     "scene_meta",
+    "timed_on",
     "write_json_atomic",
     "write_meta",
 ]
@@ -210,6 +215,52 @@ def describe_path(meta: dict | None) -> str:
     name, kind, speed = k
     facts = ([f"generated {kind}"] if kind else []) + ([f"speed {speed:g}"] if isinstance(speed, (int, float)) else [])
     return f"{name!r}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def describe_machine(meta: dict | None) -> str:
+    """``vm, AMD EPYC (znver4; L2 1 MiB, L3 32 MiB), 2 logical CPUs``: the machine a run's timings were measured
+    on, from its metadata (the CPU and host :func:`viewer.host.machine.machine` recorded); "" when it names none."""
+    m = meta.get("machine") if isinstance(meta, dict) else None
+    if not isinstance(m, dict):
+        return ""
+    host, cpu, cores = m.get("host"), m.get("cpu"), m.get("cores")
+    parts = [str(v) for v in (host, cpu) if isinstance(v, str) and v.strip()]
+    if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0:
+        parts.append(f"{cores} logical CPU{'s' if cores != 1 else ''}")
+    return ", ".join(parts) if cpu else ""
+
+
+def machine_identity(meta: dict | None) -> tuple | None:
+    """What tells the machines of runs' timings apart: ``(cpu, logical CPUs)`` from a run's metadata (the host's
+    name is left out: two containers on one machine time alike); None when the metadata names no CPU."""
+    m = meta.get("machine") if isinstance(meta, dict) else None
+    cpu = m.get("cpu") if isinstance(m, dict) else None
+    if not isinstance(cpu, str) or not cpu.strip():
+        return None
+    return (cpu, m.get("cores"))
+
+
+def renderer_identity(meta: dict | None) -> tuple | None:
+    """The GL renderer a run's metadata names, as ``(renderer,)``; None when it names none."""
+    gl = meta.get("gl") if isinstance(meta, dict) else None
+    name = gl.get("renderer") if isinstance(gl, dict) else None
+    return (name,) if isinstance(name, str) and name.strip() else None
+
+
+def describe_renderer(meta: dict | None) -> str:
+    """``llvmpipe (LLVM 15.0.7, 256 bits)``: the GL renderer of a run's metadata; "" when it names none."""
+    k = renderer_identity(meta)
+    return "" if k is None else k[0]
+
+
+def timed_on(meta: dict | None) -> str:
+    """``timed on: vm, AMD EPYC (...), 2 logical CPUs; GL renderer: llvmpipe (...)``: the line printed beside
+    a run's times (:func:`describe_machine`, :func:`describe_renderer`); "" when ``meta`` names neither."""
+    machine, renderer = describe_machine(meta), describe_renderer(meta)
+    if not machine and not renderer:
+        return ""
+    return (f"timed on: {machine or 'a machine the metadata does not name'}; "
+            f"GL renderer: {renderer or 'not named in the metadata'}")
 
 
 def _short_n(n: int) -> str:

@@ -25,13 +25,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import UserError
-from ..recording.meta import describe_path, describe_scene, path_identity, scene_identity
+from ..recording.meta import (describe_machine, describe_path, describe_renderer, describe_scene, machine_identity,
+                              path_identity, renderer_identity, scene_identity)
 from ..recording.reader import Run, read_runs
 from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
 from ..host.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
-           "format_ratio", "format_table", "mismatch_warnings", "reference_line", "reference_run", "runs_with_rows",
+           "format_ratio", "format_table", "measured_line", "mismatch_warnings", "reference_line", "reference_run",
+           "runs_with_rows",
            "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
@@ -75,7 +77,7 @@ class CompareRow:
     values : ``{"median": ..., "p95": ..., "p99": ..., "max": ...}`` in the column's unit (ms, or objects)
     ratios : the speed-up over the reference run, statistic by statistic: the reference's value over this
         run's (above 1: this run is faster, or counts fewer; 1 for the reference itself; None where this
-        run's value is 0)
+        run's value or the reference's is 0: the scan visits no nodes, so its 0 over an octree's 7 says nothing)
     """
 
     column: str
@@ -122,29 +124,63 @@ def runs_with_rows(runs: Sequence[Run], what: str = "compare",
     return kept
 
 
+def _groups(runs: Sequence[Run], ident: Callable) -> dict[tuple, list[Run]]:
+    """``runs`` grouped by ``ident(meta)`` (those for which it is None left out), in first-seen order."""
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        k = ident(r.meta)
+        if k is not None:
+            groups.setdefault(k, []).append(r)
+    return groups
+
+
+def _differ(what: str, groups: dict[tuple, list[Run]], describe: Callable, figures: str) -> str:
+    parts = []
+    for members in groups.values():
+        files = ", ".join(escape_text(m.path) for m in members[:3])
+        if len(members) > 3:
+            files += f" and {len(members) - 3} more"
+        parts.append(f"{escape_text(describe(members[0].meta))}: {files}")
+    return f"these runs are of different {what}, so their {figures} are not like for like: " + "; ".join(parts)
+
+
 def mismatch_warnings(runs: Sequence[Run]) -> list[str]:
     """Why ``runs`` may not be comparable: one line when their metadata name different scenes (name, N,
-    seed), else one when they name different camera paths (name, generated kind, speed); none when they agree.
-    Runs whose metadata does not say are not counted either way."""
+    seed), else one when they name different camera paths (name, generated kind, speed); one more when they
+    were measured on different machines (CPU, logical CPUs), and one when on different GL renderers; none
+    when they agree. Runs whose metadata does not say are not counted either way."""
     out: list[str] = []
     for what, ident, describe in (("scenes", scene_identity, describe_scene), ("camera paths", path_identity, describe_path)):
-        if out:  # different scenes: their paths differ too (a generated path is named after its scene)
-            break
-        groups: dict[tuple, list[Run]] = {}
-        for r in runs:
-            k = ident(r.meta)
-            if k is not None:
-                groups.setdefault(k, []).append(r)
+        groups = _groups(runs, ident)
         if len(groups) > 1:
-            parts = []
-            for members in groups.values():
-                files = ", ".join(escape_text(m.path) for m in members[:3])
-                if len(members) > 3:
-                    files += f" and {len(members) - 3} more"
-                parts.append(f"{escape_text(describe(members[0].meta))}: {files}")
-            out.append(f"these runs are of different {what}, so their figures are not like for like: "
-                       + "; ".join(parts))
+            out.append(_differ(what, groups, describe, "figures"))
+            break  # different scenes: their paths differ too (a generated path is named after its scene)
+    for what, ident, describe in (("machines", machine_identity, describe_machine),
+                                  ("GL renderers", renderer_identity, describe_renderer)):
+        groups = _groups(runs, ident)
+        if len(groups) > 1:
+            out.append(_differ(what, groups, describe, "times"))
     return out
+
+
+def measured_line(runs: Sequence[Run]) -> str:
+    """``timed on: vm, AMD EPYC (...), 2 logical CPUs; GL renderer: llvmpipe (...)``: where the runs' times
+    were taken, from their metadata (several, ``|``-separated, when they differ: :func:`mismatch_warnings`
+    says so); "" when no run's metadata names a machine or a renderer."""
+    def named(describe: Callable) -> str:
+        seen: list[str] = []
+        for r in runs:
+            d = describe(r.meta)
+            if d and d not in seen:
+                seen.append(d)
+        shown = " | ".join(escape_text(d) for d in seen[:3])
+        return shown + (f" | {len(seen) - 3} more" if len(seen) > 3 else "")
+
+    machines, renderers = named(describe_machine), named(describe_renderer)
+    if not machines and not renderers:
+        return ""
+    return (f"timed on: {machines or 'a machine the metadata does not name'}; "
+            f"GL renderer: {renderers or 'not named in the metadata'}")
 
 
 def band_columns(runs: Sequence[Run]) -> tuple[str, ...]:
@@ -179,7 +215,7 @@ def compare_runs(runs: Sequence[Run], columns: Sequence[str] | None = None,
         ref = _stats(ref_run[col])
         for j, r in enumerate(runs):
             v = _stats(r[col])
-            ratios = {k: (ref[k] / v[k] if v[k] != 0 else None) for k in STATS}
+            ratios = {k: (ref[k] / v[k] if v[k] != 0 and ref[k] != 0 else None) for k in STATS}
             rows.append(CompareRow(col, r.label, len(r), v, ratios))
     return rows
 

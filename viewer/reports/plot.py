@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..host.output import atomic_file, check_output_file
+from ..recording.meta import describe_machine
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ..host.text import escape_text, shorten
@@ -78,7 +79,7 @@ def plot_runs(
 
     colours = [f"C{i % 10}" for i in range(len(runs))]
     stages, idle = drawn_stages(runs)
-    cols = panel_columns(len(stages))
+    cols = 4  # stage panels to a row; the legend and the context lines take the cells after the last
     srows = (len(stages) + 1 + cols - 1) // cols
     gs = fig.add_gridspec(srows + 2, cols, height_ratios=[1] * srows + [1.2, 1.3], hspace=0.55, wspace=0.28,
                           left=0.06, right=0.98, top=0.93, bottom=0.05)
@@ -89,7 +90,7 @@ def plot_runs(
     for k, stage in enumerate(stages):
         ax = fig.add_subplot(gs[k // cols, k % cols], sharex=stage_axes[0] if stage_axes else None)
         for r, c in zip(runs, colours):
-            ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85)
+            ax.plot(r["t"], r[stage], color=c, lw=0.8, alpha=0.85, **_dot(r))
         ax.set_title(_stage_title(stage), fontsize=11)
         ax.set_ylabel("ms")
         # a few spikes (the OS, another process) would flatten every line: clip the axis above the
@@ -107,14 +108,22 @@ def plot_runs(
             ax.set_xlabel("time on path (s)")
         stage_axes.append(ax)
 
-    # ---- legend and context in the cell after the stage panels
-    lax = fig.add_subplot(gs[len(stages) // cols, len(stages) % cols])
+    # ---- the legend in the cell after the stage panels; the context lines (scene, machine, GL renderer, ...) in
+    # the cells left beside it in that row, else under the legend in its own cell
+    row, at = divmod(len(stages), cols)
+    lax = fig.add_subplot(gs[row, at])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
     labels = [_plain(_wrap(escape_text(r.label), 38)) for r in runs]
-    context = lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
-                       family="monospace", color="0.25")
-    _fit_legend(fig, lax, context, handles, labels)
+    if at < cols - 1:
+        context_ax = fig.add_subplot(gs[row, at + 1:])
+        context_ax.axis("off")
+        _fit_context(fig, context_ax, _plain(_context(runs)))
+        _fit_legend(fig, lax, None, handles, labels)
+    else:
+        context = lax.text(0.0, 0.0, _plain(_context(runs)), transform=lax.transAxes, fontsize=8.5, va="bottom",
+                           family="monospace", color="0.25")
+        _fit_legend(fig, lax, context, handles, labels)
 
     # ---- counts over the path
     cax = fig.add_subplot(gs[srows, :])
@@ -123,7 +132,7 @@ def plot_runs(
     for r, c in zip(runs, colours):
         for col, ls in styles:
             thin = col not in dict(_COUNT_STYLES)  # the band columns: thinner
-            cax.plot(r["t"], r[col], color=c, ls=ls, lw=0.7 if thin else 1.1, alpha=0.8 if thin else 1.0)
+            cax.plot(r["t"], r[col], color=c, ls=ls, lw=0.7 if thin else 1.1, alpha=0.8 if thin else 1.0, **_dot(r))
     cax.set_yscale("symlog", linthresh=10)
     top = max(float(np.max(r[c])) for r in runs for c, _ in styles)
     cax.set_ylim(-0.5, max(100.0, top * 20))  # headroom for the legend above the highest line
@@ -175,12 +184,6 @@ def plot_runs(
     return out
 
 
-def panel_columns(stages: int) -> int:
-    """Columns of the grid of ``stages`` stage panels and the legend's cell after them: four, or five where four
-    would leave the legend alone on a row of its own (eight stages: two rows of five, not three of four)."""
-    return 5 if stages and stages % 4 == 0 else 4
-
-
 #: the counts panel's lines, with their styles
 _COUNT_STYLES: tuple[tuple[str, object], ...] = (("candidates", "-"), ("visible", "--"), ("drawn", ":"))
 
@@ -191,6 +194,25 @@ def count_series(runs: Sequence[Run]) -> tuple[tuple[str, object], ...]:
     ``band3`` and ``proxies`` (``band_changes`` is an event count, not drawn)."""
     bands = tuple((col, ls) for col, ls in zip(band_columns(runs), _BAND_STYLES) if col != "band_changes")
     return _COUNT_STYLES + bands
+
+
+def _dot(run: Run) -> dict:
+    """A marker for the lines of a run of one frame (a line through one point draws nothing)."""
+    return {"marker": "o", "markersize": 4} if len(run) == 1 else {}
+
+
+def _fit_context(fig, ax, text: str) -> None:
+    """The context lines at the top left of the cell ``ax``, in the largest of 8.5 down to 6 points that keeps
+    them inside it (none drawn when no size does: a figure a few hundred pixels high)."""
+    renderer = fig.canvas.get_renderer()
+    cell = ax.get_window_extent(renderer)
+    for size in (8.5, 7.0, 6.0):
+        t = ax.text(0.0, 1.0, text, transform=ax.transAxes, fontsize=size, va="top", family="monospace",
+                    color="0.25")
+        box = t.get_window_extent(renderer)
+        if box.y0 >= cell.y0 - 1 and box.x1 <= cell.x1 + 1:
+            return
+        t.remove()
 
 
 def _plain(text: str) -> str:
@@ -232,14 +254,15 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
     in a smaller font (10 down to 6 points) when that shows more of them, and the rest as one last entry,
     ``+N more runs``. Measured with the figure's renderer, so long labels, a small --height or a hundred
     runs all stay inside the cell. When the context lines would leave the legend less than 40% of the
-    cell, or no room for a single run, they are hidden."""
+    cell, or no room for a single run, they are hidden (``context`` None: they are in a cell of their own)."""
     from matplotlib.lines import Line2D
 
     renderer = fig.canvas.get_renderer()
     cell = lax.get_window_extent(renderer)
-    floor = (context.get_window_extent(renderer).y1 if context.get_text() else cell.y0) + 4  # legend above it
+    shown = context is not None and bool(context.get_text())  # None: the context lines are in a cell of their own
+    floor = (context.get_window_extent(renderer).y1 if shown else cell.y0) + 4  # legend above it
     n = len(labels)
-    if n and cell.y1 - floor < 0.4 * cell.height:  # a small figure: the runs matter more than the context lines
+    if n and shown and cell.y1 - floor < 0.4 * cell.height:  # a small figure: the runs matter more than the context
         context.set_visible(False)
         floor = cell.y0
 
@@ -281,7 +304,7 @@ def _fit_legend(fig, lax, context, handles: list, labels: list[str]) -> None:
         return best
 
     best = fit()
-    if n and best[0] < 1 and context.get_visible() and context.get_text():
+    if n and best[0] < 1 and shown and context.get_visible():
         context.set_visible(False)  # the context lines leave no room for a single run: the runs first
         floor = cell.y0
         best = fit()
@@ -311,6 +334,7 @@ def _context(runs: Sequence[Run]) -> str:
         ("N", lambda m: (m.get("scene") or {}).get("n")),
         ("window", lambda m: "x".join(map(str, (m.get("window") or {}).get("size") or [])) or None),
         ("headless", lambda m: (m.get("window") or {}).get("headless")),
+        ("machine", lambda m: describe_machine(m) or None),
         ("GL", lambda m: (m.get("gl") or {}).get("renderer")),
         ("path", lambda m: (m.get("path") or {}).get("name")),
         ("date", lambda m: (m.get("date") or "")[:10] or None),
