@@ -69,3 +69,32 @@ def test_the_cache_switch_reads_the_words_for_off_in_any_case():
         seen[value] = r.stdout.split()
     assert seen["OFF"] == seen[" no "] == seen["0"] == ["False", "True"]
     assert seen["on"] == seen["1"] == ["True", "False"]
+
+
+def test_no_two_kernels_share_a_cache_entry():
+    """numba files a cached kernel under its function's module, qualified name and line, not under its options:
+    two kernels of one Python function (a parallel scan and its one-thread twin) loaded each other's machine
+    code, whichever compiled first (the parallel scan ran on one thread). Each twin is made from a copy with a
+    name of its own (viewer.host.jit.variant)."""
+    import importlib
+    import pkgutil
+
+    from numba.core.registry import CPUDispatcher
+
+    import viewer
+
+    kernels = {}
+    for m in pkgutil.walk_packages(viewer.__path__, "viewer."):
+        if m.name.split(".")[1] in ("render", "drivers", "commands", "__main__", "cli"):
+            continue  # GL, windows, the command line: no kernels there
+        mod = importlib.import_module(m.name)
+        for name, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
+                kernels[id(obj)] = (f"{mod.__name__}.{name}", obj)
+    assert len(kernels) > 100
+    by_entry = {}
+    for shown, d in kernels.values():
+        f = d.py_func
+        by_entry.setdefault((f.__module__, f.__qualname__, f.__code__.co_firstlineno), []).append(shown)
+    shared = {k: v for k, v in by_entry.items() if len(v) > 1}
+    assert not shared, shared

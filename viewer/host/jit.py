@@ -19,6 +19,7 @@ rather than an unsound one.
 from __future__ import annotations
 
 import functools
+import types
 import hashlib
 import os
 import re
@@ -101,3 +102,23 @@ njit = functools.partial(numba.njit, cache=CACHE, nogil=True)
 # an atomic incref/decref pair (measured here: ~100 ns per array per call, 4x the cost of a small
 # helper), which dominates hot loops that call helpers taking arrays.
 njit_noref = functools.partial(numba.njit, cache=CACHE, nogil=True, _nrt=False)
+
+
+def variant(py_func, tag: str):
+    """A copy of the Python function ``py_func`` named ``<name>_<tag>``, for a second kernel compiled from the
+    same code with other options (a one-thread twin of a parallel kernel, a reference-counted twin of one
+    without): ``variant(_scan, "serial")``.
+
+    numba files a cached kernel under its function's qualified name, source line and bytecode and under the
+    signature, not under the compile options (parallel, fastmath, reference counting): two kernels of one
+    function would load each other's machine code from the cache, whichever was compiled first. Measured
+    before this: the parallel scan ran the one-thread code (196 us a query at 1e6 on 2 threads, 180 on 1), and
+    the scan's one-thread read floor the threaded one (61 us at 2,000 objects, 0.45 compiled afresh). The copy
+    has a name of its own, so a cache file of its own."""
+    f = types.FunctionType(py_func.__code__, py_func.__globals__, f"{py_func.__name__}_{tag}",
+                           py_func.__defaults__, py_func.__closure__)
+    f.__qualname__ = f"{py_func.__qualname__}_{tag}"
+    f.__module__ = py_func.__module__
+    f.__doc__ = py_func.__doc__
+    f.__kwdefaults__ = py_func.__kwdefaults__
+    return f

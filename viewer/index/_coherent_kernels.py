@@ -65,6 +65,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from viewer.host.jit import njit as njit_rc
 from viewer.host.jit import njit_noref as njit
+from viewer.host.jit import variant
 from viewer.host.prefetch import prefetch
 
 # node states (ni[k, 1])
@@ -775,7 +776,7 @@ def unpack(f64, i32, i64):
 
 #: :func:`unpack` for Python (the arenas' views as numpy arrays): the kernels run without numba's reference
 #: counting (:func:`viewer.host.jit.njit_noref`), and an array returned to Python needs it
-unpack_views = njit_rc(unpack.py_func)
+unpack_views = njit_rc(variant(unpack.py_func, "views"))
 
 
 @njit

@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from viewer.host.jit import CACHE, njit, njit_noref
+from viewer.host.jit import CACHE, njit, njit_noref, variant
 
 # slots per parallel work item, as the scan's; importing the scan's kernels first also sets its OpenMP wait
 # policy before numba's thread pool loads (an index warmed before the scan would otherwise leave workers
@@ -109,7 +109,7 @@ def _loop(xs, ys, zs, rs, x, y, z, rr, ids, n, px, py, pz, counts, hits, masks, 
 #: every core (``numba.get_num_threads()`` threads)
 loop = numba.njit(cache=CACHE, nogil=True, parallel=True)(_loop)
 #: one thread
-loop_serial = njit(_loop)
+loop_serial = njit(variant(_loop, "serial"))
 
 
 @njit_noref

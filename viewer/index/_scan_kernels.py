@@ -49,7 +49,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import prange  # noqa: E402
 
-from viewer.host.jit import CACHE, njit, njit_noref  # noqa: E402
+from viewer.host.jit import CACHE, njit, njit_noref, variant  # noqa: E402
 from viewer.host.prefetch import prefetch  # noqa: E402
 
 BLOCK = 256  # slots per frame: one any-hit test (pass 1), then pass 2 and the recheck if it is set
@@ -235,7 +235,7 @@ def gather(ids, hits, counts, nc, out):
 #: every core (``numba.get_num_threads()`` threads)
 scan = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan)
 #: one thread: for small N, where waking the other threads costs more than the scan
-scan_serial = njit_noref(_scan)  # no reference counts: its row views and helper calls cost none
+scan_serial = njit_noref(variant(_scan, "serial"))  # no reference counts: its row views and helper calls cost none
 
 
 def _read_floor(wx, wy, wz, n, partial):
@@ -260,7 +260,7 @@ def _read_floor(wx, wy, wz, n, partial):
 
 #: the floor of :func:`scan` (every core) and of :func:`scan_serial` (one thread)
 read_floor = numba.njit(cache=CACHE, nogil=True, parallel=True, fastmath=True)(_read_floor)
-read_floor_serial = njit(fastmath=True)(_read_floor)
+read_floor_serial = njit(fastmath=True)(variant(_read_floor, "serial"))
 
 
 @njit_noref

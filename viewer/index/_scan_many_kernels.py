@@ -8,7 +8,7 @@ from __future__ import annotations
 import numba
 from numba import prange
 
-from viewer.host.jit import CACHE, njit
+from viewer.host.jit import CACHE, njit, variant
 
 from ._scan_kernels import BLOCK, CHUNK, _chunk
 
@@ -40,7 +40,7 @@ def _scan_group(q, rq, bo, f64, n, pts, g0, g1, counts, hits, masks):
 #: every core
 scan_group = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scan_group)
 #: one thread (small N)
-scan_group_serial = njit(_scan_group)
+scan_group_serial = njit(variant(_scan_group, "serial"))
 
 
 @njit
