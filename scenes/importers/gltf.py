@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from viewer.host.memory import available, format_bytes
 from viewer.host.text import clip
 
 from ..errors import SceneError
 from ..limits import MAX_N
 from ..meshes import MeshSet
+from ._build import need_memory as _need
 
 __all__ = ["read_gltf"]
 
@@ -97,14 +97,6 @@ def _numbers(v, k: int, where: str, field: str) -> list:
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
         raise SceneError(f"{where}.{field}: must be a list of {k} numbers, got {_show(v)}")
     return v
-
-
-def _need(nbytes: float, what: str) -> None:
-    """Refuse (before allocating) work that needs more memory than this process may use."""
-    have, why = available()
-    if nbytes > have:
-        raise SceneError(f"{what} would need about {format_bytes(nbytes)} of memory; this process may use "
-                         f"{format_bytes(have)} ({why})")
 
 
 class _Doc:
