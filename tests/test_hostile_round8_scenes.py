@@ -48,3 +48,35 @@ def test_a_parquet_file_of_millions_of_repeated_rows_is_refused_with_the_estimat
     line = refused(status, err, "zeros.parquet", "not enough memory to import this file")
     assert "not a readable" not in line
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- PLY: a count below the rows
+
+
+def _ply(path, count: int, rows: int, binary: bool, tail: bytes = b"") -> None:
+    head = (f"ply\nformat {'binary_little_endian' if binary else 'ascii'} 1.0\nelement vertex {count}\n"
+            "property float x\nproperty float y\nproperty float z\nend_header\n").encode()
+    v = np.arange(3 * rows, dtype="<f4").reshape(rows, 3)
+    body = v.tobytes() if binary else "".join(f"{a:g} {b:g} {c:g}\n" for a, b, c in v).encode()
+    path.write_bytes(head + body + tail)
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["ascii", "binary"])
+def test_a_ply_header_declaring_fewer_rows_than_the_file_holds_is_refused(tmp_path, binary):
+    """plyfile reads the rows a header declares and stops. Before: a PLY file of 3 vertices whose header said
+    'element vertex 2' imported as 2 objects with exit status 0: the third vertex (and any past it) was lost
+    without a word. Now data after the declared rows is one message naming the element and its count;
+    whitespace after an ASCII file's last row, or a line end after a binary file's, is still no data."""
+    from viewer.scenes import load_scene
+
+    src, out = tmp_path / "cloud.ply", tmp_path / "out.npz"
+    _ply(src, 2, 3, binary)
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    refused(status, err, "cloud.ply", "'vertex'", "goes on after the rows its header declares",
+            "'element vertex 2'")
+    assert not out.exists()
+
+    _ply(src, 3, 3, binary, tail=b"\n" if binary else b"\n  \n")
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    assert status == 0, err
+    assert load_scene(out).n == 3
