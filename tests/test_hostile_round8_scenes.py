@@ -80,3 +80,34 @@ def test_a_ply_header_declaring_fewer_rows_than_the_file_holds_is_refused(tmp_pa
     status, _, err = viewer("scene", "import", src, "-o", out)
     assert status == 0, err
     assert load_scene(out).n == 3
+
+
+# --------------------------------------------------------------------------- glTF: one accessor, many primitives
+
+
+@pytest.mark.parametrize("how", ["primitives", "meshes"])
+def test_a_gltf_naming_one_accessor_from_many_primitives_is_refused_with_the_estimate(tmp_path, monkeypatch, how):
+    """Each accessor is decoded once and weighed against memory, but every primitive copies its POSITION and
+    indices into its mesh's arrays. Before: a 99 KB .gltf of one mesh with 3,000 primitives, each naming the
+    same 1,000,000-vertex accessor (no bufferView: zeros), went on to allocate about 170 GB (with an address-
+    space limit 'not enough memory' after seconds; without one, the kernel's kill with no message). Now
+    the vertices and indices of every mesh to decode are counted from the accessors before any is read, and
+    refused with the estimate. Here 100 primitives (or meshes) of 100,000 vertices against a 500 MB limit."""
+    import json
+
+    from viewer.scenes.importers import _build
+
+    prims = [{"attributes": {"POSITION": 0}}] * 100
+    if how == "primitives":
+        nodes, meshes = [{"mesh": 0}], [{"primitives": prims}]
+    else:
+        nodes, meshes = [{"mesh": k} for k in range(100)], [{"primitives": prims[:1]}] * 100
+    doc = {"asset": {"version": "2.0"}, "nodes": nodes, "meshes": meshes,
+           "accessors": [{"componentType": 5126, "count": 100_000, "type": "VEC3"}]}
+    src, out = tmp_path / "fan.gltf", tmp_path / "out.npz"
+    src.write_text(json.dumps(doc))
+    monkeypatch.setattr(_build, "available", lambda: (500_000_000, "a test's limit"))
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    refused(status, err, "fan.gltf", "10,000,000 vertices and 10,000,000 indices would need about 1.12 GB",
+            "this process may use 500 MB (a test's limit)")
+    assert os.listdir(tmp_path) == ["fan.gltf"]

@@ -52,6 +52,10 @@ _ANY = tuple(_DTYPES)
 #: transforms (instance, world, 3x4 kept, float64), its box, colour, id, then the scene built from them and
 #: written (measured: 395 for 2e6 rotated, scaled instances, the import and the write)
 _PER_OBJECT = 512
+#: bytes a mesh's vertex costs at the peak (its decoded float64 position, the mesh's float64 and float32 copies,
+#: the float32 table of every mesh) and a vertex index (int64 read, its faces, their int32 copies)
+_PER_VERTEX = 72
+_PER_INDEX = 40
 #: bytes an accessor's value costs while decoded (float64 out, the float64 copy of a converted read, slack)
 _PER_VALUE = 24
 
@@ -510,6 +514,25 @@ def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.concatenate(verts), np.concatenate(faces), colour
 
 
+def _geometry_values(doc: _Doc, k: int) -> tuple[int, int]:
+    """(vertices, indices) that decoding mesh ``k``'s primitives makes, from their accessors' counts, nothing
+    read: each primitive's POSITION and indices are copied into the mesh's arrays, however many primitives
+    name one accessor. A primitive that is not well formed counts nothing here: :func:`_mesh_geometry` says
+    what is wrong with it."""
+    mesh = doc.item(doc.meshes, k, "meshes")
+    prims = mesh.get("primitives")
+    v = i = 0
+    for j, p in enumerate(prims if isinstance(prims, list) else ()):
+        attrs = p.get("attributes") if isinstance(p, dict) else None
+        if not isinstance(attrs, dict) or "POSITION" not in attrs:
+            continue
+        where = f"meshes[{k}].primitives[{j}]"
+        n = doc.describe(attrs["POSITION"], f"{where}.attributes.POSITION")[3]
+        v += n
+        i += n if p.get("indices") is None else doc.describe(p["indices"], f"{where}.indices")[3]
+    return v, i
+
+
 def _primitive_colour(doc: _Doc, p: dict, attrs: dict, where: str) -> np.ndarray | None:
     if p.get("material") is not None:
         m = doc.ref(p["material"], doc.materials, "materials", f"{where}.material")
@@ -631,6 +654,12 @@ def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
         raise SceneError(f"places {total:,} objects (mesh nodes and their instances); a scene holds at most "
                          f"{MAX_N:,}")
     _need(float(total) * _PER_OBJECT, f"importing {total:,} objects")
+    decoded = [key[0] for key in {(mesh, chain) for mesh, chain, *_ in placed}]  # a mesh per (mesh, LOD chain)
+    decoded += sorted({mi for _, chain, *_ in placed for mi in chain})  # and every LOD mesh, once
+    sizes = [_geometry_values(doc, mi) for mi in decoded]
+    nv, ni = sum(v for v, _ in sizes), sum(i for _, i in sizes)
+    _need(float(total) * _PER_OBJECT + float(nv) * _PER_VERTEX + float(ni) * _PER_INDEX,
+          f"importing {total:,} objects and their meshes' {nv:,} vertices and {ni:,} indices")
     per_key: dict[tuple, list[tuple[np.ndarray, int]]] = {}
     for mesh, chain, i, world, attrs, m in placed:  # in the walk's order: a mesh's objects in the order met
         if attrs is None:
