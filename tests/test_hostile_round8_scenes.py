@@ -144,3 +144,19 @@ def test_a_compressed_scene_file_too_big_to_load_is_refused_from_its_headers(tmp
     status, out, err = viewer("scene", "info", src)
     line = refused(status, err, "zeros.npz", "not enough memory to hold this scene")
     assert "corrupt" not in line
+
+
+# --------------------------------------------------------------------------- sweep files
+
+
+def test_a_sweep_listing_an_index_twice_with_a_space_is_refused(tmp_path):
+    """``viewer bench --index "octree; octree"`` is refused ('--index lists octree twice'), and so was a sweep
+    listing "octree" twice; but the sweep compared the specs as written. Before: indexes = ["octree",
+    " octree"] passed ('1 tasks, each measuring octree, octree', exit 0) and the run measured octree once.
+    Now the specs are compared without their surrounding spaces, as bench labels them."""
+    src = tmp_path / "twice.toml"
+    src.write_text('indexes = ["octree", " octree"]\n[axes]\nscene = ["uniform"]\nn = [1000]\n')
+    out = tmp_path / "out"
+    status, stdout, err = viewer("sweep", src, "--dry-run", "-o", out)
+    refused(status, err, "twice.toml", "indexes", "an index spec is listed twice")
+    assert stdout == "" and not out.exists()
