@@ -160,3 +160,28 @@ def test_a_sweep_listing_an_index_twice_with_a_space_is_refused(tmp_path):
     status, stdout, err = viewer("sweep", src, "--dry-run", "-o", out)
     refused(status, err, "twice.toml", "indexes", "an index spec is listed twice")
     assert stdout == "" and not out.exists()
+
+
+# --------------------------------------------------------------------------- glTF: numbers at the float64 edges
+
+
+def test_overflowing_transforms_and_view_distances_print_one_line_not_numpy_warnings(tmp_path):
+    """A product of finite transforms (a parent and a child each scaled by 1e200) or a view-distance rule
+    (size:factor=1e300 on sizes of 1e30) can overflow to inf, which is then refused naming the node or the
+    view distance. Before: numpy's 'RuntimeWarning: overflow encountered in matmul' (or 'in multiply') and
+    the source line it came from were printed above the error line: three lines on stderr, not one."""
+    from tests.gltf_writer import build, write_glb
+
+    doc, blob = build()
+    doc["nodes"][1]["scale"] = doc["nodes"][2]["scale"] = [1e200, 1e200, 1e200]
+    src, out = write_glb(tmp_path / "far.glb", doc, blob), tmp_path / "out.npz"
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    refused(status, err, "far.glb", "nodes[2]: its world transform is not finite")
+    assert len(err.strip().splitlines()) == 1, err
+
+    table = tmp_path / "big.csv"
+    table.write_text("x,y,z,size\n0,0,0,1e30\n1e30,0,0,1e30\n")
+    status, _, err = viewer("scene", "import", table, "--view-distance", "size:factor=1e300", "-o", out)
+    refused(status, err, "big.csv", "'view distance'", "inf is not a finite number")
+    assert len(err.strip().splitlines()) == 1, err
+    assert not out.exists()

@@ -629,7 +629,14 @@ def _bounds(verts: np.ndarray, mats: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
     """The arrays of a glTF scene: ``centres``, ``extents``, ``colours`` (or None) and ``meshes``; with
     ``MSFT_lod`` nodes ``lod`` (N, L) switch distances and the mesh LOD table (``meshes.lods``); with mesh
-    nodes under mesh nodes ``parent`` (N,) and ``begin`` (N,) (:mod:`.gltf_lod`)."""
+    nodes under mesh nodes ``parent`` (N,) and ``begin`` (N,) (:mod:`.gltf_lod`). Transforms of finite
+    numbers may overflow: every transform, box and centre is checked finite where it is made (one message
+    naming the node or the object), so numpy's overflow warnings would only print lines beside it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _read_gltf(path, mapping)
+
+
+def _read_gltf(path: Path, mapping: dict[str, str]) -> dict:
     from . import gltf_lod as L
 
     if mapping:
