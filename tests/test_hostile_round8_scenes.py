@@ -165,6 +165,32 @@ def test_a_sweep_listing_an_index_twice_with_a_space_is_refused(tmp_path):
 # --------------------------------------------------------------------------- glTF: numbers at the float64 edges
 
 
+@pytest.mark.parametrize("scale", [1e300, 1e-320], ids=["huge", "denormal"])
+def test_a_gltf_rotation_of_huge_or_tiny_components_is_the_rotation_it_names(tmp_path, scale):
+    """glTF rotations are unit quaternions only to float32 precision, so the importer normalises them. Before:
+    a rotation [1e300, 1e300, 1e300, 1e300] (whose squares overflow) or [1e-320, 0, 0, 0] (whose squares
+    underflow to 0) was 'normalised' to zeros, and the node imported as if it had no rotation, exit 0 (with a
+    numpy RuntimeWarning on stderr for the first): a silently wrong box and centre. Now such a quaternion is
+    scaled by its largest component first, and imports as the same rotation written small."""
+    from tests.gltf_writer import build, write_glb
+    from viewer.scenes import load_scene
+
+    def imported(rotation, name):
+        doc, blob = build()
+        doc["nodes"][2]["rotation"] = rotation  # the tetrahedron: a rotation moves its box
+        out = tmp_path / f"{name}.npz"
+        status, _, err = viewer("scene", "import", write_glb(tmp_path / f"{name}.glb", doc, blob), "-o", out)
+        assert status == 0 and err == "", err
+        return load_scene(out)
+
+    q = [1.0, 1.0, 1.0, 1.0] if scale > 1 else [1.0, 0.0, 0.0, 0.0]  # 120 degrees about (1, 1, 1); 180 about x
+    odd = imported([c * scale for c in q], "odd")
+    plain = imported([c / (2.0 if scale > 1 else 1.0) for c in q], "plain")
+    unrotated = imported([0.0, 0.0, 0.0, 1.0], "unrotated")
+    assert np.array_equal(odd.centres, plain.centres) and np.array_equal(odd.sizes, plain.sizes)
+    assert not np.allclose(odd.centres, unrotated.centres)
+
+
 def test_overflowing_transforms_and_view_distances_print_one_line_not_numpy_warnings(tmp_path):
     """A product of finite transforms (a parent and a child each scaled by 1e200) or a view-distance rule
     (size:factor=1e300 on sizes of 1e30) can overflow to inf, which is then refused naming the node or the

@@ -357,8 +357,17 @@ def _relative_file(folder: Path, uri: str, where: str, length: int) -> bytes:
 
 
 def _quat(q: np.ndarray) -> np.ndarray:
-    """(M, 4) unit quaternions x, y, z, w -> (M, 3, 3) rotation matrices."""
-    q = q / np.linalg.norm(q, axis=1, keepdims=True).clip(1e-300)
+    """(M, 4) quaternions x, y, z, w (unit only to float32 precision, or not at all) -> (M, 3, 3) rotation
+    matrices. A quaternion whose squares overflow or underflow (1e300 or 1e-320 a component) is scaled by its
+    largest component first, so it is normalised as a smaller one is; all zeros stays the identity."""
+    norm = np.linalg.norm(q, axis=1, keepdims=True)
+    odd = (~np.isfinite(norm) | (norm < 1e-150))[:, 0]
+    if odd.any():
+        big = np.abs(q[odd]).max(axis=1, keepdims=True)
+        q = q.copy()
+        q[odd] = q[odd] / np.where(big > 0, big, 1.0)
+        norm[odd] = np.linalg.norm(q[odd], axis=1, keepdims=True)
+    q = q / norm.clip(1e-300)
     x, y, z, w = q.T
     return np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
