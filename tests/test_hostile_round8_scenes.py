@@ -211,3 +211,26 @@ def test_overflowing_transforms_and_view_distances_print_one_line_not_numpy_warn
     refused(status, err, "big.csv", "'view distance'", "inf is not a finite number")
     assert len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- table colours
+
+
+def test_a_colour_channel_of_zeros_and_ones_beside_0_255_channels_is_read_on_their_scale(tmp_path):
+    """Colour columns are 0..255, or 0..1 floats, and the scale was picked per column. Before: a table whose
+    colours were 0..255 written as floats (red 1.0 and 0.0, green 200.0 and 250.5, blue 100.0 and 3.0) imported
+    red as 0..1, so the first object's red 1 became 255 beside its green 200: a colour that is not the file's,
+    exit 0. Now red, green and blue share one scale (0..1 only when a channel holds fractions and none
+    exceeds 1); alpha keeps its own, so 0..1 colours with an alpha of 255 read as before."""
+    from viewer.scenes import load_scene
+
+    src, out = tmp_path / "paint.csv", tmp_path / "out.npz"
+    src.write_text("x,y,z,red,green,blue\n0,0,0,1.0,200.0,100.0\n1,1,1,0.0,250.5,3.0\n")
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    assert status == 0, err
+    assert load_scene(out).colours.tolist() == [[1, 200, 100, 255], [0, 250, 3, 255]]
+
+    src.write_text("x,y,z,red,green,blue,alpha\n0,0,0,0.5,0.2,1.0,255\n1,1,1,0.0,1,0.25,128\n")
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    assert status == 0, err
+    assert load_scene(out).colours.tolist() == [[128, 51, 255, 255], [0, 255, 64, 128]]
