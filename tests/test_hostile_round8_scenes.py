@@ -234,3 +234,35 @@ def test_a_colour_channel_of_zeros_and_ones_beside_0_255_channels_is_read_on_the
     status, _, err = viewer("scene", "import", src, "-o", out)
     assert status == 0, err
     assert load_scene(out).colours.tolist() == [[128, 51, 255, 255], [0, 255, 64, 128]]
+
+
+# --------------------------------------------------------------------------- .npz: an import's provenance
+
+
+@pytest.mark.parametrize("provenance, field, words", [
+    (5, "recipe.import", "must be a JSON object"),
+    ({"format": "csv", "inf_means": "far"}, "recipe.import.inf_means", "must be a number, got 'far'"),
+    ({"format": "glb", "lod_hints": 7}, "recipe.import.lod_hints", "must be a JSON object, got 7"),
+    ({"format": "csv", "ranges": ["begin"]}, "recipe.import.ranges", "must be a JSON object"),
+], ids=["not-a-table", "inf_means", "lod_hints", "ranges"])
+def test_a_scene_file_whose_import_record_has_the_wrong_types_is_refused_naming_the_field(tmp_path, provenance,
+                                                                                        field, words):
+    """A recipe without a generator (an import's provenance, ``recipe.import``) was kept unchecked. Before:
+    'viewer scene info' on a .npz whose recipe was {"import": 5} (or whose inf_means was a string, lod_hints a
+    number, ranges a list) exited 1 with a traceback (AttributeError: 'int' object has no attribute 'get'; or
+    ValueError: Unknown format code 'g'). Now the scene constructor checks the provenance's fields have the
+    types an import writes, naming the field, for every command; a real import's record still loads."""
+    import json
+
+    src = tmp_path / "odd.npz"
+    np.savez(src, format_version=np.int64(2), centres=np.zeros((3, 3)), radii=np.ones(3),
+             recipe=np.str_(json.dumps({"import": provenance})))
+    status, out, err = viewer("scene", "info", src)
+    refused(status, err, "odd.npz", f"'{field}'", words)
+    assert out == ""
+
+    table, good = tmp_path / "pts.csv", tmp_path / "good.npz"
+    table.write_text("px,y,z,r,begin\n0,0,0,5,0\n1,1,1,5,0.5\n")
+    assert viewer("scene", "import", table, "--columns", "x=px", "-o", good)[0] == 0
+    status, out, err = viewer("scene", "info", good)
+    assert status == 0 and "imported   csv file pts.csv" in out and "columns {'x': 'px'}" in out, err
