@@ -395,11 +395,46 @@ def _checked_recipe(recipe) -> dict:
     if not isinstance(recipe, dict):
         raise SceneError("must be a JSON object (a dict)", "recipe")
     if "generator" not in recipe:
-        return recipe  # not a generator's recipe: the provenance of an import (recipe["import"]), kept as is
+        # not a generator's recipe: the provenance of an import (recipe["import"]), kept as is once its
+        # fields have the types the import wrote (``scene info`` prints them)
+        if "import" in recipe:
+            _check_provenance(recipe["import"])
+        return recipe
     try:
         return check_recipe(recipe)
     except SceneError as exc:
         raise SceneError(exc.problem, f"recipe.{exc.field}" if exc.field else "recipe") from None
+
+
+#: the fields of an import's provenance (:func:`viewer.scenes.importers._build.make_scene`) -> their JSON type
+_PROVENANCE = {"format": str, "file": str, "view_distance": str, "view_distance_why": str, "parents": str,
+               "inf_means": float, "columns": dict, "ranges": dict, "lod_hints": dict}
+
+
+def _check_provenance(imp) -> None:
+    """``recipe.import`` as an import writes it: a JSON object whose known fields have their types (others
+    are kept unread); :class:`SceneError` naming ``recipe.import.FIELD`` otherwise."""
+    import numbers
+
+    from ._schema import show
+
+    if not isinstance(imp, dict):
+        raise SceneError(f"must be a JSON object (what an import records), got {show(imp)}", "recipe.import")
+    for key, kind in _PROVENANCE.items():
+        v = imp.get(key)
+        if v is None:
+            continue
+        if kind is float:
+            ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
+        elif kind is dict:
+            ok = isinstance(v, dict) and (key == "lod_hints" or all(isinstance(x, str) for x in v.values()))
+        else:
+            ok = isinstance(v, kind)
+        if key == "lod_hints" and ok:
+            ok = isinstance(v.get("switches from", {}), dict)
+        if not ok:
+            want = {str: "a string", float: "a number", dict: "a JSON object"}[kind]
+            raise SceneError(f"must be {want}, got {show(v)}", f"recipe.import.{key}")
 
 
 def _check_motion(mo: Motion, n: int) -> Motion:

@@ -179,6 +179,8 @@ def _unlink(path) -> None:
 def _entry(npz, key: str) -> np.ndarray:
     try:
         return npz[key]
+    except MemoryError:  # a whole entry that does not fit: not a damaged file (load_scene says so)
+        raise
     except Exception as exc:  # zipfile, zlib, numpy header errors: whatever a damaged member raises
         raise SceneError(f"cannot be read (truncated or corrupt file?): {type(exc).__name__}: {exc}", key) from None
 
@@ -216,7 +218,41 @@ def read_npz(path) -> Scene:
     if not isinstance(npz, np.lib.npyio.NpzFile):
         raise SceneError("not a .npz archive (a single .npy array?): a scene file holds named entries")
     with npz:
+        _check_memory(npz)
         return _from_entries(npz, stem_name(path))
+
+
+#: peak bytes of loading a scene file a byte of its entries' data (measured: 1.3 on a 10,000,000-object file)
+_LOAD_FACTOR = 1.5
+
+
+def _check_memory(npz) -> None:
+    """Refuse, before any entry is decompressed, a file whose entries hold more than this process may use
+    (:func:`viewer.host.memory.available`): each entry's size is in its .npy header, and a compressed entry
+    of zeros takes a few MB for gigabytes. A header that does not read is left to the entry's reader."""
+    from numpy.lib import format as npy
+
+    from viewer.host.memory import available, format_bytes
+
+    sizes = {}
+    for member in npz.zip.namelist():
+        try:
+            with npz.zip.open(member) as fh:
+                version = npy.read_magic(fh)
+                read = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}.get(version)
+                if read is None:
+                    continue
+                shape, _, dtype = read(fh)
+        except Exception:  # a damaged member: its reader says what is wrong
+            continue
+        sizes[member.removesuffix(".npy")] = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    total = sum(sizes.values())
+    have, why = available()
+    if total * _LOAD_FACTOR > have:
+        biggest = max(sizes, key=sizes.get)
+        raise SceneError(f"the file's entries hold {format_bytes(total)} ({biggest} {format_bytes(sizes[biggest])}): "
+                         f"loading it would need about {format_bytes(total * _LOAD_FACTOR)} of memory; this process "
+                         f"may use {format_bytes(have)} ({why})", biggest)
 
 
 def _from_entries(npz, stem: str) -> Scene:

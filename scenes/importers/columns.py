@@ -187,12 +187,21 @@ def read_roles(get: Callable[..., np.ndarray], roles: Mapping[str, str]) -> dict
         extents = col("size")
         check_domain(extents, roles["size"], limit=RADIUS_LIMIT, nonnegative=True, rows="row", first_row=1)
     if "red" in roles:
-        chans = [col(c) for c in ("red", "green", "blue")] + ([col("alpha")] if "alpha" in roles else [])
-        colours = np.full((centres.shape[0], 4), 255, dtype=np.uint8)
-        for k, (c, role) in enumerate(zip(chans, ("red", "green", "blue", "alpha"))):
+        names = ("red", "green", "blue", "alpha") if "alpha" in roles else ("red", "green", "blue")
+        chans = [col(c) for c in names]
+        for c, role in zip(chans, names):
             check_domain(c, roles[role], nonnegative=True, rows="row", first_row=1)
-            unit = get(roles[role]).dtype.kind == "f" and c.max(initial=0.0) <= 1.0
-            c = c * 255.0 if unit else c
+        # one scale for red, green and blue together (alpha has its own): 0..1 when a channel holds fractions
+        # and none exceeds 1, else 0..255 (a red of 0.0 and 1.0 beside a green of 200.0 is 0..255, as green says)
+        def unit(group):
+            return (any(get(roles[role]).dtype.kind == "f" for _, role in group)
+                    and max(c.max(initial=0.0) for c, _ in group) <= 1.0)
+
+        pairs = list(zip(chans, names))
+        scale = {role: unit(pairs[:3]) for role in names[:3]} | {role: unit(pairs[3:]) for role in names[3:]}
+        colours = np.full((centres.shape[0], 4), 255, dtype=np.uint8)
+        for k, (c, role) in enumerate(pairs):
+            c = c * 255.0 if scale[role] else c
             if c.max(initial=0.0) > 255.0:
                 raise SceneError(f"colours are 0..255 (or 0..1), found {c.max():g}", roles[role])
             colours[:, k] = np.rint(c).astype(np.uint8)

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from viewer.host.memory import available, format_bytes
 from viewer.host.text import clip
 
 from ..errors import SceneError
 from ..limits import MAX_N
 from ..meshes import MeshSet
+from ._build import need_memory as _need
 
 __all__ = ["read_gltf"]
 
@@ -52,6 +52,10 @@ _ANY = tuple(_DTYPES)
 #: transforms (instance, world, 3x4 kept, float64), its box, colour, id, then the scene built from them and
 #: written (measured: 395 for 2e6 rotated, scaled instances, the import and the write)
 _PER_OBJECT = 512
+#: bytes a mesh's vertex costs at the peak (its decoded float64 position, the mesh's float64 and float32 copies,
+#: the float32 table of every mesh) and a vertex index (int64 read, its faces, their int32 copies)
+_PER_VERTEX = 72
+_PER_INDEX = 40
 #: bytes an accessor's value costs while decoded (float64 out, the float64 copy of a converted read, slack)
 _PER_VALUE = 24
 
@@ -97,14 +101,6 @@ def _numbers(v, k: int, where: str, field: str) -> list:
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
         raise SceneError(f"{where}.{field}: must be a list of {k} numbers, got {_show(v)}")
     return v
-
-
-def _need(nbytes: float, what: str) -> None:
-    """Refuse (before allocating) work that needs more memory than this process may use."""
-    have, why = available()
-    if nbytes > have:
-        raise SceneError(f"{what} would need about {format_bytes(nbytes)} of memory; this process may use "
-                         f"{format_bytes(have)} ({why})")
 
 
 class _Doc:
@@ -361,8 +357,17 @@ def _relative_file(folder: Path, uri: str, where: str, length: int) -> bytes:
 
 
 def _quat(q: np.ndarray) -> np.ndarray:
-    """(M, 4) unit quaternions x, y, z, w -> (M, 3, 3) rotation matrices."""
-    q = q / np.linalg.norm(q, axis=1, keepdims=True).clip(1e-300)
+    """(M, 4) quaternions x, y, z, w (unit only to float32 precision, or not at all) -> (M, 3, 3) rotation
+    matrices. A quaternion whose squares overflow or underflow (1e300 or 1e-320 a component) is scaled by its
+    largest component first, so it is normalised as a smaller one is; all zeros stays the identity."""
+    norm = np.linalg.norm(q, axis=1, keepdims=True)
+    odd = (~np.isfinite(norm) | (norm < 1e-150))[:, 0]
+    if odd.any():
+        big = np.abs(q[odd]).max(axis=1, keepdims=True)
+        q = q.copy()
+        q[odd] = q[odd] / np.where(big > 0, big, 1.0)
+        norm[odd] = np.linalg.norm(q[odd], axis=1, keepdims=True)
+    q = q / norm.clip(1e-300)
     x, y, z, w = q.T
     return np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
@@ -518,6 +523,25 @@ def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.concatenate(verts), np.concatenate(faces), colour
 
 
+def _geometry_values(doc: _Doc, k: int) -> tuple[int, int]:
+    """(vertices, indices) that decoding mesh ``k``'s primitives makes, from their accessors' counts, nothing
+    read: each primitive's POSITION and indices are copied into the mesh's arrays, however many primitives
+    name one accessor. A primitive that is not well formed counts nothing here: :func:`_mesh_geometry` says
+    what is wrong with it."""
+    mesh = doc.item(doc.meshes, k, "meshes")
+    prims = mesh.get("primitives")
+    v = i = 0
+    for j, p in enumerate(prims if isinstance(prims, list) else ()):
+        attrs = p.get("attributes") if isinstance(p, dict) else None
+        if not isinstance(attrs, dict) or "POSITION" not in attrs:
+            continue
+        where = f"meshes[{k}].primitives[{j}]"
+        n = doc.describe(attrs["POSITION"], f"{where}.attributes.POSITION")[3]
+        v += n
+        i += n if p.get("indices") is None else doc.describe(p["indices"], f"{where}.indices")[3]
+    return v, i
+
+
 def _primitive_colour(doc: _Doc, p: dict, attrs: dict, where: str) -> np.ndarray | None:
     if p.get("material") is not None:
         m = doc.ref(p["material"], doc.materials, "materials", f"{where}.material")
@@ -614,7 +638,14 @@ def _bounds(verts: np.ndarray, mats: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
     """The arrays of a glTF scene: ``centres``, ``extents``, ``colours`` (or None) and ``meshes``; with
     ``MSFT_lod`` nodes ``lod`` (N, L) switch distances and the mesh LOD table (``meshes.lods``); with mesh
-    nodes under mesh nodes ``parent`` (N,) and ``begin`` (N,) (:mod:`.gltf_lod`)."""
+    nodes under mesh nodes ``parent`` (N,) and ``begin`` (N,) (:mod:`.gltf_lod`). Transforms of finite
+    numbers may overflow: every transform, box and centre is checked finite where it is made (one message
+    naming the node or the object), so numpy's overflow warnings would only print lines beside it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _read_gltf(path, mapping)
+
+
+def _read_gltf(path: Path, mapping: dict[str, str]) -> dict:
     from . import gltf_lod as L
 
     if mapping:
@@ -639,6 +670,12 @@ def read_gltf(path: Path, mapping: dict[str, str]) -> dict:
         raise SceneError(f"places {total:,} objects (mesh nodes and their instances); a scene holds at most "
                          f"{MAX_N:,}")
     _need(float(total) * _PER_OBJECT, f"importing {total:,} objects")
+    decoded = [key[0] for key in {(mesh, chain) for mesh, chain, *_ in placed}]  # a mesh per (mesh, LOD chain)
+    decoded += sorted({mi for _, chain, *_ in placed for mi in chain})  # and every LOD mesh, once
+    sizes = [_geometry_values(doc, mi) for mi in decoded]
+    nv, ni = sum(v for v, _ in sizes), sum(i for _, i in sizes)
+    _need(float(total) * _PER_OBJECT + float(nv) * _PER_VERTEX + float(ni) * _PER_INDEX,
+          f"importing {total:,} objects and their meshes' {nv:,} vertices and {ni:,} indices")
     per_key: dict[tuple, list[tuple[np.ndarray, int]]] = {}
     for mesh, chain, i, world, attrs, m in placed:  # in the walk's order: a mesh's objects in the order met
         if attrs is None:

@@ -19,15 +19,16 @@ _SIZES = {"char": 1, "int8": 1, "uchar": 1, "uint8": 1, "short": 2, "int16": 2, 
           "int": 4, "int32": 4, "uint": 4, "uint32": 4, "float": 4, "float32": 4, "double": 8, "float64": 8}
 
 
-def _check_counts(path: Path) -> None:
+def _check_counts(path: Path) -> bool | None:
     """Refuse, before plyfile allocates its arrays, a header whose elements cannot fit in the file: each row
     needs at least its values' bytes (binary) or a digit and a separator a value (ASCII). A header that does
-    not read simply is left to plyfile, which says what is wrong with it."""
+    not read simply is left to plyfile, which says what is wrong with it. Returns whether the data is binary
+    (None: no header found)."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     end = head.find(b"end_header")
     if end < 0:
-        return
+        return None
     words = [ln.split() for ln in head[:end].decode("ascii", "replace").splitlines()]
     binary = any(w[:1] == ["format"] and len(w) > 1 and w[1].startswith("binary") for w in words)
     rows: dict[str, list[int]] = {}  # element: [rows declared, bytes a row at the least]
@@ -47,15 +48,41 @@ def _check_counts(path: Path) -> None:
         declared = " and ".join(f"{n:,} '{e}' rows" for e, (n, _) in rows.items() if n)
         raise SceneError(f"the header declares {declared}, at least {need:,} bytes of data after it, and the file "
                          f"holds {max(data, 0):,} (truncated, or a wrong count?)", biggest)
+    return binary
+
+
+def _check_rest(fh, binary: bool, ply) -> None:
+    """Refuse data left in ``fh`` after the rows the header declares (plyfile stops reading there): a count
+    below the rows in the file would drop the objects past it without a word. Whitespace after an ASCII file's
+    last row, or a line end after a binary file's, is not data."""
+    last = ply.elements[-1] if ply.elements else None
+    if binary:
+        rest = fh.read(3)
+        found = bool(rest) and (len(rest) > 2 or bool(rest.strip()))
+    else:
+        found = False
+        while chunk := fh.read(1 << 20):
+            if chunk.strip():
+                found = True
+                break
+    if found and last is not None:
+        counts = ", ".join(f"{e.count:,} '{e.name}'" for e in ply.elements)
+        raise SceneError(f"the file goes on after the rows its header declares ({counts}): a wrong count in "
+                         f"'element {last.name} {last.count}'? (rows past it would be lost)", last.name)
 
 
 def read_ply(path: Path, mapping: dict[str, str]) -> dict:
     """The arrays of a PLY file's ``vertex`` element (see :func:`.columns.read_roles`)."""
     from plyfile import PlyData, PlyParseError
 
-    _check_counts(path)
+    binary = _check_counts(path)
     try:
-        ply = PlyData.read(str(path))
+        if binary is None:  # no header: plyfile says what is wrong
+            ply = PlyData.read(str(path))
+        else:  # binary data as bytes; ASCII as text, read as plyfile reads it (line ends of any kind)
+            with open(path, "rb") if binary else open(path, encoding="ascii") as fh:
+                ply = PlyData.read(fh)
+                _check_rest(fh, binary, ply)
         if "vertex" not in ply:
             raise SceneError(f"has no 'vertex' element (elements: {', '.join(e.name for e in ply.elements)})")
         data = ply["vertex"].data

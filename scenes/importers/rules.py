@@ -90,7 +90,8 @@ class ViewDistanceRule:
             v = diagonal / 10.0 if math.isnan(self.value) else self.value
             return np.full(n, diagonal if math.isinf(v) else v)
         if self.kind == "size":
-            r = extents * self.factor
+            with np.errstate(over="ignore"):  # inf: refused as a view distance outside the domain by the caller
+                r = extents * self.factor
             if self.limit is None:
                 return r
             return np.minimum(r, diagonal if math.isinf(self.limit) else self.limit)
