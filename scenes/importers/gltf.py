@@ -156,6 +156,7 @@ class _Doc:
         self.scenes = self._list("scenes")
         self._buffers: dict[int, bytes] = {}
         self._decoded: dict[int, np.ndarray] = {}
+        self._checked: dict[tuple, tuple] = {}  # Doc.checked, by (accessor, types, componentTypes)
 
     def _glb(self, raw: bytes) -> str:
         """The JSON chunk's text of a GLB container, read by pygltflib; the binary chunk kept as ``blob``."""
@@ -264,26 +265,23 @@ class _Doc:
             raise SceneError(f"{aw}: sparse accessors are not supported")
         return a, typ, ctype, count
 
-    def accessor(self, i, where: str, types: tuple[str, ...], ctypes: tuple[int, ...], use: str,
-                 normalize: bool = False) -> np.ndarray:
-        """The accessor ``i`` that ``where`` names, as (count, width) float64 (normalised integers scaled to
-        0..1 / -1..1; ``normalize``: integers always are), after checking its type is one of ``types`` and its
-        componentType one of ``ctypes`` (what ``use`` needs), and that its data lies inside its bufferView."""
+    def checked(self, i, where: str, types: tuple[str, ...], ctypes: tuple[int, ...], use: str) -> tuple:
+        """The accessor ``i`` that ``where`` names checked, nothing read: its type is one of ``types`` and its
+        componentType one of ``ctypes`` (what ``use`` needs), its data lies inside its bufferView, and its
+        decoded values fit the memory this process may use. Returns ``(i, accessor, type, dtype, count, width,
+        placement)``, ``placement`` None (no bufferView: zeros) or ``(buffer, offset, step)``."""
         a, typ, ctype, count = self.describe(i, where)
+        i = self.ref(i, self.accessors, "accessors", where)
         aw = f"accessors[{i}]"
         if typ not in types or ctype not in ctypes:
             want = " or ".join(types) + " of " + " / ".join(_CNAMES[c] for c in ctypes)
             raise SceneError(f"{where}: {aw} is {typ} of {_CNAMES[ctype]}; {use} must be {want}")
-        if i in self._decoded:
-            return self._decoded[i]
         dt = np.dtype(_DTYPES[ctype])
         width = _WIDTH[typ]
         elem = dt.itemsize * width
         need_bytes, what = float(count) * width * _PER_VALUE, f"{aw}: {count:,} {typ} values"
-        if a.get("bufferView") is None:  # no data: zeros, as the spec says
-            _need(need_bytes, what)
-            out = np.zeros((count, width))
-        else:
+        placement = None
+        if a.get("bufferView") is not None:
             buf, view_off, view_len, stride = self.view(a.get("bufferView"), f"{aw}.bufferView")
             off = _whole(a.get("byteOffset", 0), f"{aw}.byteOffset")
             if stride is not None and stride < elem:
@@ -294,9 +292,25 @@ class _Doc:
             if need > view_len:
                 raise SceneError(f"{aw}: {count:,} values of {elem} bytes every {step} from byte {off} need "
                                  f"{need:,} bytes; bufferViews[{_int(a['bufferView'])}] holds {view_len:,}")
-            _need(need_bytes, what)
-            raw = np.ndarray((count, width), dtype=dt, buffer=buf, offset=view_off + off,
-                             strides=(step, dt.itemsize))
+            placement = (buf, view_off + off, step)
+        _need(need_bytes, what)
+        self._checked[(i, types, ctypes)] = out = (i, a, typ, ctype, count, width, placement)
+        return out
+
+    def accessor(self, i, where: str, types: tuple[str, ...], ctypes: tuple[int, ...], use: str,
+                 normalize: bool = False) -> np.ndarray:
+        """The accessor ``i`` that ``where`` names, as (count, width) float64 (normalised integers scaled to
+        0..1 / -1..1; ``normalize``: integers always are), once :meth:`checked`."""
+        i, a, typ, ctype, count, width, placement = self.checked(i, where, types, ctypes, use)
+        if i in self._decoded:
+            return self._decoded[i]
+        aw = f"accessors[{i}]"
+        dt = np.dtype(_DTYPES[ctype])
+        if placement is None:  # no data: zeros, as the spec says
+            out = np.zeros((count, width))
+        else:
+            buf, at, step = placement
+            raw = np.ndarray((count, width), dtype=dt, buffer=buf, offset=at, strides=(step, dt.itemsize))
             out = raw.astype(np.float64)
             if ctype in _NORM and (normalize or a.get("normalized") is True):
                 out /= _NORM[ctype]
@@ -525,9 +539,10 @@ def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def _geometry_values(doc: _Doc, k: int) -> tuple[int, int]:
     """(vertices, indices) that decoding mesh ``k``'s primitives makes, from their accessors' counts, nothing
-    read: each primitive's POSITION and indices are copied into the mesh's arrays, however many primitives
-    name one accessor. A primitive that is not well formed counts nothing here: :func:`_mesh_geometry` says
-    what is wrong with it."""
+    read (each accessor :meth:`_Doc.checked` first, so a bad one is named as its decoding would name it): each
+    primitive's POSITION and indices are copied into the mesh's arrays, however many primitives name one
+    accessor. A primitive that is not well formed counts nothing here: :func:`_mesh_geometry` says what is
+    wrong with it."""
     mesh = doc.item(doc.meshes, k, "meshes")
     prims = mesh.get("primitives")
     v = i = 0
@@ -536,9 +551,10 @@ def _geometry_values(doc: _Doc, k: int) -> tuple[int, int]:
         if not isinstance(attrs, dict) or "POSITION" not in attrs:
             continue
         where = f"meshes[{k}].primitives[{j}]"
-        n = doc.describe(attrs["POSITION"], f"{where}.attributes.POSITION")[3]
+        n = doc.checked(attrs["POSITION"], f"{where}.attributes.POSITION", ("VEC3",), _FLOAT, "POSITION")[4]
         v += n
-        i += n if p.get("indices") is None else doc.describe(p["indices"], f"{where}.indices")[3]
+        i += n if p.get("indices") is None else \
+            doc.checked(p["indices"], f"{where}.indices", ("SCALAR",), _INDEX, "indices")[4]
     return v, i
 
 
