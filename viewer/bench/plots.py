@@ -85,7 +85,10 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
         if log:
             ax.set_yscale("log")
         ax.set_xticks(range(len(workloads)))
-        ax.set_xticklabels(workloads)
+        # a radius model in the name (clustered-1m-log-uniform1-1000) is wider than a workload's 1.6 inches
+        slant = max(map(len, workloads)) > 14
+        ax.set_xticklabels(workloads, rotation=20 if slant else 0, ha="right" if slant else "center",
+                           fontsize=8 if slant else None)
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(ncol=min(5, len(indexes)), fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.35))
     axes[-1].set_xlabel("workload (scene-N)")
