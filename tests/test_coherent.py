@@ -518,6 +518,26 @@ def test_repeated_mover_batches_after_removes_stay_exact(rng):
     assert w.ix._movers is not None  # the cached path ran
 
 
+def test_charging_a_run_of_rows_in_blocks_equals_row_by_row(rng):
+    """charge_rows on a run of rows (two passes a block: the moves, then the budgets in SIMD lanes) writes the
+    same rows and the same budgets, bit for bit, as the row-by-row charge of listed rows; over several blocks
+    and a partial one, radii kept (NaN) and changed."""
+    m = 2 * K.CHARGE_BLOCK + 37
+    start = 5
+    dobj = rng.uniform(-1e4, 1e4, (m + start + 3, 4))
+    dobj[:, 3] = np.abs(dobj[:, 3])
+    dkey = rng.uniform(-50, 50, m + start + 3)
+    centres = dobj[start:start + m, :3] + rng.normal(0, 3, (m, 3))
+    radii = np.where(rng.random(m) < 0.5, np.nan, dobj[start:start + m, 3] * 1.1)
+    a_obj, a_key = dobj.copy(), dkey.copy()
+    b_obj, b_key = dobj.copy(), dkey.copy()
+    K.charge_rows(np.zeros(0, dtype=np.int64), start, centres, radii, a_obj, a_key, np.empty((2, K.CHARGE_BLOCK)))
+    K.charge_rows(np.arange(start, start + m), 0, centres, radii, b_obj, b_key, np.empty((2, K.CHARGE_BLOCK)))
+    assert np.array_equal(a_obj, b_obj) and np.array_equal(a_key, b_key)
+    assert np.array_equal(a_obj[:start], dobj[:start]) and np.array_equal(a_key[start + m:], dkey[start + m:])
+    assert np.all(a_key[start:start + m] < dkey[start:start + m])  # every budget spent something
+
+
 # ----------------------------------------------------------------------------- hysteresis margins
 @pytest.mark.parametrize("margin, relative", [(4.0, False), (0.25, True), (60.0, False)])
 @pytest.mark.parametrize("model", ["still", "drift", "radius"])

@@ -968,21 +968,73 @@ def charge(dobj, dkey, d, centres, radii, j):
     if r == r:
         dr = abs(r - dobj[d, 3])
         dobj[d, 3] = r
-    spent = (np.sqrt((dx * dx + dy * dy) + dz * dz) + dr) * (1.0 + 16.0 * 2.0**-53) + TINY
-    dkey[d] = below(dkey[d] - spent)
+    dkey[d] = spend(dkey[d], (dx * dx + dy * dy) + dz * dz, dr)
     dobj[d, 0] = centres[j, 0]
     dobj[d, 1] = centres[j, 1]
     dobj[d, 2] = centres[j, 2]
 
 
+@njit(inline="always")
+def spend(key, d2, dr):
+    """A due reading ``key`` lowered by a move of squared length ``d2`` and a radius change ``dr``: the
+    spent travel ``sqrt(d2) + dr`` rounded up (see the module docstring), the difference rounded down."""
+    spent = (np.sqrt(d2) + dr) * (1.0 + 16.0 * 2.0**-53) + TINY
+    return below(key - spent)
+
+
+#: rows :func:`charge_rows` takes per block: its first pass writes their squared moves and radius changes into
+#: a scratch of 2 x CHARGE_BLOCK float64 (32 KiB, in L2), so that its second pass, the square roots and the
+#: budgets over contiguous arrays, runs in SIMD lanes (100,000 rows on an AMD EPYC, znver4: 0.38 -> 0.21 ms
+#: with radii kept, 0.42 -> 0.24 with new radii; one pass row by row never vectorised)
+CHARGE_BLOCK = 2048
+
+
 @njit
-def charge_rows(rows, start, centres, radii, dobj, dkey):
+def _spend_block(dkey, d2, dr, m):
+    """``dkey[k]`` lowered by :func:`spend` with ``d2[k]``, ``dr[k]`` for k < m (a loop LLVM vectorises: its
+    indices are the loop's own, never negative, so no wraparound select)."""
+    for k in range(m):
+        dkey[k] = spend(dkey[k], d2[k], dr[k])
+
+
+@njit
+def _move_block(centres, radii, dobj, d2, dr, m):
+    """Rows ``dobj[k]`` moved to ``centres[k]`` (and ``radii[k]``, NaN: kept) for k < m, their squared moves
+    into ``d2[k]`` and radius changes into ``dr[k]`` (indices the loop's own, as in :func:`_spend_block`)."""
+    for k in range(m):
+        x = centres[k, 0]
+        y = centres[k, 1]
+        z = centres[k, 2]
+        dx = x - dobj[k, 0]
+        dy = y - dobj[k, 1]
+        dz = z - dobj[k, 2]
+        d2[k] = (dx * dx + dy * dy) + dz * dz
+        r = radii[k]
+        dr[k] = 0.0
+        if r == r:
+            dr[k] = abs(r - dobj[k, 3])
+            dobj[k, 3] = r
+        dobj[k, 0] = x
+        dobj[k, 1] = y
+        dobj[k, 2] = z
+
+
+@njit
+def charge_rows(rows, start, centres, radii, dobj, dkey, tmp):
     """A batch of moves of detached objects whose rows are known: ``rows`` (M,) int64, or when empty the
-    rows ``start .. start + M - 1``; each row charged and written by :func:`charge`."""
+    rows ``start .. start + M - 1``; each row charged and written as by :func:`charge`. Contiguous rows go in
+    blocks of ``B = tmp.shape[1]`` (``tmp`` (2, B) float64 scratch, :data:`CHARGE_BLOCK`): their moves first
+    (rows written, squared lengths and radius changes kept), then their budgets in one vectorised pass; the
+    arithmetic is :func:`charge`'s, so is the bound."""
     m = centres.shape[0]
     if rows.shape[0] == 0:
-        for j in range(m):
-            charge(dobj, dkey, start + j, centres, radii, j)
+        d2 = tmp[0]
+        drs = tmp[1]
+        B = tmp.shape[1]
+        for b0 in range(0, m, B):
+            nb = min(m - b0, B)
+            _move_block(centres[b0:], radii[b0:], dobj[start + b0:], d2, drs, nb)
+            _spend_block(dkey[start + b0:], d2, drs, nb)
     else:
         for j in range(m):
             charge(dobj, dkey, rows[j], centres, radii, j)

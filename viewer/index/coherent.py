@@ -120,6 +120,7 @@ class CoherentIndex(SphereIndex):
         self._hflag = np.empty(0, dtype=np.uint8)
         self._iev: tuple[np.ndarray, np.ndarray] | None = None  # the in-set's last events (with a margin)
         self._ibuf = np.empty(64, dtype=np.int64)  # their storage
+        self._charge_tmp = np.empty((2, K.CHARGE_BLOCK))  # charge_rows' scratch
         self.set_margin(margin, relative)
         ids = np.arange(n, dtype=np.int64)
         self._layout(centres, radii, ids, np.zeros(n, dtype=bool))
@@ -371,9 +372,9 @@ class CoherentIndex(SphereIndex):
             # _dobj are known, so no id -> slot -> row lookups (three dependent cache misses a mover at 1e6)
             rows = cache[1]
             if isinstance(rows, slice):
-                K.charge_rows(_NO_ROWS, rows.start, centres, radii, self._dobj, self._dkey)
+                K.charge_rows(_NO_ROWS, rows.start, centres, radii, self._dobj, self._dkey, self._charge_tmp)
             else:
-                K.charge_rows(rows, 0, centres, radii, self._dobj, self._dkey)
+                K.charge_rows(rows, 0, centres, radii, self._dobj, self._dkey, self._charge_tmp)
         else:
             self._dlist_room(ids.size)
             K.move_packed(ids, centres, radii, self._idt.slots, self._f64, self._i32, self._i64, self._flags)
@@ -391,7 +392,7 @@ class CoherentIndex(SphereIndex):
         self._query(1e6 + 1.0, 0.0, 0.0, out)
         K.collect_entered(self._flags, self._si, self._cnt, self._ent, 0, self._idt.slots)
         none = np.zeros(0, dtype=np.int64)
-        K.charge_rows(none, 0, np.zeros((0, 3)), np.zeros(0), self._dobj, self._dkey)  # a moving world's repeated batch
+        K.charge_rows(none, 0, np.zeros((0, 3)), np.zeros(0), self._dobj, self._dkey, self._charge_tmp)  # a moving world's repeated batch
         K.margin_events(none, 0, none, 0, none, 0, np.zeros(0, dtype=np.uint8), self._idt.slots, self._f64,
                         self._i32, self._i64, self._flags, 0.0, 0.0, 0.0, 0.0, False, none, none)
 
@@ -506,4 +507,4 @@ class CoherentIndex(SphereIndex):
 
     def nbytes(self) -> int:
         return (self._f64.nbytes + self._i32.nbytes + self._i64.nbytes + self._flags.nbytes + self._idt.slots.nbytes
-                + self._hflag.nbytes + self._held.nbytes + self._ibuf.nbytes)
+                + self._hflag.nbytes + self._held.nbytes + self._ibuf.nbytes + self._charge_tmp.nbytes)
