@@ -262,7 +262,9 @@ def test_a_real_scheduler_passes_the_check(tmp_path):
      ["indexes", "octree:max_depth=0", "max_depth"]),
     ('indexes = ["octree", "hashgrid:cell_size=-5"]\n[axes]\nscene = ["uniform"]\nn = [1500]\n',
      ["indexes", "hashgrid:cell_size=-5", "cell_size"]),
-], ids=["deep-toml", "octree-max-depth", "hashgrid-cell-size"])
+    ('description = [1, 2]\nindexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [1500]\n',
+     ["description", "must be a string"]),
+], ids=["deep-toml", "octree-max-depth", "hashgrid-cell-size", "description-not-text"])
 def test_sweep_files_no_task_could_run_are_refused_before_any_task(tmp_path, body, parts):
     p = tmp_path / "bad.toml"
     p.write_text(body)

@@ -184,6 +184,9 @@ def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
     if "/" in name or "\\" in name or not name.isprintable():
         raise bad("name", f"must be a plain name, without '/', '\\' or control characters (it names the default "
                           f"results directory runs/sweep-NAME), got {_show(name)}")
+    description = doc.get("description", "")
+    if not isinstance(description, str):
+        raise bad("description", f"must be a string, got {_show(description)}")
     indexes = doc.get("indexes")
     if not isinstance(indexes, list) or not indexes or not all(isinstance(s, str) and s.strip() for s in indexes):
         raise bad("indexes", "must be a non-empty list of index specs, e.g. [\"octree\", \"hashgrid:cell_size=64\"]")
@@ -217,7 +220,7 @@ def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
         count *= len(v)
     if count > MAX_TASKS:
         raise bad("axes", f"{count:,} tasks; at most {MAX_TASKS:,}")
-    return Sweep(name, src, tuple(s.strip() for s in indexes), axes, str(doc.get("description", "")))
+    return Sweep(name, src, tuple(s.strip() for s in indexes), axes, description)
 
 
 def _check_value(axis: str, v, bad):
