@@ -115,7 +115,8 @@ def load_scene(path, progress: Callable[[int, int], None] | None = None, *,
 
     Returns a :class:`Scene` with ``source`` (the file) and ``sha256`` (of its bytes) set. Any
     problem with the file raises :class:`SceneError` whose message names the file and the field.
-    ``progress(done, n)`` is called while a recipe is generated. ``import_options``: keyword arguments of
+    ``progress(done, n)`` is called while a recipe is generated or a slow file imported (an ASCII PLY file's
+    rows). ``import_options``: keyword arguments of
     ``import_scene`` (keys of :data:`~viewer.scenes.importers.IMPORT_OPTIONS`: ``view_distance``,
     ``columns``; None values are left out); given for a recipe or a ``.npz`` they are refused with a
     :class:`SceneError` naming the flag (:func:`check_import_options`), before anything is generated.
@@ -130,7 +131,7 @@ def load_scene(path, progress: Callable[[int, int], None] | None = None, *,
         if p.suffix == ".toml":
             scene = generate_recipe(read_recipe(p), progress)
         elif p.suffix.lower() in IMPORT_FORMATS:
-            scene = import_scene(p, **options)
+            scene = import_scene(p, **options, progress=progress)
         else:
             scene = read_npz(p)
     except SceneError as exc:

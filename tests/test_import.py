@@ -113,6 +113,30 @@ def test_ply_points_round_trip(tmp_path, capsys):
         assert s.meshes is None
 
 
+def test_an_ascii_ply_file_reports_its_rows_as_it_reads_them(tmp_path, monkeypatch):
+    """plyfile parses ASCII rows in Python (seconds a million): the import calls progress(rows, total) as it
+    goes, rising, ending at (total, total), and reads the same objects as without a callback; a binary file,
+    read at disk speed, and a call without a callback report nothing."""
+    from plyfile import PlyData, PlyElement
+
+    from viewer.scenes.importers import ply
+
+    monkeypatch.setattr(ply, "PROGRESS_LINES", 100)
+    n = 1050
+    v = np.zeros(n, dtype=[("x", "f8"), ("y", "f8"), ("z", "f8"), ("r", "f8")])
+    v["x"], v["y"], v["z"] = RNG.uniform(-50, 50, (3, n))
+    v["r"] = RNG.uniform(1, 9, n)
+    calls = []
+    for text in (True, False):
+        src = tmp_path / f"rows-{text}.ply"
+        PlyData([PlyElement.describe(v, "vertex")], text=text).write(str(src))
+        s = import_scene(src, progress=lambda done, total: calls.append((text, done, total)))
+        np.testing.assert_array_equal(s.radii, v["r"])
+    done = [d for t, d, _ in calls if t]
+    assert [c for c in calls if not c[0]] == []  # binary: nothing to report
+    assert len(done) >= 10 and done == sorted(done) and calls[-1][1:] == (n, n), calls[-3:]
+
+
 @pytest.mark.parametrize("sep, suffix", [(",", "csv"), ("\t", "tsv")])
 def test_tables_round_trip_with_mapped_columns(tmp_path, capsys, sep, suffix):
     src = write_csv(tmp_path / f"placements.{suffix}", names=("px", "py", "pz", "view"), sep=sep)

@@ -13,6 +13,7 @@ was imported and how is kept in ``scene.recipe["import"]``. Any problem with the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from viewer.domain import RADIUS_LIMIT
 from viewer.host.inputs import why_missing
@@ -38,7 +39,7 @@ IMPORT_FORMATS: dict[str, str] = {
 IMPORT_OPTIONS: dict[str, str] = {"view_distance": "--view-distance", "columns": "--columns"}
 
 
-def _read(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
+def _read(path: Path, fmt: str, mapping: dict[str, str], progress) -> dict:
     if fmt == "gltf":
         from .gltf import read_gltf
 
@@ -46,20 +47,21 @@ def _read(path: Path, fmt: str, mapping: dict[str, str]) -> dict:
     if fmt == "ply":
         from .ply import read_ply
 
-        return read_ply(path, mapping)
+        return read_ply(path, mapping, progress)
     from .tables import read_table
 
     return read_table(path, fmt, mapping)
 
 
 def import_scene(path, *, columns: str | dict | None = None, view_distance: str | None = None,
-                 name: str | None = None) -> Scene:
+                 name: str | None = None, progress: Callable[[int, int], None] | None = None) -> Scene:
     """Read a glTF, PLY, CSV, TSV or Parquet file as a :class:`Scene` (see the module docstring).
 
     columns : ``"x=px,y=py,z=pz,r=view"`` or ``{"x": "px", ...}``: which column plays which role
     view_distance : a rule for files without view distances (``constant:value=500``, ``size:factor=200``,
         ``table:1=300,10=2000,100=inf``); default: one picked from the file's own scale
         (:func:`default_rule`)
+    progress : ``progress(done, total)`` while a slow format reads (rows of an ASCII PLY file)
     """
     p = Path(path)
     fmt = IMPORT_FORMATS.get(p.suffix.lower())
@@ -72,7 +74,7 @@ def import_scene(path, *, columns: str | dict | None = None, view_distance: str 
             parse_rule(view_distance)  # a bad rule is reported before the file is read
         if not p.is_file():
             raise SceneError(why_missing(p) if not p.exists() else "is not a file")
-        arrays = _read(p, fmt, mapping)
+        arrays = _read(p, fmt, mapping, progress)
         check_domain(arrays["centres"], "centres", rows="object")
         if arrays.get("extents") is not None:
             check_domain(arrays["extents"], "sizes", limit=RADIUS_LIMIT, nonnegative=True, rows="object")

@@ -5,6 +5,7 @@ mapped with ``--columns``). Faces, if any, are ignored."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -19,11 +20,43 @@ _SIZES = {"char": 1, "int8": 1, "uchar": 1, "uint8": 1, "short": 2, "int16": 2, 
           "int": 4, "int32": 4, "uint": 4, "uint32": 4, "float": 4, "float32": 4, "double": 8, "float64": 8}
 
 
-def _check_counts(path: Path) -> bool | None:
+#: lines of an ASCII file read between two calls of the progress callback
+PROGRESS_LINES = 1 << 16
+
+
+class _CountingText:
+    """An ASCII PLY file as plyfile reads it (``readline``, ``read``), calling ``progress(lines, total)``
+    every :data:`PROGRESS_LINES` lines: plyfile parses ASCII rows in Python, about 5 us a row here (2e6
+    vertices: 10 s), so a large file shows how far it is."""
+
+    def __init__(self, fh, total: int, progress: Callable[[int, int], None]):
+        self._fh = fh
+        self._total = max(1, total)
+        self._progress = progress
+        self._lines = 0
+
+    def readline(self, *args) -> str:
+        self._lines += 1
+        if self._lines % PROGRESS_LINES == 0:
+            self._progress(min(self._lines, self._total), self._total)
+        return self._fh.readline(*args)
+
+    def read(self, *args):
+        return self._fh.read(*args)
+
+    def finish(self) -> None:
+        """The whole file is read: the last call, ``progress(total, total)``."""
+        self._progress(self._total, self._total)
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+
+def _check_counts(path: Path) -> tuple[bool, int] | None:
     """Refuse, before plyfile allocates its arrays, a header whose elements cannot fit in the file: each row
     needs at least its values' bytes (binary) or a digit and a separator a value (ASCII). A header that does
     not read simply is left to plyfile, which says what is wrong with it. Returns whether the data is binary
-    (None: no header found)."""
+    and the rows the header declares (None: no header found)."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     end = head.find(b"end_header")
@@ -48,7 +81,7 @@ def _check_counts(path: Path) -> bool | None:
         declared = " and ".join(f"{n:,} '{e}' rows" for e, (n, _) in rows.items() if n)
         raise SceneError(f"the header declares {declared}, at least {need:,} bytes of data after it, and the file "
                          f"holds {max(data, 0):,} (truncated, or a wrong count?)", biggest)
-    return binary
+    return binary, sum(n for n, _ in rows.values())
 
 
 def _check_rest(fh, binary: bool, ply) -> None:
@@ -71,18 +104,23 @@ def _check_rest(fh, binary: bool, ply) -> None:
                          f"'element {last.name} {last.count}'? (rows past it would be lost)", last.name)
 
 
-def read_ply(path: Path, mapping: dict[str, str]) -> dict:
-    """The arrays of a PLY file's ``vertex`` element (see :func:`.columns.read_roles`)."""
+def read_ply(path: Path, mapping: dict[str, str], progress: Callable[[int, int], None] | None = None) -> dict:
+    """The arrays of a PLY file's ``vertex`` element (see :func:`.columns.read_roles`). ``progress(lines,
+    total)`` is called while an ASCII file is read (binary data reads at disk speed)."""
     from plyfile import PlyData, PlyParseError
 
-    binary = _check_counts(path)
+    header = _check_counts(path)
     try:
-        if binary is None:  # no header: plyfile says what is wrong
+        if header is None:  # no header: plyfile says what is wrong
             ply = PlyData.read(str(path))
         else:  # binary data as bytes; ASCII as text, read as plyfile reads it (line ends of any kind)
+            binary, rows = header
             with open(path, "rb") if binary else open(path, encoding="ascii") as fh:
-                ply = PlyData.read(fh)
+                text = None if binary or progress is None else _CountingText(fh, rows, progress)
+                ply = PlyData.read(fh if text is None else text)
                 _check_rest(fh, binary, ply)
+                if text is not None:
+                    text.finish()
         if "vertex" not in ply:
             raise SceneError(f"has no 'vertex' element (elements: {', '.join(e.name for e in ply.elements)})")
         data = ply["vertex"].data

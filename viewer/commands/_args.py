@@ -41,6 +41,17 @@ def import_options(args: argparse.Namespace) -> dict[str, str | None]:
     return {"view_distance": getattr(args, "view_distance", None), "columns": getattr(args, "columns", None)}
 
 
+def loading_label(scene: str) -> str:
+    """The progress bar's label while ``scene`` (a recipe, a ``.npz``, a file to import) loads: ``read NAME`` for
+    a file imported on the fly, else ``generate NAME``."""
+    from pathlib import Path
+
+    from viewer.scenes import IMPORT_FORMATS
+
+    p = Path(scene)
+    return f"{'read' if p.suffix.lower() in IMPORT_FORMATS else 'generate'} {p.name}"
+
+
 def load_scene(args: argparse.Namespace, progress=None, quiet: bool = False):
     """Load ``args.scene`` with the import options of ``args`` (:func:`viewer.scenes.load_scene`); for a file
     imported on the fly print the import line (what it made and the view-distance rule it chose, and why) to

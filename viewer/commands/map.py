@@ -160,7 +160,7 @@ def _map(args) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    loading = ProgressCallback(f"generate {Path(args.scene).name}", enabled=not args.quiet)
+    loading = ProgressCallback(_args.loading_label(args.scene), enabled=not args.quiet)
     scene = _args.load_scene(args, progress=loading, quiet=args.quiet)
     loading.close()
     lo, hi = scene.bounds

@@ -244,7 +244,7 @@ def _record(args, scopes) -> int:
 
     from ..host.progress import ProgressCallback
 
-    loading = ProgressCallback(f"generate {Path(args.scene).name}", enabled=not args.quiet)
+    loading = ProgressCallback(_args.loading_label(args.scene), enabled=not args.quiet)
     scene = _args.load_scene(args, progress=loading, quiet=args.quiet)
     loading.close()
     if args.path:

@@ -265,7 +265,8 @@ def cmd_import(args) -> int:
 
     out = _output(args, Path(args.file).stem)
     t0 = time.perf_counter()
-    scene = import_scene(args.file, columns=args.columns, view_distance=args.view_distance, name=args.name)
+    scene = import_scene(args.file, columns=args.columns, view_distance=args.view_distance, name=args.name,
+                         progress=_progress(_args.loading_label(args.file)))
     t1 = time.perf_counter()
     save_scene(scene, out)
     t2 = time.perf_counter()
@@ -422,7 +423,7 @@ def _fmt_vec(v) -> str:
 def cmd_info(args) -> int:
     from viewer.scenes.fmt import num
 
-    scene = _args.load_scene(args, progress=_progress(f"generating {Path(args.scene).stem}"), quiet=True)
+    scene = _args.load_scene(args, progress=_progress(_args.loading_label(args.scene)), quiet=True)
     d = describe(scene)
     if args.json:
         print(json.dumps(d, indent=2))
