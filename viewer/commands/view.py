@@ -195,7 +195,11 @@ def run(args) -> int:
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
     print(f"loading {args.scene} ...", file=sys.stderr)
-    scene = _args.load_scene(args)
+    from ..host.progress import ProgressCallback
+
+    loading = ProgressCallback(_args.loading_label(args.scene), min_total=1_000_000)  # a big recipe, a slow file
+    scene = _args.load_scene(args, progress=loading)
+    loading.close()
     if args.headless:
         from ..host.compile import reporting
 
