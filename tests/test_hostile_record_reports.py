@@ -140,6 +140,34 @@ def test_compare_and_plot_skip_an_empty_run_with_a_warning(tmp_path):
     print(refused(status, err, str(empty), "no rows"))
 
 
+def test_compare_and_plot_say_which_runs_ended_early(tmp_path):
+    """A run its metadata says did not finish (a record stopped by SIGTERM: ``complete`` false, ``ended``
+    the signal; or killed before it closed its files: no ``ended``) is compared and drawn with one warning
+    naming it, how it ended and its frames; a finished run gets none."""
+    import json
+
+    from viewer.recording.meta import meta_path_for
+
+    full = record(tmp_path / "full.csv", label="whole")
+    stopped = record(tmp_path / "stopped.csv", frames=5, label="stopped")
+    killed = record(tmp_path / "killed.csv", frames=4, label="killed")
+    for path, ended in ((stopped, "SIGTERM"), (killed, None)):
+        m = json.loads(meta_path_for(path).read_text())
+        m["complete"] = False
+        m.pop("ended", None)
+        if ended:
+            m["ended"] = ended
+        meta_path_for(path).write_text(json.dumps(m))
+    for argv in (("compare", full, stopped, killed), ("plot", full, stopped, killed, "-o", tmp_path / "fig.png")):
+        status, _, err = viewer(*argv)
+        assert status == 0, err
+        early = [ln for ln in err.splitlines() if "ended early" in ln]
+        assert len(early) == 2, err
+        assert str(stopped) in early[0] and "SIGTERM" in early[0] and "after 5 frames" in early[0], early
+        assert str(killed) in early[1] and "never closed" in early[1] and "after 4 frames" in early[1], early
+        assert str(full) not in err, err
+
+
 # --------------------------------------------------------------------------- 31.6, 31.7: huge labels, legends
 
 

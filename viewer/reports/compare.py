@@ -32,7 +32,7 @@ from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
 from ..host.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
-           "format_ratio", "format_table", "measured_line", "mismatch_warnings", "reference_line", "reference_run",
+           "ended_early", "format_ratio", "format_table", "measured_line", "mismatch_warnings", "reference_line", "reference_run",
            "runs_with_rows",
            "summary", "verdicts"]
 
@@ -105,11 +105,24 @@ def _warn_stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def ended_early(run: Run) -> str | None:
+    """Why ``run`` holds only part of what was asked, from its metadata (``complete`` false: a signal, the
+    program's exit, a write error, or killed before its files were closed), as a warning; None for a run that
+    finished (or whose metadata does not say)."""
+    if run.meta.get("complete", True) is not False:
+        return None
+    how = run.meta.get("ended")
+    how = {None: "its files were never closed: killed?", "exit": "the program exited first"}.get(how, how)
+    return (f"{escape_text(run.path)}: the recording ended early ({escape_text(str(how))}) after {len(run):,} "
+            f"frames; its figures cover only the part of the path it reached")
+
+
 def runs_with_rows(runs: Sequence[Run], what: str = "compare",
                    warn: Callable[[str], None] | None = _warn_stderr) -> list[Run]:
     """``runs`` without the recordings that have no rows (a take stopped before its first frame, a run
-    killed at once), each left out with a warning through ``warn``; a :class:`UserError` when none is left
-    (``what``: the verb of the message, ``compare`` or ``plot``)."""
+    killed at once), each left out with a warning through ``warn``, and a warning for each run kept that ended
+    early (:func:`ended_early`); a :class:`UserError` when none is left (``what``: the verb of the message,
+    ``compare`` or ``plot``)."""
     if not runs:
         raise UserError(f"no recordings to {what}")
     kept = [r for r in runs if len(r) > 0]
@@ -121,6 +134,8 @@ def runs_with_rows(runs: Sequence[Run], what: str = "compare",
         for r in runs:
             if len(r) == 0:
                 warn(f"{escape_text(r.path)}: the recording has no rows; left out")
+            elif (why := ended_early(r)) is not None:
+                warn(why)
     return kept
 
 
