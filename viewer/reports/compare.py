@@ -28,7 +28,7 @@ from ..errors import UserError
 from ..recording.meta import (describe_machine, describe_path, describe_renderer, describe_scene, machine_identity,
                               path_identity, renderer_identity, scene_identity)
 from ..recording.reader import Run, read_runs
-from ..frame.stages import COLUMN_INFO, HUD_COUNTS, TIME_STATS, TIMED_COLUMNS
+from ..frame.stages import COLUMN_INFO, HUD_COUNTS, STAGES, TIME_STATS, TIMED_COLUMNS
 from ..host.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
@@ -159,11 +159,34 @@ def _differ(what: str, groups: dict[tuple, list[Run]], describe: Callable, figur
     return f"these runs are of different {what}, so their {figures} are not like for like: " + "; ".join(parts)
 
 
+#: the schema version from which the world's own step is timed apart (``motion_ms``), out of ``update_ms``
+MOTION_SINCE = next(s.since for s in STAGES if s.name == "motion")
+
+
+def _update_split(runs: Sequence[Run]) -> str | None:
+    """A warning when ``update_ms`` means two things among ``runs``: a moving world recorded before and from
+    :data:`MOTION_SINCE` (before, it holds the world's own step too); None otherwise."""
+    if not any("moved" in r.columns and np.any(r["moved"] > 0) for r in runs):
+        return None
+    old = [r for r in runs if r.version < MOTION_SINCE]
+    new = [r for r in runs if r.version >= MOTION_SINCE]
+    if not old or not new:
+        return None
+
+    def files(rs: Sequence[Run]) -> str:
+        return ", ".join(escape_text(r.path) for r in rs[:3]) + (f" and {len(rs) - 3} more" if len(rs) > 3 else "")
+
+    return (f"update_ms is not like for like: recordings before schema version {MOTION_SINCE} ({files(old)}) count "
+            f"the world's own step in it, later ones ({files(new)}) time it apart as motion_ms; compare their "
+            f"update_ms with update_ms + motion_ms")
+
+
 def mismatch_warnings(runs: Sequence[Run]) -> list[str]:
     """Why ``runs`` may not be comparable: one line when their metadata name different scenes (name, N,
     seed), else one when they name different camera paths (name, generated kind, speed); one more when they
-    were measured on different machines (CPU, logical CPUs), and one when on different GL renderers; none
-    when they agree. Runs whose metadata does not say are not counted either way."""
+    were measured on different machines (CPU, logical CPUs), and one when on different GL renderers; one when
+    ``update_ms`` means two things among them (:func:`_update_split`); none when they agree. Runs whose
+    metadata does not say are not counted either way."""
     out: list[str] = []
     for what, ident, describe in (("scenes", scene_identity, describe_scene), ("camera paths", path_identity, describe_path)):
         groups = _groups(runs, ident)
@@ -175,6 +198,8 @@ def mismatch_warnings(runs: Sequence[Run]) -> list[str]:
         groups = _groups(runs, ident)
         if len(groups) > 1:
             out.append(_differ(what, groups, describe, "times"))
+    if (split := _update_split(runs)) is not None:
+        out.append(split)
     return out
 
 
