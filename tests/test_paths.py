@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from viewer.errors import UserError
-from viewer.paths import GENERATED, CameraPath, PathRecorder, generated_path, load_path
+from viewer.paths import FRAME_DT, GENERATED, CameraPath, PathRecorder, generated_path, load_path
 
 
 def line_path():
@@ -62,6 +62,8 @@ def test_sample_semantics():
     s = p.sample(frames=100, dt=1.0)
     assert (s.positions[4:, 0] == 30).all()
     assert p.sample(frames=10).t[-1] == pytest.approx(3.0)
+    one = p.sample(frames=1)  # the start, one ordinary frame's step (not the whole path's duration)
+    assert list(one.t) == [0.0] and one.dt == FRAME_DT and one.positions[0, 0] == 0
     with pytest.raises(ValueError):
         p.sample(frames=0)
 

@@ -67,7 +67,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"record the generated path in full, every frame at 1/60 s (default: a demo of the whole "
                         f"flight in at most {DEMO_FRAMES} frames; a --path is always recorded in full)")
     p.add_argument("--frames", type=_args.frame_count, metavar="N",
-                   help="render the whole path in N frames (dt = duration / (N - 1)); "
+                   help="render the whole path in N frames (dt = duration / (N - 1); N = 1: its start, dt 1/60 s); "
                         "default: as many frames as the path lasts at --dt (a generated path without --full: "
                         f"at most {DEMO_FRAMES})")
     p.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
@@ -218,7 +218,7 @@ def _record(args, scopes) -> int:
     import sys
 
     from ..index import INDEXES
-    from ..paths import generated_path, load_path, save_path
+    from ..paths import FRAME_DT, generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
     from ..host.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
 
@@ -261,10 +261,10 @@ def _record(args, scopes) -> int:
         path_meta = {"name": cam_path.name, "source": str(Path(args.path)),
                      "sha256": hashlib.sha256(Path(args.path).read_bytes()).hexdigest()}
         what = f"--path {args.path}"
-    _args.planned_frames(cam_path.duration, args.frames, args.dt or 1.0 / 60.0, what)
+    _args.planned_frames(cam_path.duration, args.frames, args.dt or FRAME_DT, what)
     full = None  # frames of the full recording, when this one is the demo
     if args.frames is None and args.dt is None:
-        samples = cam_path.sample(dt=1.0 / 60.0)
+        samples = cam_path.sample(dt=FRAME_DT)
         if args.path is None and not args.full and len(samples) > DEMO_FRAMES:
             full, samples = len(samples), cam_path.sample(frames=DEMO_FRAMES)
     else:

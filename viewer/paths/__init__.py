@@ -19,11 +19,12 @@ from .capture import ANGLE_TOLERANCE, POSITION_TOLERANCE, PathRecorder, simplify
 from .document import PATH_FORMAT, PATH_VERSION, save_path
 from .files import load_path, path_from_dict
 from .generate import DRAWN_SHARE, GENERATED, drawn_share, generated_path
-from .spline import MAX_PITCH, CameraPath, PoseSamples
+from .spline import FRAME_DT, MAX_PITCH, CameraPath, PoseSamples
 
 __all__ = [
     "ANGLE_TOLERANCE",
     "DRAWN_SHARE",
+    "FRAME_DT",
     "GENERATED",
     "MAX_PITCH",
     "PATH_FORMAT",

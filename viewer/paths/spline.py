@@ -22,10 +22,13 @@ from ..domain import COORD_LIMIT
 from ..errors import UserError
 from .document import path_to_dict, path_to_toml, save_path
 
-__all__ = ["MAX_PITCH", "CameraPath", "PathDomainError", "PoseSamples"]
+__all__ = ["FRAME_DT", "MAX_PITCH", "CameraPath", "PathDomainError", "PoseSamples"]
 
 #: the steepest pitch a path (and the camera) takes, degrees
 MAX_PITCH = 89.0
+
+#: seconds: the step of a frame when nothing else sets one (60 frames a second)
+FRAME_DT = 1.0 / 60.0
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,8 @@ class CameraPath:
     def sample(self, *, frames: int | None = None, dt: float | None = None) -> PoseSamples:
         """Poses at a fixed step: frame ``k`` is at ``start + k * dt``.
 
-        - ``frames`` alone: the whole path in ``frames`` frames, ``dt = duration / (frames - 1)``.
+        - ``frames`` alone: the whole path in ``frames`` frames, ``dt = duration / (frames - 1)`` (one frame, or
+          a path that lasts no time: its start at :data:`FRAME_DT`, one ordinary frame's step).
         - ``dt`` alone: ``floor(duration / dt) + 1`` frames.
         - both: ``frames`` frames at ``dt`` (poses past the end hold the last keyframe).
         """
@@ -158,7 +162,7 @@ class CameraPath:
         if frames is None and dt is None:
             raise ValueError("sample needs frames, dt or both")
         if dt is None:
-            dt = self.duration / (frames - 1) if frames > 1 else self.duration
+            dt = self.duration / (frames - 1) if frames > 1 and self.duration > 0 else FRAME_DT
         if frames is None:
             frames = int(math.floor(self.duration / dt + 1e-9)) + 1
         t = self.start + np.arange(frames, dtype=np.float64) * dt
