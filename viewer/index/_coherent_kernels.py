@@ -985,7 +985,8 @@ def spend(key, d2, dr):
 #: rows :func:`charge_rows` takes per block: its first pass writes their squared moves and radius changes into
 #: a scratch of 2 x CHARGE_BLOCK float64 (32 KiB, in L2), so that its second pass, the square roots and the
 #: budgets over contiguous arrays, runs in SIMD lanes (100,000 rows on an AMD EPYC, znver4: 0.38 -> 0.21 ms
-#: with radii kept, 0.42 -> 0.24 with new radii; one pass row by row never vectorised)
+#: with radii kept, 0.42 -> 0.24 with new radii, in cache; one pass row by row never vectorised). In a frame of
+#: dynamic-1m the rows come from memory and it is no faster; dynamic-100k's update 0.13-0.17 -> 0.12 ms
 CHARGE_BLOCK = 2048
 
 
