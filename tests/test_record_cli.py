@@ -213,3 +213,59 @@ def test_sigterm_mid_recording_leaves_complete_rows(scene_file, tmp_path):
     assert all(line.count(b",") == len(COLUMNS) - 1 for line in raw.splitlines())
     meta = json.loads(meta_path_for(csv_path).read_text())
     assert meta["ended"] == "SIGTERM" and meta["complete"] is False and meta["frames"] == len(run)
+
+
+def test_no_collection_falls_inside_a_recorded_frame(scene_file, tmp_path, monkeypatch):
+    """The cyclic collector stays out of timed frames (viewer.host.heap.FrameCollector): in a record, every
+    collection starts between two frames, the young generations are collected there every COLLECT_EVERY frames,
+    and the automatic collector is on again afterwards."""
+    import gc
+
+    from viewer.drivers.replay import replay
+    from viewer.host import heap
+    from viewer.paths import generated_path
+    from viewer.render.session import ViewerSession
+    from viewer.scenes import load_scene
+
+    monkeypatch.setattr(heap, "COLLECT_EVERY", 16)
+    inside = [False]  # in a recorded frame (the warm-up's frames come before, with the collector on)
+    during, between = [], []
+    frame = ViewerSession.frame
+    enter, leave = heap.FrameCollector.__enter__, heap.FrameCollector.__exit__
+    recording = [False]
+
+    def entered(self):
+        recording[0] = True
+        return enter(self)
+
+    def left(self, *exc):
+        recording[0] = False
+        return leave(self, *exc)
+
+    monkeypatch.setattr(heap.FrameCollector, "__enter__", entered)
+    monkeypatch.setattr(heap.FrameCollector, "__exit__", left)
+
+    def timed_frame(self, *a, **k):
+        inside[0] = recording[0]
+        try:
+            return frame(self, *a, **k)
+        finally:
+            inside[0] = False
+
+    def watch(phase, info):
+        if phase == "start" and recording[0]:
+            (during if inside[0] else between).append(info["generation"])
+
+    monkeypatch.setattr(ViewerSession, "frame", timed_frame)
+    samples = generated_path(load_scene(scene_file), "clusters").sample(frames=60)
+    threshold = gc.get_threshold()
+    gc.set_threshold(20)  # an automatic collection every 20 allocations: it would fall in every frame
+    gc.callbacks.append(watch)
+    try:
+        replay(load_scene(scene_file), samples, ["brute", "octree"], tmp_path / "r", size=(32, 18), progress=False)
+    finally:
+        gc.callbacks.remove(watch)
+        gc.set_threshold(*threshold)
+    assert during == [], during
+    assert between.count(1) >= 120 // 16, between  # 60 frames x 2 indexes, one young collection every 16
+    assert gc.isenabled()

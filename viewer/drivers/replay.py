@@ -26,6 +26,7 @@ import numpy as np
 from ..frame.culling import check_cullers
 from ..errors import UserError
 from ..host.output import prepare_out_dir
+from ..host.heap import FrameCollector
 from ..host.interleave import balanced_orders
 from ..recording.meta import build_meta, gl_info, meta_path_for, timed_on
 from ..host.progress import Progress
@@ -221,25 +222,27 @@ def replay(
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
         orders = balanced_orders(len(names))
-        for k in range(len(samples)):
-            pose = samples.pose(k)
-            t = float(samples.t[k])
-            dt = samples.dt if dts is None else float(dts[k])
-            for j in orders[k % len(orders)]:
-                name = names[j]
-                s = sessions[name]
-                if views:
-                    rows = s.frame_views(dt, poses=[pose, *(v.pose(k) for v in views)], t=t)
-                else:
-                    rows = [s.frame(dt, pose=pose, t=t)]
-                for st in rows:
-                    recorders[name].append(st)
-                    for col, got in worst[name].items():
-                        got.append(getattr(st, col))
-                if on_frame is not None:
-                    on_frame(name, k, s, rows[0] if not views else rows)
-                done += 1
-            bar.update(done)
+        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+            for k in range(len(samples)):
+                pose = samples.pose(k)
+                t = float(samples.t[k])
+                dt = samples.dt if dts is None else float(dts[k])
+                for j in orders[k % len(orders)]:
+                    name = names[j]
+                    s = sessions[name]
+                    if views:
+                        rows = s.frame_views(dt, poses=[pose, *(v.pose(k) for v in views)], t=t)
+                    else:
+                        rows = [s.frame(dt, pose=pose, t=t)]
+                    for st in rows:
+                        recorders[name].append(st)
+                        for col, got in worst[name].items():
+                            got.append(getattr(st, col))
+                    if on_frame is not None:
+                        on_frame(name, k, s, rows[0] if not views else rows)
+                    done += 1
+                    frames_gc.between_frames()
+                bar.update(done)
         bar.close()
         for r in recorders.values():
             r.close()

@@ -6,14 +6,22 @@ the older generations' objects when it collects them, in whichever frame crossed
 (``viewer record dynamic-1m --index coherent octree scan loop32 --frames 1200``), the setup's full collections
 took 26-65 ms each, and one generation-1 collection during the frames 5.6 ms. :func:`settle` collects once after
 the setup and freezes what survives (:func:`gc.freeze`): in the same record, no collection during the frames
-then took over 0.56 ms.
+then took over 0.56 ms. With six indexes (``--index loop32 brute scan octree looseoctree coherent``) the frames'
+own young objects still made 22 generation-1 collections in 1,200 frames, 10 of them over 1 ms (up to 2 ms:
+a 3-5x spike on the coherent mode's 0.8 ms update). A recording's frame loop therefore runs with the automatic
+collector off and collects the young generations itself between frames (:class:`FrameCollector`), outside every
+timed stage, as ``viewer bench`` times its queries with the collector off.
 """
 
 from __future__ import annotations
 
 import gc
 
-__all__ = ["settle"]
+__all__ = ["FrameCollector", "settle"]
+
+#: frames between two collections of the young generations in a frame loop that collects itself (at ~6
+#: indexes' worth of per-frame objects, the automatic collector's generation-1 pass came every ~330 frames)
+COLLECT_EVERY = 256
 
 
 def settle() -> None:
@@ -21,3 +29,32 @@ def settle() -> None:
     for the whole run; objects made later, a new index after a switch, are collected as usual)."""
     gc.collect()
     gc.freeze()
+
+
+class FrameCollector:
+    """The cyclic collector kept out of timed frames: ``with FrameCollector() as fc:`` turns the automatic
+    collector off for the block (restored after it), and ``fc.between_frames()``, called after each frame,
+    collects the young generations (0 and 1) every ``every`` frames (default :data:`COLLECT_EVERY`), between
+    frames, where no stage is timed.
+    Their survivors move to generation 2, left to the automatic collector once the block ends."""
+
+    def __init__(self, every: int | None = None):
+        self.every = max(1, int(COLLECT_EVERY if every is None else every))
+        self.frames = 0
+        self.collections = 0
+        self._was = False
+
+    def __enter__(self) -> "FrameCollector":
+        self._was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def between_frames(self) -> None:
+        self.frames += 1
+        if self.frames % self.every == 0:
+            gc.collect(1)
+            self.collections += 1
+
+    def __exit__(self, *exc) -> None:
+        if self._was:
+            gc.enable()
