@@ -27,6 +27,7 @@ import numpy as np
 from ..camera import FlyCamera
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
+from ..host.heap import FrameCollector
 
 __all__ = ["HeadlessViewer", "as_poses", "render_frames"]
 
@@ -114,11 +115,13 @@ class HeadlessViewer:
             return rows
         if warmup:
             self.session.warm_up(plist[0], warmup)
-        for pose in plist:
-            st = self.session.frame(step, pose=pose)
-            rows.append(st)
-            if on_frame is not None:
-                on_frame(st)
+        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+            for pose in plist:
+                st = self.session.frame(step, pose=pose)
+                rows.append(st)
+                if on_frame is not None:
+                    on_frame(st)
+                frames_gc.between_frames()
         if screenshot:
             self.screenshot(screenshot)
         return rows
