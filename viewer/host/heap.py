@@ -8,9 +8,10 @@ took 26-65 ms each, and one generation-1 collection during the frames 5.6 ms. :f
 the setup and freezes what survives (:func:`gc.freeze`): in the same record, no collection during the frames
 then took over 0.56 ms. With six indexes (``--index loop32 brute scan octree looseoctree coherent``) the frames'
 own young objects still made 22 generation-1 collections in 1,200 frames, 10 of them over 1 ms (up to 2 ms:
-a 3-5x spike on the coherent mode's 0.8 ms update). A recording's frame loop (and `view --headless`'s) therefore runs with the automatic
-collector off and collects the young generations itself between frames (:class:`FrameCollector`), outside every
-timed stage, as ``viewer bench`` times its queries with the collector off.
+a 3-5x spike on the coherent mode's 0.8 ms update). A recording's frame loop (and ``view --headless``'s)
+therefore runs with the automatic collector off and collects the young generations itself between frames
+(:class:`FrameCollector`), outside every timed stage, as ``viewer bench`` times its queries with the collector
+off.
 """
 
 from __future__ import annotations
