@@ -89,7 +89,7 @@ def run(args) -> int:
 
     from ..bench.report import machine_line
     from ..frame.events import VisibilityTracker, warm as warm_events
-    from ..host.heap import settle
+    from ..host.heap import FrameCollector, settle
     from ..host.machine import machine
     from ..index import INDEXES, QueryOverflow, brute_query, make_index
     from ..frame.motion import MotionState, advance, warm as warm_motion
@@ -151,8 +151,10 @@ def run(args) -> int:
     start = time.perf_counter()
     done = 0
     stop = _CtrlC()  # the first Ctrl-C ends the loop after its frame; the summary below still runs
+    frames_gc = FrameCollector().__enter__()  # no collection inside a timed frame (closed in the finally)
     try:
         for f in range(args.frames):
+            frames_gc.between_frames()
             if stop.requested:
                 break
             if args.time_limit and f % 256 == 0 and time.perf_counter() - start > args.time_limit:
@@ -202,6 +204,7 @@ def run(args) -> int:
                     + (f"  nodes {node_count()}" if node_count() else "")
                     + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
     finally:
+        frames_gc.__exit__()
         stop.restore()
     interrupted = stop.requested
     elapsed = time.perf_counter() - start

@@ -23,6 +23,8 @@ __all__ = ["FrameCollector", "settle"]
 #: frames between two collections of the young generations in a frame loop that collects itself (at ~6
 #: indexes' worth of per-frame objects, the automatic collector's generation-1 pass came every ~330 frames)
 COLLECT_EVERY = 256
+#: of those collections, every this many is a full one (generation 2 too)
+FULL_EVERY = 16
 
 
 def settle() -> None:
@@ -37,7 +39,7 @@ class FrameCollector:
     collector off for the block (restored after it), and ``fc.between_frames()``, called after each frame,
     collects the young generations (0 and 1) every ``every`` frames (default :data:`COLLECT_EVERY`), between
     frames, where no stage is timed.
-    Their survivors move to generation 2, left to the automatic collector once the block ends."""
+    Every :data:`FULL_EVERY`-th of those collections is a full one, so garbage never piles up in a long run."""
 
     def __init__(self, every: int | None = None):
         self.every = max(1, int(COLLECT_EVERY if every is None else every))
@@ -53,8 +55,9 @@ class FrameCollector:
     def between_frames(self) -> None:
         self.frames += 1
         if self.frames % self.every == 0:
-            gc.collect(1)
             self.collections += 1
+            # every FULL_EVERY-th time all generations, so a run of millions of frames holds no garbage for long
+            gc.collect(2 if self.collections % FULL_EVERY == 0 else 1)
 
     def __exit__(self, *exc) -> None:
         if self._was:
