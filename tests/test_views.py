@@ -159,12 +159,34 @@ def test_the_window_splits_and_changes_its_view_count_mid_flight(display, tmp_pa
     root = Path(__file__).resolve().parents[1]
     proc, wid = open_window(env, scene_file, "--index", "octree", "--fixed-dt", repr(1 / 60), "--views", "2",
                             "--record", str(takes), name="^viewer - clustered-3000", cwd=root, timeout=90)
+    csv_path = takes / "take-1.csv"
+
+    def views_per_frame_so_far() -> list[int]:
+        """Rows per frame in the take's whole rows written so far (the recorder writes them every second)."""
+        try:
+            text = csv_path.read_text()
+        except OSError:
+            return []
+        lines = text.split("\n")[:-1]  # the part after the last line end may be a row being written
+        if len(lines) < 2:
+            return []
+        col = lines[0].split(",").index("frame")
+        frames = [int(line.split(",")[col]) for line in lines[1:]]
+        return np.bincount(frames).tolist()
+
+    def wait_for(what, ok, timeout=60.0) -> None:
+        """Poll the take until ``ok(views per frame)``: a loaded machine draws the first frames late."""
+        end = time.monotonic() + timeout
+        while not ok(views_per_frame_so_far()):
+            assert proc.poll() is None and time.monotonic() < end, f"{what}: {views_per_frame_so_far()}"
+            time.sleep(0.1)
+
     try:
-        time.sleep(2.0)
+        wait_for("a frame of 2 views", lambda v: len(v) >= 2 and v[0] == 2)
         xdo(env, "key", "n")  # 2 -> 4 views
-        time.sleep(2.0)
+        wait_for("a frame of 4 views", lambda v: 4 in v)
         xdo(env, "key", "n")  # 4 -> 1
-        time.sleep(1.5)
+        wait_for("a frame of 1 view", lambda v: len(v) > 1 and v[-2] == 1)
         xdo(env, "key", "Escape")
         out, err = proc.communicate(timeout=60)
     finally:
