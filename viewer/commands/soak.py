@@ -151,61 +151,61 @@ def run(args) -> int:
     start = time.perf_counter()
     done = 0
     stop = _CtrlC()  # the first Ctrl-C ends the loop after its frame; the summary below still runs
-    frames_gc = FrameCollector().__enter__()  # no collection inside a timed frame (closed in the finally)
-    try:
-        for f in range(args.frames):
-            frames_gc.between_frames()
-            if stop.requested:
-                break
-            if args.time_limit and f % 256 == 0 and time.perf_counter() - start > args.time_limit:
-                break
-            period = 2 * f_path - 2 if f_path > 1 else 1
-            j = f % period
-            p = cams[j if j < f_path else period - j]  # back and forth: no jump at the end of the path
-            t_f = time.perf_counter()
-            ids, c, r = advance(state, args.dt)
-            index.move_many(ids, c, r)
-            while True:
-                try:
-                    k = index.query_into(p, out)
+    with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+        try:
+            for f in range(args.frames):
+                frames_gc.between_frames()
+                if stop.requested:
                     break
-                except QueryOverflow as exc:
-                    out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64)
-            tracker.update(out, k, p, state.centres, state.radii)
-            frame_times[f] = time.perf_counter() - t_f
-            total_visible += k
-            done = f + 1
-            if f % args.check_every == 0:
-                checked += 1
-                exact = brute_query(state.centres, state.radii, p)
-                got = np.sort(out[:k])
-                inside = np.sort(tracker.inside())
-                problem = None
-                if not np.array_equal(got, exact):
-                    problem = (f"query gave {k} ids, brute force {exact.size} "
-                               f"(missing {np.setdiff1d(exact, got)[:5].tolist()}, extra {np.setdiff1d(got, exact)[:5].tolist()})")
-                elif margin == 0.0 and not np.array_equal(inside, exact):
-                    problem = f"events' in-set ({inside.size}) differs from the visible set ({exact.size})"
-                elif margin > 0.0:
-                    extra = np.setdiff1d(inside, exact)
-                    d = np.asarray(p) - state.centres[extra]
-                    d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
-                    rr = state.radii[extra]
-                    big = rr * (1.0 + margin) if relative else rr + margin
-                    if np.setdiff1d(exact, inside).size or (d2 > big * big).any():
-                        problem = "events' in-set breaks the hysteresis rule"
-                if problem:
-                    mismatches.append(f"frame {f}: {problem}")
-                    if len(mismatches) <= 5:
-                        print(f"viewer soak: MISMATCH {mismatches[-1]}", file=sys.stderr)
-            if (f + 1) % args.report_every == 0:
-                el = time.perf_counter() - start
-                say(f"frame {f + 1}: RSS {_mib(rss_bytes())}  index {_mib(index.nbytes())}"
-                    + (f"  nodes {node_count()}" if node_count() else "")
-                    + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
-    finally:
-        frames_gc.__exit__()
-        stop.restore()
+                if args.time_limit and f % 256 == 0 and time.perf_counter() - start > args.time_limit:
+                    break
+                period = 2 * f_path - 2 if f_path > 1 else 1
+                j = f % period
+                p = cams[j if j < f_path else period - j]  # back and forth: no jump at the end of the path
+                t_f = time.perf_counter()
+                ids, c, r = advance(state, args.dt)
+                index.move_many(ids, c, r)
+                while True:
+                    try:
+                        k = index.query_into(p, out)
+                        break
+                    except QueryOverflow as exc:
+                        out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64)
+                tracker.update(out, k, p, state.centres, state.radii)
+                frame_times[f] = time.perf_counter() - t_f
+                total_visible += k
+                done = f + 1
+                if f % args.check_every == 0:
+                    checked += 1
+                    exact = brute_query(state.centres, state.radii, p)
+                    got = np.sort(out[:k])
+                    inside = np.sort(tracker.inside())
+                    problem = None
+                    if not np.array_equal(got, exact):
+                        problem = (f"query gave {k} ids, brute force {exact.size} "
+                                   f"(missing {np.setdiff1d(exact, got)[:5].tolist()}, "
+                                   f"extra {np.setdiff1d(got, exact)[:5].tolist()})")
+                    elif margin == 0.0 and not np.array_equal(inside, exact):
+                        problem = f"events' in-set ({inside.size}) differs from the visible set ({exact.size})"
+                    elif margin > 0.0:
+                        extra = np.setdiff1d(inside, exact)
+                        d = np.asarray(p) - state.centres[extra]
+                        d2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+                        rr = state.radii[extra]
+                        big = rr * (1.0 + margin) if relative else rr + margin
+                        if np.setdiff1d(exact, inside).size or (d2 > big * big).any():
+                            problem = "events' in-set breaks the hysteresis rule"
+                    if problem:
+                        mismatches.append(f"frame {f}: {problem}")
+                        if len(mismatches) <= 5:
+                            print(f"viewer soak: MISMATCH {mismatches[-1]}", file=sys.stderr)
+                if (f + 1) % args.report_every == 0:
+                    el = time.perf_counter() - start
+                    say(f"frame {f + 1}: RSS {_mib(rss_bytes())}  index {_mib(index.nbytes())}"
+                        + (f"  nodes {node_count()}" if node_count() else "")
+                        + f"  checked {checked}  mismatches {len(mismatches)}  {(f + 1) / el:.0f} frames/s")
+        finally:
+            stop.restore()
     interrupted = stop.requested
     elapsed = time.perf_counter() - start
     rss1, nb1 = rss_bytes(), index.nbytes()

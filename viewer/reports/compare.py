@@ -31,10 +31,9 @@ from ..recording.reader import Run, read_runs
 from ..frame.stages import COLUMN_INFO, HUD_COUNTS, STAGES, TIME_STATS, TIMED_COLUMNS
 from ..host.text import escape_text, figure
 
-__all__ = ["BAND_COUNTS", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files", "compare_runs",
-           "ended_early", "format_ratio", "format_table", "measured_line", "mismatch_warnings", "reference_line", "reference_run",
-           "runs_with_rows",
-           "summary", "verdicts"]
+__all__ = ["BAND_COUNTS", "MOTION_SINCE", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files",
+           "compare_runs", "ended_early", "format_ratio", "format_table", "measured_line", "mismatch_warnings",
+           "reference_line", "reference_run", "runs_with_rows", "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = tuple(name for name, _ in TIME_STATS)
