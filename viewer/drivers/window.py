@@ -36,6 +36,7 @@ from moderngl_window.integrations.imgui_bundle import ModernglWindowRenderer  # 
 from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings, busy_spots
 from ..errors import UserError
 from ..host.display import WindowUnavailable, display_problem
+from ..host.heap import FrameCollector
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
 from ..frame.views import VIEW_CYCLE
@@ -202,6 +203,8 @@ class ViewerWindow(mglw.WindowConfig):
     vsync = False
     clear_color = None  # the session clears with its fog colour
     options: WindowOptions | None = None
+    #: the collector kept out of the frames (:func:`run_window` sets it): a take's rows never hold a collection
+    frames_gc: FrameCollector | None = None
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -296,6 +299,8 @@ class ViewerWindow(mglw.WindowConfig):
             self._save_screenshot(self._shots.pop(0))
         self._show_status()
         self.frames += 1
+        if self.frames_gc is not None:
+            self.frames_gc.between_frames()  # after the frame's rows and the panel: in no timed stage
         if o.max_frames and self.frames >= o.max_frames:
             self.wnd.close()
 
@@ -646,7 +651,8 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
         raise
     ended = "error"
     try:
-        mglw.run_window_config_instance(config)
+        with FrameCollector() as config.frames_gc:  # no collection inside a frame (viewer.host.heap)
+            mglw.run_window_config_instance(config)
         ended = "closed"
     except KeyboardInterrupt:
         ended = "SIGINT"
