@@ -392,7 +392,8 @@ class CoherentIndex(SphereIndex):
         self._query(1e6 + 1.0, 0.0, 0.0, out)
         K.collect_entered(self._flags, self._si, self._cnt, self._ent, 0, self._idt.slots)
         none = np.zeros(0, dtype=np.int64)
-        K.charge_rows(none, 0, np.zeros((0, 3)), np.zeros(0), self._dobj, self._dkey, self._charge_tmp)  # a moving world's repeated batch
+        # a moving world's repeated batch
+        K.charge_rows(none, 0, np.zeros((0, 3)), np.zeros(0), self._dobj, self._dkey, self._charge_tmp)
         K.margin_events(none, 0, none, 0, none, 0, np.zeros(0, dtype=np.uint8), self._idt.slots, self._f64,
                         self._i32, self._i64, self._flags, 0.0, 0.0, 0.0, 0.0, False, none, none)
 

@@ -104,6 +104,12 @@ def _warn_stderr(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _paths(runs: Sequence[Run], most: int = 3) -> str:
+    """The first ``most`` runs' files, escaped, ``, ``-separated, then `` and N more`` (for a message)."""
+    shown = ", ".join(escape_text(r.path) for r in runs[:most])
+    return shown + (f" and {len(runs) - most} more" if len(runs) > most else "")
+
+
 def ended_early(run: Run) -> str | None:
     """Why ``run`` holds only part of what was asked, from its metadata (``complete`` false: a signal, the
     program's exit, a write error, or killed before its files were closed), as a warning; None for a run that
@@ -126,7 +132,7 @@ def runs_with_rows(runs: Sequence[Run], what: str = "compare",
         raise UserError(f"no recordings to {what}")
     kept = [r for r in runs if len(r) > 0]
     if not kept:
-        names = ", ".join(escape_text(r.path) for r in runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+        names = _paths(runs, 5)
         raise UserError(f"nothing to {what}: no recording has rows ({names})"
                         if len(runs) > 1 else f"{escape_text(runs[0].path)}: the recording has no rows")
     if warn is not None:
@@ -151,10 +157,7 @@ def _groups(runs: Sequence[Run], ident: Callable) -> dict[tuple, list[Run]]:
 def _differ(what: str, groups: dict[tuple, list[Run]], describe: Callable, figures: str) -> str:
     parts = []
     for members in groups.values():
-        files = ", ".join(escape_text(m.path) for m in members[:3])
-        if len(members) > 3:
-            files += f" and {len(members) - 3} more"
-        parts.append(f"{escape_text(describe(members[0].meta))}: {files}")
+        parts.append(f"{escape_text(describe(members[0].meta))}: {_paths(members)}")
     return f"these runs are of different {what}, so their {figures} are not like for like: " + "; ".join(parts)
 
 
@@ -171,12 +174,8 @@ def _update_split(runs: Sequence[Run]) -> str | None:
     new = [r for r in runs if r.version >= MOTION_SINCE]
     if not old or not new:
         return None
-
-    def files(rs: Sequence[Run]) -> str:
-        return ", ".join(escape_text(r.path) for r in rs[:3]) + (f" and {len(rs) - 3} more" if len(rs) > 3 else "")
-
-    return (f"update_ms is not like for like: recordings before schema version {MOTION_SINCE} ({files(old)}) count "
-            f"the world's own step in it, later ones ({files(new)}) time it apart as motion_ms; compare their "
+    return (f"update_ms is not like for like: recordings before schema version {MOTION_SINCE} ({_paths(old)}) count "
+            f"the world's own step in it, later ones ({_paths(new)}) time it apart as motion_ms; compare their "
             f"update_ms with update_ms + motion_ms")
 
 
