@@ -166,6 +166,11 @@ def test_compare_and_plot_say_which_runs_ended_early(tmp_path):
         assert str(stopped) in early[0] and "SIGTERM" in early[0] and "after 5 frames" in early[0], early
         assert str(killed) in early[1] and "never closed" in early[1] and "after 4 frames" in early[1], early
         assert str(full) not in err, err
+    svg = (tmp_path / "fig.svg")
+    status, _, err = viewer("plot", full, stopped, killed, "-o", svg)
+    assert status == 0, err
+    text = svg.read_text()  # the legend marks them too
+    assert "stopped (ended early)" in text and "killed (ended early)" in text and "whole (ended" not in text
 
 
 # --------------------------------------------------------------------------- 31.6, 31.7: huge labels, legends

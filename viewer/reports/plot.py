@@ -20,7 +20,7 @@ from ..recording.meta import describe_machine
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
 from ..host.text import escape_text, shorten
-from .compare import _warn_stderr, band_columns, runs_with_rows
+from .compare import _warn_stderr, band_columns, ended_early, runs_with_rows
 
 __all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs"]
 
@@ -114,7 +114,8 @@ def plot_runs(
     lax = fig.add_subplot(gs[row, at])
     lax.axis("off")
     handles = [Line2D([], [], color=c, lw=3) for c in colours]
-    labels = [_plain(_wrap(escape_text(r.label), 38)) for r in runs]
+    # a run that ended early says so in the legend too (the warning names how: viewer.reports.compare.ended_early)
+    labels = [_plain(_wrap(escape_text(r.label + (" (ended early)" if ended_early(r) else "")), 38)) for r in runs]
     if at < cols - 1:
         context_ax = fig.add_subplot(gs[row, at + 1:])
         context_ax.axis("off")
