@@ -29,8 +29,10 @@ go to stderr.
 
 Warnings go to stderr: when the runs' metadata name different scenes or camera paths (their figures
 are then not like for like) or different machines (CPU) or GL renderers (their times are then not like
-for like), and for each run without rows (a take stopped before its first frame), which is left out
-(the command fails only when no run has rows). Labels are printed with their control characters
+for like), when a moving world's runs from before schema version 7 sit beside later ones (update_ms held
+the world's own step before), for each run that ended early (a signal, a crash: its metadata says how and
+after how many frames), and for each run without rows (a take stopped before its first frame), which is
+left out (the command fails only when no run has rows). Labels are printed with their control characters
 escaped (\\x1b, \\n, \\x00, ...) in every format.
 """
 

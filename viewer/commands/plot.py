@@ -11,7 +11,8 @@ Draw one or more recordings (CSV files written by 'viewer record' or 'viewer vie
 one image: each stage's time over the path, the candidate / visible / drawn counts (with a scene's LOD
 bands or HLOD, schema version 6: also the drawn objects per band and the drawn proxies), and a
 per-stage distribution. Runs are overlaid and labelled from their metadata files; a run without rows
-is left out with a warning, and a legend of more runs than its cell holds ends in "+N more runs".
+is left out with a warning, a run that ended early (a signal, a crash) gets one and "(ended early)" in
+the legend, and a legend of more runs than its cell holds ends in "+N more runs".
 Beside the legend, context lines from the metadata: the scene, N, the window, the machine (host, CPU)
 and the GL renderer the runs were timed on, the path and the date. A run of one frame is drawn as dots.
 
