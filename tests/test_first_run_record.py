@@ -51,10 +51,12 @@ def test_a_first_record_says_it_compiles_and_compiles_only_what_it_runs(scene_fi
     compiled = {p.name.split("-")[0] for p in cache.rglob("*.nbi")}
     assert "_octree_kernels.query" in compiled and "_frame_kernels.gather_instances" in compiled, compiled
     # a still world, queried only: the octree's updates and the movers' step are not compiled
-    for name in ("insert_one", "remove_one", "move_single", "move_many"):
+    for name in ("insert_one", "remove_one", "move_single", "move_many", "refit_some"):
         assert hasattr(K, name), name
         assert f"_octree_kernels.{name}" not in compiled, name
     assert "_motion_kernels.advance_kernel" not in compiled
+    # one view: the octree's walk shared by a batch of points (views, clients) is not compiled either
+    assert "_octree_many_kernels.query_shared" not in compiled
 
     warm = record("warm")
     assert "compiling" not in warm and "compiled" not in warm, warm

@@ -25,6 +25,10 @@ def _spy(calls: list) -> type:
             calls.append("query")
             return super().query_into(point, out)
 
+        def query_many_into(self, points, offsets, out):
+            calls.append("query_many")
+            return super().query_many_into(points, offsets, out)
+
         def insert(self, centre, radius):
             calls.append("insert")
             return super().insert(centre, radius)
@@ -56,11 +60,11 @@ def test_a_warm_up_runs_only_the_entry_points_asked_for_and_the_rest_later():
     assert set(calls) == {"move_many"}
     calls.clear()
     Spy.warm_up()  # all of them, as before the option existed
-    assert set(calls) == {"query", "insert", "move", "move_many", "remove"}
+    assert set(calls) == {"query", "query_many", "insert", "move", "move_many", "remove"}
     assert Spy.__dict__.get("_warmed_up") is True
     with pytest.raises(ValueError, match="nosuch"):
         Spy.warm_up(entry_points=["nosuch"])
-    assert set(ENTRY_POINTS) == {"build", "query", "insert", "move", "move_many", "remove"}
+    assert set(ENTRY_POINTS) == {"build", "query", "query_many", "insert", "move", "move_many", "remove"}
 
 
 def test_a_scope_limits_the_warm_up_of_every_build_and_a_build_after_it_completes_it():
@@ -75,7 +79,7 @@ def test_a_scope_limits_the_warm_up_of_every_build_and_a_build_after_it_complete
         Spy(c, r)
         assert calls == []
     Spy(c, r)  # outside the scope: every entry point, so nothing compiles later in a timed loop
-    assert {"insert", "move", "remove"} <= set(calls)
+    assert {"query_many", "insert", "move", "remove"} <= set(calls)
 
 
 def test_the_index_warm_up_takes_entry_points_through_a_scope():

@@ -190,10 +190,10 @@ def run(args) -> int:
         return _record(args, scopes)
 
 
-def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes) -> None:
+def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int = 1) -> None:
     """Compile (or load from numba's cache) the kernels this recording runs, and only those, before
     anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.host.compile`):
-    the recorded indexes' build and query, ``move_many`` in a moving world (a :func:`viewer.index.warm_scope`
+    the recorded indexes' build and query, ``query_many`` with ``views`` > 1, ``move_many`` in a moving world (a :func:`viewer.index.warm_scope`
     left open in ``scopes`` for the rest of the command, so the indexes built later compile nothing more),
     the octree's for the generated path's probe (``probe``: :mod:`viewer.paths.generate` flies the GL-free
     pipeline over an octree), and the frame's kernels (the movers' in a moving world). Every session still
@@ -205,7 +205,8 @@ def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes) -> None:
     from ..index import INDEXES, warm_scope, warm_up
 
     moving = scene.motion is not None and bool(scene.motion.m)
-    scopes.enter_context(warm_scope(("build", "query", "move_many") if moving else ("build", "query")))
+    points = ["build", "query"] + (["query_many"] if views > 1 else []) + (["move_many"] if moving else [])
+    scopes.enter_context(warm_scope(points))
     indexes = [n for n in names if n in INDEXES]  # (gpu culling warms up in its session)
     if probe and "octree" not in indexes:
         indexes.append("octree")
@@ -249,7 +250,7 @@ def _record(args, scopes) -> int:
     loading.close()
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
-    _warm_kernels(scene, names, probe=cam_path is None, quiet=args.quiet, scopes=scopes)
+    _warm_kernels(scene, names, probe=cam_path is None, quiet=args.quiet, scopes=scopes, views=args.views)
     if cam_path is None:
         try:
             cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])

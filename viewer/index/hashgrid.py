@@ -380,7 +380,7 @@ class HashGrid(GrowingIndex):
                 return CK.scatter_views(self._shared_seg, start, count, offsets, out)
             self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
 
-    def _warm_more(self) -> None:
+    def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
         self.query_many(np.zeros((BATCH_FROM, 3)))
 

@@ -59,7 +59,7 @@ from . import _contract_kernels as CK
 from . import _octree_kernels as K
 from . import _octree_many_kernels as MK
 from . import _pages
-from ._contract import BATCH_FROM, SphereIndex, _exercise, as_objects, as_point, grown, is_warm
+from ._contract import BATCH_FROM, SphereIndex, _entry_points, _exercise, as_objects, as_point, grown, is_warm
 
 __all__ = ["Octree"]
 
@@ -232,7 +232,8 @@ class Octree(SphereIndex):
                     break
                 self._grow_pool()
         self._refit(aux_rows)
-        self._refit_step()  # nothing to do yet: loads its kernel with the build's, never in a frame
+        if {"move", "move_many"} & _entry_points(None):  # (a warm scope without moves never refits)
+            self._refit_step()  # nothing to do yet: loads its kernel with the build's, never in a frame
 
     def _rebuild(self, x: float, y: float, z: float, r: float) -> None:
         """Build the tree again on a root that also holds (x, y, z, r): the root cannot grow that far
@@ -382,7 +383,7 @@ class Octree(SphereIndex):
                 return CK.scatter_views(self._shared_seg, start, count, offsets, out)
             self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
 
-    def _warm_more(self) -> None:
+    def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
         self.query_many(np.zeros((BATCH_FROM, 3)))
 

@@ -139,14 +139,26 @@ class LinearScan(FlatSlots):
         """Groups of up to ``GROUP`` points, each group in one pass over the arrays (a chunk read once, then
         tested against every point of the group from cache: :mod:`viewer.index._scan_many_kernels`); the
         answers, in each point's order, are a single query's."""
-        k, n = points.shape[0], self._n
-        if k < 2:
+        if points.shape[0] < 2:
             return super()._query_many(points, offsets, out)
+        return self._group_query(points, offsets, out, self._n >= PARALLEL_FROM)
+
+    def _warm_many(self) -> None:
+        # the tiny warm-up index shares a batch on one thread: compile the threaded group kernel too
+        pts = np.zeros((2, 3))
+        offsets = np.empty(3, dtype=np.int64)
+        out = np.empty(2 * self._n + 2, dtype=np.int64)
+        for parallel in (True, False):
+            self._group_query(pts, offsets, out, parallel)
+
+    def _group_query(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray, parallel: bool) -> int:
+        """:meth:`_query_many` of two points or more, on every core or on one."""
+        k, n = points.shape[0], self._n
         cap = self._x.size
         if getattr(self, "_group_hits", None) is None or self._group_hits.shape[1] != cap:
             self._group_hits = np.empty((MK.GROUP, cap), dtype=np.int32)
             self._group_counts = np.empty((MK.GROUP, cap // K.CHUNK + 1), dtype=np.int64)
-        kernel = MK.scan_group if n >= PARALLEL_FROM else MK.scan_group_serial
+        kernel = MK.scan_group if parallel else MK.scan_group_serial
         q, rq, bo, f64, ids = self._arrays()
         offsets[0] = 0
         pos = 0
