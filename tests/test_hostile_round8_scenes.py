@@ -12,6 +12,40 @@ import pytest
 from tests.cli import refused, small, viewer  # noqa: F401  (small: a fixture)
 
 
+# --------------------------------------------------------------------------- CSV: rows its size implies
+
+
+def test_a_csv_file_too_large_for_memory_is_refused_with_the_estimate_before_parsing(tmp_path, monkeypatch):
+    """A CSV / TSV file was parsed whole by pyarrow with no estimate first: a file of hundreds of millions of
+    rows (MAX_N allows 500,000,000) would be killed by the kernel with no message. Now its rows are estimated
+    from the lines of its first MiB and weighed against the memory the process may use, before parsing."""
+    from viewer.scenes.importers import _build, tables
+
+    n = 60_000  # 2.2 MB: more than the sampled MiB
+    src = tmp_path / "big.csv"
+    rng = np.random.default_rng(3)
+    np.savetxt(src, rng.uniform(0, 1000, (n, 4)), fmt="%.6f", delimiter=",", header="x,y,z,r", comments="")
+    size = src.stat().st_size
+    assert size > tables._SAMPLE
+    monkeypatch.setattr(_build, "available", lambda: (5_000_000, "a test's limit"))
+    out = tmp_path / "out.npz"
+    status, _, err = viewer("scene", "import", src, "-o", out)
+    line = refused(status, err, "big.csv", "importing about ", " rows of 4 columns (", " of text) would need about",
+                   "this process may use 5 MB (a test's limit)")
+    rows = int(line.split("importing about ")[1].split(" rows")[0].replace(",", ""))
+    assert 0.97 * n <= rows <= 1.03 * n, line  # the estimate from the first MiB's lines
+    assert not out.exists() and os.listdir(tmp_path) == ["big.csv"]
+    tsv = tmp_path / "big.tsv"
+    tsv.write_text(src.read_text().replace(",", "\t"))
+    status, _, err = viewer("scene", "import", tsv, "-o", out)
+    refused(status, err, "big.tsv", " rows of 4 columns (")
+
+    monkeypatch.setattr(_build, "available", lambda: (1 << 62, "no limit known"))
+    status, _, err = viewer("scene", "import", src, "-o", out)  # room enough: imported as before
+    assert status == 0, err
+    assert out.exists()
+
+
 # --------------------------------------------------------------------------- Parquet: rows a footer declares
 
 
