@@ -61,6 +61,13 @@ def test_a_first_record_says_it_compiles_and_compiles_only_what_it_runs(scene_fi
     warm = record("warm")
     assert "compiling" not in warm and "compiled" not in warm, warm
 
+    # a still world's headless view runs what that record ran, in its warm scope: nothing more compiles
+    r = subprocess.run([sys.executable, "-m", "viewer", "view", str(scene_file), "--headless", "--frames", "3",
+                        "--size", "64x36"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "compiling" not in r.stderr and "compiled" not in r.stderr, r.stderr
+    assert {p.name.split("-")[0] for p in cache.rglob("*.nbi")} == compiled
+
 
 def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every_frame(scene_file, tmp_path, capsys):
     from viewer.cli import main

@@ -200,12 +200,39 @@ def run(args) -> int:
     loading = ProgressCallback(_args.loading_label(args.scene), min_total=1_000_000)  # a big recipe, a slow file
     scene = _args.load_scene(args, progress=loading)
     loading.close()
-    if args.headless:
-        from ..host.compile import reporting
+    from ..host.compile import reporting
+    from ..index import warm_scope
 
+    with warm_scope(view_points(args, scene)):
+        # compiled before the window opens (it would stay black, saying nothing, for the 30 s of a first run)
+        # and before the headless run's lines
         with reporting(sys.stderr):  # a first run says that it compiles, and how long it takes
-            return _headless(args, scene, index, cam_path)
-    return _window(args, scene, index, takes)
+            _warm_kernels(scene, index)
+        if args.headless:
+            with reporting(sys.stderr):  # (a GPU mode's kernels, compiled with its session)
+                return _headless(args, scene, index, cam_path)
+        return _window(args, scene, index, takes)
+
+
+def view_points(args, scene) -> tuple[str, ...]:
+    """The entry points of an index (:data:`viewer.index.ENTRY_POINTS`) this view runs, the only ones compiled
+    (:func:`viewer.index.warm_scope`; all of the octree's took 27 s on a first run): the query; a batch of
+    points in a window (its N key splits the view) or with ``--views`` above 1; ``move_many`` in a window (the
+    panel's view-distance scale) or a moving world. A view never inserts, removes or moves one object."""
+    moving = scene.motion is not None and bool(scene.motion.m)
+    batch = not args.headless or (args.views or 1) > 1
+    return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moving or not args.headless else ())
+
+
+def _warm_kernels(scene, index: str) -> None:
+    """Compile (or load from numba's cache) the kernels of ``index`` inside the command's warm scope and the
+    frame's, before the session starts (which warms them again, finding them warm)."""
+    from ..frame.pipeline import warm
+    from ..index import INDEXES, warm_up
+
+    if index in INDEXES:
+        warm_up([index])
+    warm(motion=scene.motion is not None and bool(scene.motion.m))
 
 
 def _headless(args, scene, index: str, cam_path) -> int:
