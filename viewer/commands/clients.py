@@ -136,7 +136,8 @@ def run(args) -> int:
     from viewer.host.output import filled_dir
     from viewer.host.progress import Progress
     from viewer.frame.culling import GPU
-    from viewer.index import INDEXES, warm_up
+    from viewer.host.compile import reporting
+    from viewer.index import INDEXES, warm_scope, warm_up
     from viewer.recording.meta import package_versions
 
     names = [t.strip() for t in args.index.split(",") if t.strip()]
@@ -149,14 +150,18 @@ def run(args) -> int:
     workloads = _workloads(args)
     gl = _gpu_context() if GPU in names else None
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
-    with filled_dir(out, _args.writable_dir):  # removed again when refused or stopped before writing
+    # the clients' queries, one by one and as batches, are all it runs of an index: nothing else is compiled
+    # (a first run of the default six compiled every entry point: 76 s, silent after the machine line)
+    with warm_scope(("build", "query", "query_many")), filled_dir(out, _args.writable_dir):
+        # (the directory is removed again when refused or stopped before writing)
         where = machine()
         print(machine_line(where))
         if gl is not None:
             from viewer.render.context import gl_info
 
             print(f"gpu: {gl_info(gl[0])} (llvmpipe is the CPU: its figures say nothing about a real GPU)")
-        warm_up([n for n in names if n != GPU])
+        with reporting(sys.stderr):
+            warm_up([n for n in names if n != GPU])
         rows: list[dict] = []
         for make in workloads:
             wl = make()
