@@ -224,7 +224,10 @@ def run(args) -> int:
         cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
                           radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
                           import_options={k: v for k, v in options.items() if v is not None})
-        table = run_bench(cfg)
+        from viewer.host.compile import reporting
+
+        with reporting(sys.stderr):  # a first run says what it compiles while "warming kernels"
+            table = run_bench(cfg)
         where = machine()
         print(machine_line(where))
         print(baseline_line(table))

@@ -118,9 +118,12 @@ class LinearScan(FlatSlots):
         self._qx, self._qy, self._qz = self._q
         self._rq = _pages.zeros(cap, np.uint16)
         self._words = tuple(a.view(np.uint64) for a in self._q)  # read_floor's view
-        self._bo = np.zeros((cap // K.BLOCK, 5))  # frames: origin (world units), largest rq (frame units) and
+        # frames: origin (world units), largest rq (frame units) and 1 / scale (a power of two). Two rows at
+        # least, so that the column view _bs is strided in every index, the warm-up's of one block too (a view
+        # of one row is contiguous: a kernel compiled for it was compiled again at the first real build)
+        self._bo = np.zeros((max(2, cap // K.BLOCK), 5))
         self._bo[:, 4] = 1.0
-        self._bs = self._bo[:, 4]  # ... 1 / scale (a power of two)
+        self._bs = self._bo[:, 4]
         self._rr[:] = -1.0  # padding: no float64 test accepts it
         self._ids = _pages.full(cap, -1, np.int64)  # slot -> id
         self._hits = _pages.zeros(cap, np.int32)  # per-chunk scratch of a query
