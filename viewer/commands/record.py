@@ -193,8 +193,9 @@ def run(args) -> int:
 def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int = 1) -> None:
     """Compile (or load from numba's cache) the kernels this recording runs, and only those, before
     anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.host.compile`):
-    the recorded indexes' build and query, ``query_many`` with ``views`` > 1, ``move_many`` in a moving world (a :func:`viewer.index.warm_scope`
-    left open in ``scopes`` for the rest of the command, so the indexes built later compile nothing more),
+    the recorded indexes' build and query, ``query_many`` with ``views`` > 1, ``move_many`` in a moving world
+    (a :func:`viewer.index.warm_scope` left open in ``scopes`` for the rest of the command, so the indexes
+    built later compile nothing more),
     the octree's for the generated path's probe (``probe``: :mod:`viewer.paths.generate` flies the GL-free
     pipeline over an octree), and the frame's kernels (the movers' in a moving world). Every session still
     warms up before its first recorded frame (:meth:`viewer.render.ViewerSession.warm_up`), finding them warm."""

@@ -221,7 +221,8 @@ def view_points(args, scene) -> tuple[str, ...]:
     panel's view-distance scale) or a moving world. A view never inserts, removes or moves one object."""
     moving = scene.motion is not None and bool(scene.motion.m)
     batch = not args.headless or (args.views or 1) > 1
-    return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moving or not args.headless else ())
+    moves = moving or not args.headless
+    return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moves else ())
 
 
 def _warm_kernels(scene, index: str) -> None:
