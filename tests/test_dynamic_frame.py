@@ -196,3 +196,27 @@ def test_viewer_record_on_a_dynamic_recipe_gives_identical_counts_twice(tmp_path
     churn = lambda r: int(r["entered"].sum() + r["left"].sum())  # noqa: E731
     assert churn(a["octree"]) > 0 and churn(h["octree"]) < churn(a["octree"])
     assert np.array_equal(h["octree"]["visible"], a["octree"]["visible"])  # hysteresis changes events, not queries
+
+
+@pytest.mark.parametrize("index", ["octree", "coherent", "scan"])
+def test_the_warm_up_moves_the_movers_a_step_and_back_leaving_the_world_and_answers_as_they_were(index):
+    """The warm-up tells the mode of a real step of the movers, then moves them back: the world (centres, radii,
+    the motion's clock) is bit for bit as before, and every frame after it is exact and the same as a pipeline's
+    that only moves forward; the octree grew its boxes ahead of the movers then, not in the first timed frame."""
+    scene = dynamic_scene()
+    p = FramePipeline(scene, index, indexes=[index])
+    before = (p.centres.copy(), p.radii.copy(), p.motion.t, p.motion.step)
+    boxes = p.index._nq.copy() if index == "octree" else None  # each node's quantised boxes
+    p.warm_up()
+    assert np.array_equal(p.centres, before[0]) and np.array_equal(p.radii, before[1])
+    assert (p.motion.t, p.motion.step) == before[2:]
+    if index == "octree":  # the bulk build's tight boxes grown ahead of the movers
+        assert not np.array_equal(p.index._nq, boxes)
+    cam = FlyCamera(far=200.0)
+    ref = FramePipeline(scene, "brute", indexes=["brute"])
+    for k, pose in enumerate(poses(scene, 30)):
+        p.step(cam, DT, pose=pose)
+        ref.step(FlyCamera(far=200.0), DT, pose=pose)
+        assert np.array_equal(p.centres, ref.centres), k
+        exact = brute_query(p.centres, p.radii, cam.position)
+        assert np.array_equal(np.sort(p.ids[: p.n_visible]), exact), k
