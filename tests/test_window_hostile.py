@@ -215,3 +215,26 @@ def test_screenshots_in_one_second_and_a_window_resized_past_the_cap(display, sc
     assert all(Image.open(p).size == (320, 240) for p in shots)
     print(capped[0])
     print("screenshots:", " ".join(said))
+
+
+def test_a_display_that_refuses_the_window_is_tried_again_then_named(monkeypatch, capsys):
+    """A loaded Xvfb refused pyglet's connection once after its socket had answered (the window tests, under -n 2
+    with two busy processes): the window is tried again, and only a display that keeps refusing is an error."""
+    import viewer.drivers.window as W
+    from viewer.host.display import WindowUnavailable
+    from viewer.scenes import generate_scene
+
+    calls = []
+
+    def refuse(cls, args=None):
+        calls.append(args)
+        raise RuntimeError('Cannot connect to "None"')
+
+    monkeypatch.setattr(W, "display_problem", lambda exc=None: None if exc is None else f"refused ({exc})")
+    monkeypatch.setattr(W.mglw, "create_window_config_instance", refuse)
+    monkeypatch.setattr(W.time, "sleep", lambda s: None)
+    with pytest.raises(WindowUnavailable, match="refused"):
+        W.run_window(W.WindowOptions(scene=generate_scene("uniform", 100, seed=1)), size=(160, 120))
+    assert len(calls) == W.CONNECT_ATTEMPTS == 3
+    err = capsys.readouterr().err
+    assert err.count("trying again") == W.CONNECT_ATTEMPTS - 1, err

@@ -619,6 +619,10 @@ class ViewerWindow(mglw.WindowConfig):
         self.panel_renderer.resize(width, height)
 
 
+#: tries to open the window on a display whose socket answered (a loaded Xvfb has refused a connection once)
+CONNECT_ATTEMPTS = 3
+
+
 def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), backend: str = "pyglet") -> ViewerWindow:
     """Open the window, fly until it closes, return the finished :class:`ViewerWindow` (its session,
     frame count, screenshots and takes).
@@ -642,13 +646,18 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
                                                   "title": f"viewer - {getattr(options.scene, 'name', 'scene')}",
                                                   "vsync": bool(options.vsync)})
     args = ["--window", backend, "--size", f"{size[0]}x{size[1]}", "--vsync", "true" if options.vsync else "false"]
-    try:
-        config = mglw.create_window_config_instance(cls, args=args)
-    except Exception as exc:
-        why = display_problem(exc)
-        if why:
-            raise WindowUnavailable(why) from None
-        raise
+    for attempt in range(CONNECT_ATTEMPTS):
+        try:
+            config = mglw.create_window_config_instance(cls, args=args)
+            break
+        except Exception as exc:
+            why = display_problem(exc)
+            if not why:
+                raise
+            if attempt + 1 == CONNECT_ATTEMPTS:
+                raise WindowUnavailable(why) from None
+            print(f"viewer: {why}; trying again", file=sys.stderr, flush=True)
+            time.sleep(0.5 * (attempt + 1))
     ended = "error"
     try:
         with FrameCollector() as config.frames_gc:  # no collection inside a frame (viewer.host.heap)
