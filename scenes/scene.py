@@ -146,6 +146,11 @@ class Scene:
         return self.begin is not None or self.lod is not None or self.parent is not None
 
     @property
+    def moves(self) -> bool:
+        """True when some object moves: a [motion] table that moves at least one object."""
+        return self.motion is not None and bool(self.motion.m)
+
+    @property
     def generator(self) -> str | None:
         """The generator's name, or None for data from elsewhere."""
         return None if self.recipe is None else self.recipe.get("generator")

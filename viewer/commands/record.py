@@ -205,7 +205,7 @@ def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int 
     from ..host.compile import reporting
     from ..index import INDEXES, warm_scope, warm_up
 
-    moving = scene.motion is not None and bool(scene.motion.m)
+    moving = scene.moves
     points = ["build", "query"] + (["query_many"] if views > 1 else []) + (["move_many"] if moving else [])
     scopes.enter_context(warm_scope(points))
     indexes = [n for n in names if n in INDEXES]  # (gpu culling warms up in its session)

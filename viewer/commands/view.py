@@ -219,9 +219,8 @@ def view_points(args, scene) -> tuple[str, ...]:
     (:func:`viewer.index.warm_scope`; all of the octree's took 27 s on a first run): the query; a batch of
     points in a window (its N key splits the view) or with ``--views`` above 1; ``move_many`` in a window (the
     panel's view-distance scale) or a moving world. A view never inserts, removes or moves one object."""
-    moving = scene.motion is not None and bool(scene.motion.m)
     batch = not args.headless or (args.views or 1) > 1
-    moves = moving or not args.headless
+    moves = scene.moves or not args.headless
     return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moves else ())
 
 
@@ -233,7 +232,7 @@ def _warm_kernels(scene, index: str) -> None:
 
     if index in INDEXES:
         warm_up([index])
-    warm(motion=scene.motion is not None and bool(scene.motion.m))
+    warm(motion=scene.moves)
 
 
 def _headless(args, scene, index: str, cam_path) -> int:
