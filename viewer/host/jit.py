@@ -95,7 +95,10 @@ KERNEL_DIGEST: str = kernel_digest() if _WANTED else ""
 #: whether kernels are cached on disk
 CACHE: bool = _WANTED and _install_locators()
 
-njit = functools.partial(numba.njit, cache=CACHE, nogil=True)
+# Reference counting on, said explicitly: numba lets a kernel that does not set it inherit it from its first
+# caller, so a kernel that allocates (the trees' leaf split) compiled first under an ``njit_noref`` caller
+# (their batch move, before any insert) failed to compile, on a first run only.
+njit = functools.partial(numba.njit, cache=CACHE, nogil=True, _nrt=True)
 
 # For small kernels that allocate nothing (they get every buffer from the caller): compiled without
 # numba's reference counting. Every array passed from one numba function to another otherwise costs
