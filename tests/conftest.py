@@ -44,6 +44,12 @@ def _share_of_kernels(worker: int, workers: int) -> list[str]:
 _SHARE_FROM = 500
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` run first (in collection order otherwise): xdist hands tests out in order, and a
+    test of a minute handed out last runs alone while the other workers wait."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_collection_finish(session):
     """Under xdist, in a run of the whole suite, each worker first compiles (or loads from numba's cache) its
     own share of the kernels. From a fresh clone the cache is empty and every worker would otherwise compile

@@ -25,6 +25,7 @@ def scene_file(tmp_path_factory):
     return save_scene(generate_scene("clustered", 3000, seed=11, clusters=5), d / "tiny.npz")
 
 
+@pytest.mark.slow
 def test_a_first_record_says_it_compiles_and_compiles_only_what_it_runs(scene_file, tmp_path):
     from viewer.index import _octree_kernels as K
     from viewer.paths import CameraPath, save_path
