@@ -52,7 +52,6 @@ def test_no_kernel_types_a_new_signature_after_the_warm_up():
     assert not new, "typed after the warm-up: " + "; ".join(f"{k}: {v[0][:300]}" for k, v in new.items())
 
 
-
 def test_an_allocating_kernel_compiles_first_under_a_caller_without_reference_counting():
     """numba lets a kernel that does not set reference counting inherit it from its first caller. The leaf trees'
     batch move (``njit_noref``) reached their leaf split (``njit``, which allocates) before any insert did on the
