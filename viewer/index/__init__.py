@@ -9,7 +9,7 @@
 import importlib
 from collections.abc import Iterator, Mapping
 
-from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, warm_scope
+from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, grown_until_fits, warm_scope
 from .brute import BruteForce, brute_query
 
 # name -> (module, class). Modules are imported on first use, so `from viewer.index import Octree`
@@ -85,6 +85,7 @@ __all__ = [
     "SphereIndex",
     "SphereTree",
     "brute_query",
+    "grown_until_fits",
     "make_index",
     "warm_scope",
     "warm_up",

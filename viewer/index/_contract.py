@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
 
@@ -71,6 +71,8 @@ from ..host.compile import compile_group
 from . import _contract_kernels as CK
 from . import _pages
 from ._morton import morton_order
+
+T = TypeVar("T")
 
 __all__ = [
     "ENTRY_POINTS",
@@ -86,6 +88,7 @@ __all__ = [
     "check_batch",
     "check_id",
     "check_out",
+    "grown_until_fits",
     "warm_scope",
 ]
 
@@ -167,6 +170,22 @@ class QueryOverflow(ValueError):
         )
         self.needed = needed
         self.size = size
+
+
+def grown_until_fits(call: Callable[[np.ndarray], T], out: np.ndarray,
+                     grow: Callable[[int], np.ndarray] | None = None) -> tuple[T, np.ndarray]:
+    """``call(out)`` (a ``query_into`` or ``query_many_into`` writing into ``out``), again with a larger ``out``
+    while it raises :class:`QueryOverflow`: the one grow-and-retry every caller of the allocation-free
+    queries uses. Returns ``(call's result, the out it fitted in)``.
+
+    grow : ``grow(needed) -> (M,) int64`` a new array of at least ``needed`` (a caller that keeps buffers
+        of the same size beside ``out`` grows them here); default a fresh array of ``max(needed, 2 * M)``
+    """
+    while True:
+        try:
+            return call(out), out
+        except QueryOverflow as exc:
+            out = np.empty(max(exc.needed, 2 * out.size), dtype=np.int64) if grow is None else grow(exc.needed)
 
 
 @dataclass(slots=True)
@@ -467,13 +486,8 @@ class SphereIndex:
 
     def query(self, point) -> np.ndarray:
         """Ids (K,) int64 of the spheres containing ``point`` ((3,) world units), any order."""
-        while True:
-            try:
-                k = self.query_into(point, self._qbuf)
-            except QueryOverflow as exc:
-                self._qbuf = np.empty(max(exc.needed, 2 * self._qbuf.size), dtype=np.int64)
-                continue
-            return self._qbuf[:k].copy()
+        k, self._qbuf = grown_until_fits(lambda out: self.query_into(point, out), self._qbuf)
+        return self._qbuf[:k].copy()
 
     def query_into(self, point, out: np.ndarray) -> int:
         """Write the ids of the spheres containing ``point`` into ``out`` ((M,) int64) and return
@@ -492,13 +506,8 @@ class SphereIndex:
         visible, nodes visited) and keeps the most nodes entered on one level."""
         pts = as_centres(points, name="points")
         offsets = np.empty(pts.shape[0] + 1, dtype=np.int64)
-        while True:
-            try:
-                total = self._query_many_checked(pts, offsets, self._qbuf)
-            except QueryOverflow as exc:
-                self._qbuf = np.empty(max(exc.needed, 2 * self._qbuf.size), dtype=np.int64)
-                continue
-            return offsets, self._qbuf[:total].copy()
+        total, self._qbuf = grown_until_fits(lambda out: self._query_many_checked(pts, offsets, out), self._qbuf)
+        return offsets, self._qbuf[:total].copy()
 
     def query_many_into(self, points, offsets: np.ndarray, out: np.ndarray) -> int:
         """Allocation-free :meth:`query_many`: writes ``offsets`` ((K + 1,) int64) and the ids into
