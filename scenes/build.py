@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from viewer.host.memory import available, format_bytes
+from viewer.system.memory import available, format_bytes
 
 from .construct import scene_from_arrays
 from .errors import SceneError
@@ -45,7 +45,7 @@ def estimate_bytes(recipe: Mapping) -> int:
 
 def check_memory(recipe: Mapping) -> None:
     """Refuse (:class:`SceneError` naming ``n``) a checked recipe whose scene needs more memory than this
-    process may use (:func:`viewer.host.memory.available`): refused with the estimate, not killed by the
+    process may use (:func:`viewer.system.memory.available`): refused with the estimate, not killed by the
     kernel mid-generation with no message."""
     need = estimate_bytes(recipe)
     have, why = available()

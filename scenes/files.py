@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Callable
 
-from viewer.host.inputs import why_missing
+from viewer.files.inputs import why_missing
 
 from .build import generate_recipe
 from .errors import SceneError

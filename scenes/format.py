@@ -57,7 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from .construct import check_centres, check_integers, scene_from_arrays
 from .errors import SceneError
@@ -228,11 +228,11 @@ _LOAD_FACTOR = 1.5
 
 def _check_memory(npz) -> None:
     """Refuse, before any entry is decompressed, a file whose entries hold more than this process may use
-    (:func:`viewer.host.memory.available`): each entry's size is in its .npy header, and a compressed entry
+    (:func:`viewer.system.memory.available`): each entry's size is in its .npy header, and a compressed entry
     of zeros takes a few MB for gigabytes. A header that does not read is left to the entry's reader."""
     from numpy.lib import format as npy
 
-    from viewer.host.memory import available, format_bytes
+    from viewer.system.memory import available, format_bytes
 
     sizes = {}
     for member in npz.zip.namelist():

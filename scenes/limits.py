@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from viewer.domain import COORD_LIMIT
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from .errors import SceneError
 

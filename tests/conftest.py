@@ -79,7 +79,7 @@ def _strict_numerics():
     old = np.seterr(divide="raise", over="raise", invalid="raise", under="ignore")
     yield
     np.seterr(**old)
-    gc.unfreeze()  # a session's warm-up freezes the heap for its run (viewer.host.heap): not for the next test
+    gc.unfreeze()  # a session's warm-up freezes the heap for its run (viewer.timing.heap): not for the next test
 
 
 @pytest.fixture(scope="module")

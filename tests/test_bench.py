@@ -20,7 +20,7 @@ def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
     printed = capsys.readouterr().out
     where, head = printed.splitlines()[:2]
     # the machine first: its CPU (model, the target numba compiled for, caches), beside every figure
-    from viewer.host.machine import cpu
+    from viewer.system.machine import cpu
 
     assert where.startswith("machine: ") and cpu() in where
     assert "ratios against 'scan'" in head and "thread" in head
@@ -170,7 +170,7 @@ def test_turn_orders_are_balanced(k):
     from collections import Counter
 
     from viewer.bench.measure import turns
-    from viewer.host.interleave import balanced_orders
+    from viewer.timing.interleave import balanced_orders
 
     rows = balanced_orders(k)
     assert all(sorted(r) == list(range(k)) for r in rows)

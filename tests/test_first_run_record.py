@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer.host.compile import HEADER
+from viewer.kernels.compile import HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.gl

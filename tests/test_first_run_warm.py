@@ -10,8 +10,8 @@ import numba
 import numpy as np
 import pytest
 
-from viewer.host.compile import HEADER, compile_group, reporting
-from viewer.host.jit import kernel_digest
+from viewer.kernels.compile import HEADER, compile_group, reporting
+from viewer.kernels.jit import kernel_digest
 from viewer.index import ENTRY_POINTS, BruteForce, warm_scope, warm_up
 
 

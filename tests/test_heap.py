@@ -1,10 +1,10 @@
-"""``viewer.host.heap``: the cyclic collector kept out of timed frames."""
+"""``viewer.timing.heap``: the cyclic collector kept out of timed frames."""
 
 from __future__ import annotations
 
 import gc
 
-from viewer.host.heap import FULL_EVERY, FrameCollector
+from viewer.timing.heap import FULL_EVERY, FrameCollector
 
 
 def test_the_frame_collector_collects_between_frames_only_and_restores_the_collector():

@@ -1,7 +1,7 @@
-"""The promises of :mod:`viewer.host`'s GL-free modules: the machine line printed beside every figure
-(:mod:`~viewer.host.machine`), whether a window can open (:mod:`~viewer.host.display`), output files
-written whole or refused up front (:mod:`~viewer.host.output`), and the balanced turn orders
-(:mod:`~viewer.host.interleave`)."""
+"""The promises of the GL-free modules about the machine, files and timings: the machine line printed beside
+every figure (:mod:`~viewer.system.machine`), whether a window can open (:mod:`~viewer.system.display`), output files
+written whole or refused up front (:mod:`~viewer.files.output`), and the balanced turn orders
+(:mod:`~viewer.timing.interleave`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from viewer.errors import UserError
-from viewer.host import display, interleave, machine, output
+from viewer.files import output
+from viewer.system import display, machine
+from viewer.timing import interleave
 
 # --------------------------------------------------------------------------- machine
 

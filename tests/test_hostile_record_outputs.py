@@ -185,7 +185,7 @@ def test_plot_to_a_dash_is_refused_and_writes_no_file(world, tmp_path):
 def test_check_output_file_allows_names_up_to_the_limit(tmp_path):
     """The limit is the file system's, less the room of the temporary name: one byte under it is written."""
     from viewer.errors import UserError
-    from viewer.host.output import TEMP_NAME_ROOM, check_output_file, name_max, prepare_out_dir
+    from viewer.files.output import TEMP_NAME_ROOM, check_output_file, name_max, prepare_out_dir
 
     most = name_max(tmp_path) - TEMP_NAME_ROOM
     ok = tmp_path / ("a" * (most - 4) + ".png")

@@ -111,7 +111,7 @@ def test_a_map_whose_disk_fills_names_the_figure_and_keeps_the_files_written(tmp
 
 def test_atomic_file_names_the_file_it_could_not_write_and_stays_an_os_error(tmp_path):
     from viewer.errors import UserError
-    from viewer.host.output import atomic_file
+    from viewer.files.output import atomic_file
 
     target = tmp_path / "out.png"
     with pytest.raises(OSError) as info:

@@ -304,7 +304,7 @@ def test_a_message_cut_short_ends_at_a_word_with_an_ellipsis(tmp_path):
     ("a " + "x" * 30, 20, "a " + "x" * 15 + "..."),  # not 'a...': a word filling over half of it is cut
 ])
 def test_clip_cuts_after_a_whole_word(text, most, want):
-    from viewer.host.text import clip
+    from viewer.terminal.text import clip
 
     got = clip(text, most)
     assert got == want and len(got) <= most

@@ -215,7 +215,7 @@ def test_a_stop_during_a_write_probe_leaves_no_directory_behind(tmp_path):
     left it in the directory, so a 'map' stopped just after making its -o kept the directory as filled (round
     5's test failed now and then under load). Now filled_dir removes such a leftover from the directories it
     made."""
-    from viewer.host.output import PROBE_SUFFIX, filled_dir
+    from viewer.files.output import PROBE_SUFFIX, filled_dir
 
     out = tmp_path / "made" / "deep"
 

@@ -144,7 +144,7 @@ def test_record_and_a_headless_view_say_what_their_times_were_taken_on(tmp_path,
     """Before: 'viewer record' ended with each index's median / p95 / p99 / max times and 'viewer view
     --headless' with its median frame and fps, with no word of the machine or the GL renderer (llvmpipe's draw
     is ~100x a GPU's): the figures stood alone. Each now prints the line compare prints under its reference."""
-    from viewer.host.machine import cpu
+    from viewer.system.machine import cpu
 
     status, out, err = viewer("record", small, "--frames", "3", "--size", "320x180", "--index", "octree",
                               "-o", tmp_path / "run")
@@ -220,7 +220,7 @@ def test_soak_prints_the_machine_beside_its_frame_times(tmp_path):
     """Before: 'viewer soak' printed its median and p99 frame times with no word of the machine (bench, clients
     and map print their machine line). It now prints the same line under its figures."""
     from viewer.bench.report import machine_line
-    from viewer.host.machine import machine
+    from viewer.system.machine import machine
 
     scene = tmp_path / "mv.toml"
     scene.write_text('generator = "uniform"\nn = 2000\nworld = 1000.0\n[motion]\nshare = 0.1\n')

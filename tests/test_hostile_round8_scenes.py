@@ -157,7 +157,7 @@ def test_a_compressed_scene_file_too_big_to_load_is_refused_from_its_headers(tmp
     MemoryError: ...'. Now every entry's size is read from its .npy header and weighed against the memory the
     process may use before any is decompressed, naming the largest; a MemoryError while reading an entry
     is reported as memory, not as a damaged file."""
-    import viewer.host.memory as memory
+    import viewer.system.memory as memory
 
     n = 4_000_000
     src = tmp_path / "zeros.npz"

@@ -166,7 +166,7 @@ def test_a_recipe_at_the_largest_n_is_refused_with_the_estimate_and_what_the_pro
 
 
 def test_available_bytes_sees_the_address_space_limit(tmp_path):
-    code = ("from viewer.host.memory import available_bytes, available; b = available_bytes(); "
+    code = ("from viewer.system.memory import available_bytes, available; b = available_bytes(); "
             "print(b, available()[1])")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
@@ -332,7 +332,7 @@ def test_a_nested_typo_is_named_as_the_unknown_field(tmp_path, request, table, f
 
 
 def test_available_bytes_reads_cgroup_v2_and_v1_limits(monkeypatch):
-    from viewer.host import memory
+    from viewer.system import memory
 
     files = {
         "/proc/meminfo": "MemTotal: 64000000 kB\nMemAvailable: 32000000 kB\n",

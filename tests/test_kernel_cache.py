@@ -1,5 +1,5 @@
 """numba's on-disk cache keys a kernel on its own file; the package keys every kernel on all of its kernel
-modules (viewer.host.jit), so a kernel whose callee in another file changed is compiled again, never loaded
+modules (viewer.kernels.jit), so a kernel whose callee in another file changed is compiled again, never loaded
 stale, and an unchanged one still loads from the cache."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CALLEE = """
-from viewer.host.jit import njit
+from viewer.kernels.jit import njit
 
 @njit
 def answer():
@@ -21,7 +21,7 @@ def answer():
 """
 
 CALLER = """
-from viewer.host.jit import njit
+from viewer.kernels.jit import njit
 from ._probe_callee import answer
 
 @njit
@@ -60,7 +60,7 @@ def test_a_callee_edited_in_another_file_recompiles_its_caller(tmp_path):
 
 
 def test_the_cache_switch_reads_the_words_for_off_in_any_case():
-    probe = "import viewer.host.jit as j; print(j.CACHE, j.KERNEL_DIGEST == '')"
+    probe = "import viewer.kernels.jit as j; print(j.CACHE, j.KERNEL_DIGEST == '')"
     seen = {}
     for value in ("OFF", " no ", "0", "on", "1"):
         env = dict(os.environ, VIEWER_NUMBA_CACHE=value)
@@ -75,7 +75,7 @@ def test_no_two_kernels_share_a_cache_entry():
     """numba files a cached kernel under its function's module, qualified name and line, not under its options:
     two kernels of one Python function (a parallel scan and its one-thread twin) loaded each other's machine
     code, whichever compiled first (the parallel scan ran on one thread). Each twin is made from a copy with a
-    name of its own (viewer.host.jit.variant)."""
+    name of its own (viewer.kernels.jit.variant)."""
     import importlib
     import pkgutil
 

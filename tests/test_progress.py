@@ -1,4 +1,4 @@
-"""``viewer.host.progress``: rich draws the bar; a log or a pipe gets a plain line every 10%, no control
+"""``viewer.terminal.progress``: rich draws the bar; a log or a pipe gets a plain line every 10%, no control
 codes; a terminal gets the bar redrawn in place; ``--quiet`` gets nothing."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import re
 
-from viewer.host.progress import Progress, ProgressCallback
+from viewer.terminal.progress import Progress, ProgressCallback
 
 
 class _Terminal(io.StringIO):

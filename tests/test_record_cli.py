@@ -216,13 +216,13 @@ def test_sigterm_mid_recording_leaves_complete_rows(scene_file, tmp_path):
 
 
 def test_no_collection_falls_inside_a_recorded_frame(scene_file, tmp_path, monkeypatch):
-    """The cyclic collector stays out of timed frames (viewer.host.heap.FrameCollector): in a record, every
+    """The cyclic collector stays out of timed frames (viewer.timing.heap.FrameCollector): in a record, every
     collection starts between two frames, the young generations are collected there every COLLECT_EVERY frames,
     and the automatic collector is on again afterwards."""
     import gc
 
     from viewer.drivers.replay import replay
-    from viewer.host import heap
+    from viewer.timing import heap
     from viewer.paths import generated_path
     from viewer.render.session import ViewerSession
     from viewer.scenes import load_scene

@@ -393,7 +393,7 @@ for index in sys.argv[1:]:
 
 
 def test_warm_up_leaves_the_setup_out_of_the_collectors_scans(gl):
-    """After warm_up the setup's objects are frozen (viewer.host.heap.settle): a collection in a frame walks only
+    """After warm_up the setup's objects are frozen (viewer.timing.heap.settle): a collection in a frame walks only
     what the frames made (a generation-1 collection of 5.6 ms fell in a recorded frame before)."""
     import gc
 

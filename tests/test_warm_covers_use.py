@@ -57,7 +57,7 @@ def test_an_allocating_kernel_compiles_first_under_a_caller_without_reference_co
     batch move (``njit_noref``) reached their leaf split (``njit``, which allocates) before any insert did on the
     first run of ``viewer record dynamic-1m --index kdtree``, and the split failed to compile. Kernels made
     here uncached, so the compile happens in this test whatever the cache holds."""
-    from viewer.host.jit import njit, njit_noref
+    from viewer.kernels.jit import njit, njit_noref
 
     @njit(cache=False)
     def split(n):

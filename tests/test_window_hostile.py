@@ -221,7 +221,7 @@ def test_a_display_that_refuses_the_window_is_tried_again_then_named(monkeypatch
     """A loaded Xvfb refused pyglet's connection once after its socket had answered (the window tests, under -n 2
     with two busy processes): the window is tried again, and only a display that keeps refusing is an error."""
     import viewer.drivers.window as W
-    from viewer.host.display import WindowUnavailable
+    from viewer.system.display import WindowUnavailable
     from viewer.scenes import generate_scene
 
     calls = []

@@ -17,7 +17,7 @@ import threading
 
 from . import __version__
 from .errors import UserError
-from .host.text import escape_text
+from .terminal.text import escape_text
 
 # the order --help lists sub-commands in; any others follow alphabetically
 ORDER: tuple[str, ...] = ("view", "record", "bench", "scene", "plot", "compare")

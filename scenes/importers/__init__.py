@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from viewer.domain import RADIUS_LIMIT
-from viewer.host.inputs import why_missing
+from viewer.files.inputs import why_missing
 
 from ..errors import SceneError
 from ..scene import Scene

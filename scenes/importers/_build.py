@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from viewer.domain import RADIUS_LIMIT
-from viewer.host.memory import available, format_bytes
+from viewer.system.memory import available, format_bytes
 
 from .._schema import check_colour
 from ..construct import check_centres, check_domain, scene_from_arrays
@@ -25,7 +25,7 @@ __all__ = ["make_scene", "need_memory", "radius_colours", "import_line"]
 
 def need_memory(nbytes: float, what: str) -> None:
     """Refuse (before allocating) work that needs more memory than this process may use
-    (:func:`viewer.host.memory.available`): one :class:`SceneError` with the estimate, not a kill by the kernel."""
+    (:func:`viewer.system.memory.available`): one :class:`SceneError` with the estimate, not a kill by the kernel."""
     have, why = available()
     if nbytes > have:
         raise SceneError(f"{what} would need about {format_bytes(nbytes)} of memory; this process may use "

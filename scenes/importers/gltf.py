@@ -15,7 +15,7 @@ bufferView inside its buffer). Buffers come from the GLB binary chunk, a ``data:
 :mod:`urllib.request`) or a relative, percent-encoded URI resolved against the glTF file's folder; a URI
 that leaves that folder (``../``, an absolute path, a link pointing out) or names another scheme is refused.
 Images are never read. Memory is estimated before anything large is allocated
-(:func:`viewer.host.memory.available_bytes`).
+(:func:`viewer.system.memory.available_bytes`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from ..errors import SceneError
 from ..limits import MAX_N

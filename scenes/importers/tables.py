@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from viewer.host.memory import format_bytes
+from viewer.system.memory import format_bytes
 
 from ..errors import SceneError
 from ..limits import MAX_N

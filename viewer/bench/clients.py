@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..host.interleave import balanced_orders
+from ..timing.interleave import balanced_orders
 from ..index import QueryOverflow, SphereIndex
 
 __all__ = ["LAYOUTS", "ClientsResult", "client_paths", "measure_clients", "shares_work"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.index import QueryOverflow, SphereIndex
-from viewer.host.interleave import balanced_orders
+from viewer.timing.interleave import balanced_orders
 
 from .updates import measure_updates
 from .workloads import Workload

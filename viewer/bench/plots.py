@@ -14,7 +14,7 @@ def _save(fig, path: Path) -> Path:
     replaced, never written through, and a failed write leaves no partial image. Closes ``fig``."""
     import matplotlib.pyplot as plt
 
-    from ..host.output import atomic_file
+    from ..files.output import atomic_file
 
     try:
         with atomic_file(path) as fh:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from viewer.frame.ranges import BAND_COLUMNS
-from viewer.host.output import atomic_file
+from viewer.files.output import atomic_file
 from viewer.frame.stages import TIME_STATS
 
 from .measure import IndexResult
@@ -223,7 +223,7 @@ def _fmt(fmt: str, v) -> str:
 
 
 def machine_line(where: dict) -> str:
-    """One line naming the machine of a run (``where``: :func:`viewer.host.machine.machine`): its figures are
+    """One line naming the machine of a run (``where``: :func:`viewer.system.machine.machine`): its figures are
     this CPU's, not another's."""
     return f"machine: {where['host']}, {where['cpu']}, {where['cores']} logical CPUs, no GPU involved"
 

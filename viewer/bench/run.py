@@ -14,7 +14,7 @@ import numpy as np
 
 from viewer.errors import UserError
 from viewer.index import INDEXES
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -160,9 +160,9 @@ def estimate_bytes(cfg: BenchConfig, n: int) -> int:
 
 
 def available_bytes() -> int:
-    """The memory this process may still allocate, bytes (:func:`viewer.host.memory.available_bytes`: the
+    """The memory this process may still allocate, bytes (:func:`viewer.system.memory.available_bytes`: the
     machine's available memory, the cgroup's limit, RLIMIT_AS), what an estimate is compared with."""
-    from ..host.memory import available_bytes as host_available
+    from ..system.memory import available_bytes as host_available
 
     return host_available()
 

@@ -114,7 +114,7 @@ def positive_int(text: str) -> int:
 def count_text(n: int) -> str:
     """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
     typed on the command line is not echoed digit by digit)."""
-    from ..host.text import DIGITS_LIMIT
+    from ..terminal.text import DIGITS_LIMIT
 
     return f"{n:,}" if abs(n) < DIGITS_LIMIT else f"{float(n):.3g}"
 
@@ -257,7 +257,7 @@ def writable_dir(path, flag: str = "--out") -> None:
     from pathlib import Path
 
     from viewer.errors import UserError
-    from viewer.host.output import probe_dir
+    from viewer.files.output import probe_dir
 
     path = Path(path)
     try:

@@ -182,8 +182,8 @@ def run(args) -> int:
     from viewer.bench.report import BASELINE, baseline_line, format_table, json_rows, machine_line, write_csv
     from viewer.bench.run import (BenchConfig, check_index_spec, measured_shares, parse_index_spec,
                                   parse_radius_spec, run_bench)
-    from viewer.host.machine import machine, system
-    from viewer.host.output import filled_dir, refuse_replacing
+    from viewer.system.machine import machine, system
+    from viewer.files.output import filled_dir, refuse_replacing
     from viewer.index import INDEXES
     from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.scenes import check_import_options
@@ -224,7 +224,7 @@ def run(args) -> int:
         cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
                           radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
                           import_options={k: v for k, v in options.items() if v is not None})
-        from viewer.host.compile import reporting
+        from viewer.kernels.compile import reporting
 
         with reporting(sys.stderr):  # a first run says what it compiles while "warming kernels"
             table = run_bench(cfg)

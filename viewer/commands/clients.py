@@ -132,11 +132,11 @@ def verdict(rows: list[dict]) -> list[str]:
 def run(args) -> int:
     from viewer.bench.clients import client_paths, measure_clients
     from viewer.bench.report import machine_line
-    from viewer.host.machine import machine, system
-    from viewer.host.output import filled_dir
-    from viewer.host.progress import Progress
+    from viewer.system.machine import machine, system
+    from viewer.files.output import filled_dir
+    from viewer.terminal.progress import Progress
     from viewer.frame.culling import GPU
-    from viewer.host.compile import reporting
+    from viewer.kernels.compile import reporting
     from viewer.index import INDEXES, warm_scope, warm_up
     from viewer.recording.meta import package_versions
 
@@ -229,7 +229,7 @@ def _print(rows: list[dict]) -> None:
 
 
 def _write(rows, out: Path, where: dict, args, platform: str, packages: dict) -> None:
-    from viewer.host.output import atomic_file
+    from viewer.files.output import atomic_file
     from viewer.recording.meta import write_json_atomic
 
     with atomic_file(out / "clients.csv", text=True, newline="") as fh:

@@ -139,10 +139,10 @@ def _map(args) -> int:
 
     from ..bench.report import machine_line
     from ..drivers.replay import check_indexes
-    from ..host.compile import reporting
-    from ..host.machine import machine
-    from ..host.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
-    from ..host.progress import Progress, ProgressCallback
+    from ..kernels.compile import reporting
+    from ..system.machine import machine
+    from ..files.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
+    from ..terminal.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
     from ..frame.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
                                  write_csv)

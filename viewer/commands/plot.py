@@ -48,7 +48,7 @@ def run(args) -> int:
     import sys
 
     from ..errors import UserError
-    from ..host.output import check_output_file
+    from ..files.output import check_output_file
     from ..reports.plot import plot_files
 
     if args.out == "-":

@@ -192,7 +192,7 @@ def run(args) -> int:
 
 def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int = 1) -> None:
     """Compile (or load from numba's cache) the kernels this recording runs, and only those, before
-    anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.host.compile`):
+    anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.kernels.compile`):
     the recorded indexes' build and query, ``query_many`` with ``views`` > 1, ``move_many`` in a moving world
     (a :func:`viewer.index.warm_scope` left open in ``scopes`` for the rest of the command, so the indexes
     built later compile nothing more),
@@ -202,7 +202,7 @@ def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int 
     import sys
 
     from ..frame.pipeline import warm
-    from ..host.compile import reporting
+    from ..kernels.compile import reporting
     from ..index import INDEXES, warm_scope, warm_up
 
     moving = scene.moves
@@ -222,7 +222,7 @@ def _record(args, scopes) -> int:
     from ..index import INDEXES
     from ..paths import FRAME_DT, generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
-    from ..host.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
+    from ..files.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
 
     # every input checked before anything is written
     if args.path and args.speed is not None:
@@ -244,7 +244,7 @@ def _record(args, scopes) -> int:
     if not args.force:
         _check_no_recording(out, names)
 
-    from ..host.progress import ProgressCallback
+    from ..terminal.progress import ProgressCallback
 
     loading = ProgressCallback(_args.loading_label(args.scene), enabled=not args.quiet)
     scene = _args.load_scene(args, progress=loading, quiet=args.quiet)

@@ -156,8 +156,8 @@ def _radius_scale(text: str) -> float:
 
 
 def _progress(label: str, enabled: bool = True):
-    """Progress of a long generation (a million objects or more) on stderr (:mod:`viewer.host.progress`)."""
-    from viewer.host.progress import ProgressCallback
+    """Progress of a long generation (a million objects or more) on stderr (:mod:`viewer.terminal.progress`)."""
+    from viewer.terminal.progress import ProgressCallback
 
     return ProgressCallback(label, enabled=enabled, min_total=1_000_000)
 
@@ -223,9 +223,9 @@ def _load_for_generate(args, progress, plan=None):
 
 def _output(args, stem: str) -> Path:
     """The .npz file ``scene generate`` or ``scene import`` writes: ``-o`` (an empty name refused, not taken as
-    the default), else ``stem.npz`` here; checked before any work (:func:`viewer.host.output.check_output_file`:
+    the default), else ``stem.npz`` here; checked before any work (:func:`viewer.files.output.check_output_file`:
     a directory, a device or a FIFO, a name too long, a missing or unwritable directory)."""
-    from viewer.host.output import check_output_file
+    from viewer.files.output import check_output_file
     from viewer.scenes import SceneError
 
     text = args.output if args.output is not None else stem + ".npz"

@@ -98,9 +98,9 @@ def _soak(args) -> int:
 
     from ..bench.report import machine_line
     from ..frame.events import VisibilityTracker, warm as warm_events
-    from ..host.heap import FrameCollector, settle
-    from ..host.machine import machine
-    from ..host.compile import reporting
+    from ..timing.heap import FrameCollector, settle
+    from ..system.machine import machine
+    from ..kernels.compile import reporting
     from ..index import INDEXES, QueryOverflow, brute_query, make_index, warm_up
     from ..frame.motion import MotionState, advance, warm as warm_motion
     from ..paths import generated_path
@@ -163,7 +163,7 @@ def _soak(args) -> int:
     start = time.perf_counter()
     done = 0
     stop = _CtrlC()  # the first Ctrl-C ends the loop after its frame; the summary below still runs
-    with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+    with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.timing.heap)
         try:
             for f in range(args.frames):
                 frames_gc.between_frames()

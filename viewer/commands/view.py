@@ -175,7 +175,7 @@ def run(args) -> int:
     index = check_cullers([args.index or ("octree" if "octree" in INDEXES else "brute")], "--index")[0]
     takes = None
     if not args.headless:
-        from ..host.display import display_problem
+        from ..system.display import display_problem
 
         why = display_problem()
         if why:
@@ -190,17 +190,17 @@ def run(args) -> int:
 
         cam_path = load_path(args.path)
     if args.screenshot is not None:
-        from ..host.output import check_output_file
+        from ..files.output import check_output_file
 
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
     print(f"loading {args.scene} ...", file=sys.stderr)
-    from ..host.progress import ProgressCallback
+    from ..terminal.progress import ProgressCallback
 
     loading = ProgressCallback(_args.loading_label(args.scene), min_total=1_000_000)  # a big recipe, a slow file
     scene = _args.load_scene(args, progress=loading)
     loading.close()
-    from ..host.compile import reporting
+    from ..kernels.compile import reporting
     from ..index import warm_scope
 
     with warm_scope(view_points(args, scene)):
@@ -237,7 +237,7 @@ def _warm_kernels(scene, index: str) -> None:
 
 def _headless(args, scene, index: str, cam_path) -> int:
     from ..drivers.headless import HeadlessViewer
-    from ..host.machine import machine
+    from ..system.machine import machine
     from ..paths import generated_path
     from ..recording.meta import gl_info, timed_on
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..camera import FlyCamera
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
-from ..host.heap import FrameCollector
+from ..timing.heap import FrameCollector
 
 __all__ = ["HeadlessViewer", "as_poses", "render_frames"]
 
@@ -115,7 +115,7 @@ class HeadlessViewer:
             return rows
         if warmup:
             self.session.warm_up(plist[0], warmup)
-        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.timing.heap)
             for pose in plist:
                 st = self.session.frame(step, pose=pose)
                 rows.append(st)

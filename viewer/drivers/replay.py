@@ -7,7 +7,7 @@ world (``DIR/take-N.path.toml``) is replayed as flown: the world starts where it
 :func:`resume_take`) and the frames run at the take's own ``t`` and ``dt``, so the movers are where they
 were. Several indexes run interleaved
 on one GL context: frame k is rendered by every index before frame k + 1 by any (in an order that
-changes each frame, so that each index follows every other equally often: :mod:`viewer.host.interleave`),
+changes each frame, so that each index follows every other equally often: :mod:`viewer.timing.interleave`),
 each index with its own pipeline, buffers and camera, so a noisy machine slows them all alike. One CSV and one metadata file per index. Each index has its own
 :class:`viewer.render.ViewerSession`, which this module only drives: options, warm-up, frames.
 
@@ -25,11 +25,11 @@ import numpy as np
 
 from ..frame.culling import check_cullers
 from ..errors import UserError
-from ..host.output import prepare_out_dir
-from ..host.heap import FrameCollector
-from ..host.interleave import balanced_orders
+from ..files.output import prepare_out_dir
+from ..timing.heap import FrameCollector
+from ..timing.interleave import balanced_orders
 from ..recording.meta import build_meta, gl_info, meta_path_for, timed_on
-from ..host.progress import Progress
+from ..terminal.progress import Progress
 from ..recording.writer import Recorder
 
 __all__ = ["TakeResume", "check_indexes", "replay", "resume_take"]
@@ -222,7 +222,7 @@ def replay(
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
         orders = balanced_orders(len(names))
-        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.host.heap)
+        with FrameCollector() as frames_gc:  # no collection inside a timed frame (viewer.timing.heap)
             for k in range(len(samples)):
                 pose = samples.pose(k)
                 t = float(samples.t[k])

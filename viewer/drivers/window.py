@@ -35,8 +35,8 @@ from moderngl_window.integrations.imgui_bundle import ModernglWindowRenderer  # 
 
 from ..camera import DEFAULT_BINDINGS, InputState, KeyBindings, busy_spots
 from ..errors import UserError
-from ..host.display import WindowUnavailable, display_problem
-from ..host.heap import FrameCollector
+from ..system.display import WindowUnavailable, display_problem
+from ..timing.heap import FrameCollector
 from ..frame.pipeline import FrameStats
 from ..frame.options import SessionOptions
 from ..frame.views import VIEW_CYCLE
@@ -660,7 +660,7 @@ def run_window(options: WindowOptions, *, size: tuple[int, int] = (1280, 720), b
             time.sleep(0.5 * (attempt + 1))
     ended = "error"
     try:
-        with FrameCollector() as config.frames_gc:  # no collection inside a frame (viewer.host.heap)
+        with FrameCollector() as config.frames_gc:  # no collection inside a frame (viewer.timing.heap)
             mglw.run_window_config_instance(config)
         ended = "closed"
     except KeyboardInterrupt:

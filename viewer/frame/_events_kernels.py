@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..host.jit import njit_noref
+from ..kernels.jit import njit_noref
 
 __all__ = ["update_events", "warm"]
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..host.jit import njit
+from ..kernels.jit import njit
 from .instances import INSTANCE_WORDS, WORD
 
 # first 32-bit word of each field of an instance record (compile-time constants of the kernel)

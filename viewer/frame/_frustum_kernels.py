@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..host.jit import njit
+from ..kernels.jit import njit
 
 
 @njit

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ..host.jit import njit_noref
-from ..host.prefetch import prefetch
+from ..kernels.jit import njit_noref
+from ..kernels.prefetch import prefetch
 
 __all__ = ["advance_kernel", "counter_uniform", "warm"]
 

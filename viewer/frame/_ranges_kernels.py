@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..host.jit import njit_noref
+from ..kernels.jit import njit_noref
 from .instances import INSTANCE_WORDS, WORD
 
 __all__ = ["band_events", "filter_ranges", "lod_bands", "range_fades", "warm"]

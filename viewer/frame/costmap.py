@@ -10,8 +10,8 @@ it counts the objects in range, the answer after the frame's range filter. A pla
 coordinate ``vs[j]``, column ``i`` at the first ``us[i]``: ``grid[j, i]`` is the sample at ``(us[i],
 vs[j])``, as an image drawn with its origin at the lower left shows it.
 
-Pure: numpy, the indexes and :mod:`viewer.host`; the figures are in :mod:`.costmap_figure` (matplotlib,
-imported only there), so sampling for a minimap pulls in no plotting library.
+Pure: numpy, the indexes, :mod:`viewer.timing`, :mod:`viewer.files`; the figures are in
+:mod:`.costmap_figure` (matplotlib, imported only there), so sampling for a minimap pulls in no plotting library.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..domain import RADIUS_LIMIT
-from ..host.interleave import balanced_orders
-from ..host.output import atomic_file
+from ..timing.interleave import balanced_orders
+from ..files.output import atomic_file
 from ..index import SphereIndex, make_index
 from ..scenes.recipe import RECIPE_FIELDS
 
@@ -128,7 +128,7 @@ def time_points(indexes: Mapping[str, SphereIndex], points: np.ndarray,
     """Query every index at each of ``points`` ((K, 3) world units) and time each query alone
     (``perf_counter_ns`` around ``query_into``), in passes over all the points, each pass in its own random
     order (seeded: the same on every run). In each pass the indexes take turns point by point, in one order
-    of :func:`viewer.host.interleave.balanced_orders` (at least two passes): so each index queries each
+    of :func:`viewer.timing.interleave.balanced_orders` (at least two passes): so each index queries each
     point once in each place of the order (after each other index, which leaves the caches to it), and a
     point's time is the fastest of its turns. A moment the machine was busy (an interrupt, another process)
     slows scattered points of one pass, never a row of the map, and the other pass's turn drops it. Kernels
@@ -303,7 +303,7 @@ def time_column(name: str) -> str:
 
 def write_csv(path: str | os.PathLike, points: np.ndarray, counts: np.ndarray,
               times_us: Mapping[str, np.ndarray]) -> Path:
-    """Write the samples, one row each, whole or not at all (:func:`viewer.host.output.atomic_file`):
+    """Write the samples, one row each, whole or not at all (:func:`viewer.files.output.atomic_file`):
     columns ``x, y, z`` (world units, the shortest text that reads back to the same float), ``visible``
     (the exact count) and one :func:`time_column` per index (microseconds, 3 decimals). ``points`` (K, 3),
     ``counts`` (K,), each time (K,)."""

@@ -96,8 +96,8 @@ def pack_colours(rgba: np.ndarray) -> np.ndarray:
 def warm(*, motion: bool = True) -> None:
     """Compile the numba kernels of the pipeline (before anything timed): the frustum cull, the gather and
     sort, the visibility events and, with ``motion`` (a moving world), the movers' step. Compilations are
-    reported as the ``frame`` group (:func:`viewer.host.compile.compile_group`)."""
-    from ..host.compile import compile_group
+    reported as the ``frame`` group (:func:`viewer.kernels.compile.compile_group`)."""
+    from ..kernels.compile import compile_group
     from . import motion as movers  # (the argument hides the module's name)
 
     with compile_group("frame"):

@@ -109,10 +109,10 @@ def warm_up(names=None, entry_points=None) -> None:
     entry_points : only the build's kernels and those of these entry points (of :data:`ENTRY_POINTS`)
         with those of an enclosing :func:`warm_scope` (None: the scope's, else all). Only meaningful inside
         a :func:`warm_scope` naming at least as much: outside one, the next build warms every entry point.
-    Compilations are reported under each index's name when a :func:`viewer.host.compile.reporting` is on."""
+    Compilations are reported under each index's name when a :func:`viewer.kernels.compile.reporting` is on."""
     from contextlib import nullcontext
 
-    from ..host.compile import compile_group
+    from ..kernels.compile import compile_group
 
     for name in INDEXES if names is None else names:
         cls = INDEXES[name]

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from viewer.host.jit import njit, njit_noref
+from viewer.kernels.jit import njit, njit_noref
 
 from . import _bvh_kernels as B
 from ._leaftree_kernels import fill_split, finish_query, gather_split, in_box, pop_node, relocate, scan_leaf

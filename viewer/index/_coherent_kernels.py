@@ -63,10 +63,10 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
-from viewer.host.jit import njit as njit_rc
-from viewer.host.jit import njit_noref as njit
-from viewer.host.jit import variant
-from viewer.host.prefetch import prefetch
+from viewer.kernels.jit import njit as njit_rc
+from viewer.kernels.jit import njit_noref as njit
+from viewer.kernels.jit import variant
+from viewer.kernels.prefetch import prefetch
 
 # node states (ni[k, 1])
 OUT = 1
@@ -775,7 +775,7 @@ def unpack(f64, i32, i64):
 
 
 #: :func:`unpack` for Python (the arenas' views as numpy arrays): the kernels run without numba's reference
-#: counting (:func:`viewer.host.jit.njit_noref`), and an array returned to Python needs it
+#: counting (:func:`viewer.kernels.jit.njit_noref`), and an array returned to Python needs it
 unpack_views = njit_rc(variant(unpack.py_func, "views"))
 
 

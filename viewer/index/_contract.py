@@ -67,7 +67,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 import numpy as np
 
 from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
-from ..host.compile import compile_group
+from ..kernels.compile import compile_group
 from . import _contract_kernels as CK
 from . import _pages
 from ._morton import morton_order
@@ -665,7 +665,7 @@ def _exercise(cls: type[SphereIndex], entry_points: Iterable[str] | None = None)
     """Run the build and the public operations ``entry_points`` names (None: the :func:`warm_scope`'s,
     else all of :data:`ENTRY_POINTS`) of ``cls`` on a tiny index (and an empty one), so each kernel they
     run is compiled or loaded with the argument types real use passes. Compilations are reported under
-    the class's name (:func:`viewer.host.compile.compile_group`)."""
+    the class's name (:func:`viewer.kernels.compile.compile_group`)."""
     want = _entry_points(entry_points)
     cls._exercising = True
     try:

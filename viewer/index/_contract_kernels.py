@@ -5,7 +5,7 @@ domain check of an array and the id pass of a batch check."""
 
 from __future__ import annotations
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 __all__ = ["PAD_ABS", "PAD_REL", "all_within", "box_pad", "emit", "first_bad_id", "holds", "scatter_views"]
 

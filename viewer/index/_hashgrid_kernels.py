@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from ._contract_kernels import emit, holds
 

@@ -6,7 +6,7 @@ entries once, testing each entry against all of them."""
 
 from __future__ import annotations
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from ._contract_kernels import holds
 from ._hashgrid_kernels import BIG_N, LEV0, NLEV, cell_at, cell_find, phase, query

@@ -21,7 +21,7 @@ every buffer.
 
 from __future__ import annotations
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from ._contract_kernels import emit, holds
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit, njit_noref
+from viewer.kernels.jit import njit, njit_noref
 
 from ._contract_kernels import emit, holds
 from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node

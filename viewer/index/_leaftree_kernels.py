@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit
+from viewer.kernels.jit import njit
 
 from ._contract_kernels import emit, holds
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba.extending import overload
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from . import _bsp_kernels as P
 from . import _bvh_kernels as B

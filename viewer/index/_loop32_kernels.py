@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from viewer.host.jit import CACHE, njit, njit_noref, variant
+from viewer.kernels.jit import CACHE, njit, njit_noref, variant
 
 # slots per parallel work item, as the scan's; importing the scan's kernels first also sets its OpenMP wait
 # policy before numba's thread pool loads (an index warmed before the scan would otherwise leave workers

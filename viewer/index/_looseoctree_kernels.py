@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from ._quadtree_kernels import fill_lists, fits, free_slot, link, new_object, prefetch_slots, report, scan_list, unlink
 

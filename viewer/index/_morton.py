@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit, njit_noref
+from viewer.kernels.jit import njit, njit_noref
 
 __all__ = ["compact3", "morton_order", "spread3"]
 

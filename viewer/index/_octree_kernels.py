@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from viewer.host.jit import njit, njit_noref
-from viewer.host.prefetch import prefetch
+from viewer.kernels.jit import njit, njit_noref
+from viewer.kernels.prefetch import prefetch
 from ._morton import compact3, spread3
 
 # nint columns

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from viewer.host.jit import njit_noref
+from viewer.kernels.jit import njit_noref
 
 from ._octree_kernels import (CHILD, COUNT, DEPTHS, EDGE, INV_STEPS, ROOT, SIB, STACK, START, _prefetch_entry,
                               _prefetch_siblings, _scan, aux_of, aux_views, node_views, query)

@@ -3,7 +3,7 @@ the candidates a library returns."""
 
 from __future__ import annotations
 
-from viewer.host.jit import njit
+from viewer.kernels.jit import njit
 
 from ._contract_kernels import box_pad, emit, holds
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.host.jit import njit_noref
-from viewer.host.prefetch import prefetch
+from viewer.kernels.jit import njit_noref
+from viewer.kernels.prefetch import prefetch
 
 from ._contract_kernels import box_pad, emit, holds
 

@@ -49,8 +49,8 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import prange  # noqa: E402
 
-from viewer.host.jit import CACHE, njit, njit_noref, variant  # noqa: E402
-from viewer.host.prefetch import prefetch  # noqa: E402
+from viewer.kernels.jit import CACHE, njit, njit_noref, variant  # noqa: E402
+from viewer.kernels.prefetch import prefetch  # noqa: E402
 
 BLOCK = 256  # slots per frame: one any-hit test (pass 1), then pass 2 and the recheck if it is set
 CHUNK = 1 << 14  # slots per parallel work item (16384 x 8 B = 128 KiB of prefilter: stays in L2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numba
 from numba import prange
 
-from viewer.host.jit import CACHE, njit, variant
+from viewer.kernels.jit import CACHE, njit, variant
 
 from ._scan_kernels import BLOCK, CHUNK, _chunk
 

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from viewer.host.jit import njit, njit_noref
+from viewer.kernels.jit import njit, njit_noref
 
 from . import _bvh_kernels as B
 from ._contract_kernels import PAD_ABS

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import UserError
-from ..host.output import check_output_file, replace_atomically
+from ..files.output import check_output_file, replace_atomically
 
 __all__ = ["PATH_FORMAT", "PATH_VERSION", "Keyframes", "path_to_dict", "path_to_toml", "save_path"]
 
@@ -81,7 +81,7 @@ def _num(v: float) -> str:
 
 def save_path(path: Keyframes, dest: str | os.PathLike) -> Path:
     """Write ``path`` to ``dest`` (TOML; JSON when the suffix is ``.json``) atomically; returns ``dest``.
-    A target :func:`~viewer.host.output.check_output_file` refuses (a missing directory, a directory, a device
+    A target :func:`~viewer.files.output.check_output_file` refuses (a missing directory, a directory, a device
     such as /dev/null: a rename would replace it) or a failed write is a :class:`UserError` naming it."""
     d = check_output_file(dest)
     text = json.dumps(path_to_dict(path), indent=2) + "\n" if d.suffix.lower() == ".json" else path_to_toml(path)

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..host.machine import machine, system
-from ..host.output import replace_atomically
-from ..host.text import clip
+from ..system.machine import machine, system
+from ..files.output import replace_atomically
+from ..terminal.text import clip
 from .schema import COLUMNS, SCHEMA_NAME, SCHEMA_VERSION
 
 __all__ = [
@@ -219,7 +219,7 @@ def describe_path(meta: dict | None) -> str:
 
 def describe_machine(meta: dict | None) -> str:
     """``vm, AMD EPYC (znver4; L2 1 MiB, L3 32 MiB), 2 logical CPUs``: the machine a run's timings were measured
-    on, from its metadata (the CPU and host :func:`viewer.host.machine.machine` recorded); "" when it names none."""
+    on, from its metadata (the CPU and host :func:`viewer.system.machine.machine` recorded); "" when it names none."""
     m = meta.get("machine") if isinstance(meta, dict) else None
     if not isinstance(m, dict):
         return ""

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..domain import COORD_LIMIT
 from ..errors import UserError
-from ..host.inputs import why_missing
-from ..host.text import shorten
+from ..files.inputs import why_missing
+from ..terminal.text import shorten
 from .meta import meta_path_for, read_meta, run_label
 from .schema import SCHEMA_NAME, SCHEMAS, SCHEMA_VERSION, columns_for, version_of_header
 

@@ -35,9 +35,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import UserError
-from ..host.output import replace_atomically
+from ..files.output import replace_atomically
 from ..paths import PathRecorder, save_path
-from ..host.text import clip
+from ..terminal.text import clip
 from .meta import read_meta
 from .writer import Recorder
 
@@ -185,7 +185,7 @@ class TakeDir:
     the window opens."""
 
     def __init__(self, directory: str | os.PathLike) -> None:
-        from ..host.output import prepare_out_dir
+        from ..files.output import prepare_out_dir
 
         self.directory = prepare_out_dir(directory, create=True)
         self.last_number = 0  # the last take started here: numbers grow even past a take that left no files

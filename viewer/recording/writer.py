@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..host.text import clip
+from ..terminal.text import clip
 from .meta import write_meta
 from .schema import COLUMN_INFO, COLUMNS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..host.jit import njit, njit_noref
+from ..kernels.jit import njit, njit_noref
 
 __all__ = ["apply_events", "slot_runs", "warm"]
 

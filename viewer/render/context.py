@@ -92,7 +92,7 @@ def save_png(path, rgb: np.ndarray) -> str:
     """Write ``rgb`` (H, W, 3) uint8 as a PNG at ``path`` atomically (temp file, then rename)."""
     from PIL import Image
 
-    from ..host.output import atomic_file
+    from ..files.output import atomic_file
 
     path = os.fspath(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -105,10 +105,10 @@ def save_png_new(path, rgb: np.ndarray) -> str:
     """Write ``rgb`` as a PNG at ``path``, or, when a file is already there, at the first free
     ``STEM-2.png``, ``STEM-3.png``, ... beside it: never over an existing file (the name is claimed with a
     hard link, so two writers racing for one name both keep their image). Returns the path written.
-    :class:`~viewer.host.output.CannotWrite` (an ``OSError`` naming ``path``) when it cannot be written."""
+    :class:`~viewer.files.output.CannotWrite` (an ``OSError`` naming ``path``) when it cannot be written."""
     from PIL import Image
 
-    from ..host.output import CannotWrite
+    from ..files.output import CannotWrite
 
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))

@@ -30,7 +30,7 @@ from viewer.scenes.look import DEFAULT_SKY, sky_colour
 
 from ..camera import FlyCamera, InputState
 from ..errors import UserError
-from ..host.heap import settle
+from ..timing.heap import settle
 from ..frame.culling import MODES, culler_names
 from ..frame.options import SessionOptions
 from ..frame.pipeline import FramePipeline, camera_for_scene
@@ -291,7 +291,7 @@ class ViewerSession:
         movers and ``move_many`` too, without moving anything: :meth:`viewer.frame.FramePipeline.warm_up`),
         then renders ``frames`` unrecorded frames at ``pose`` (None: where the camera is) with ``dt`` 0, so
         shaders, buffers and the draw path are warm and a moving world stays still. Last, the setup's objects
-        are frozen out of the garbage collector's scans (:func:`viewer.host.heap.settle`): a full collection
+        are frozen out of the garbage collector's scans (:func:`viewer.timing.heap.settle`): a full collection
         walking them took ~50 ms, in whichever frame it fell.
         """
         self._pipeline.warm_up()

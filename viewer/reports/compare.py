@@ -29,7 +29,7 @@ from ..recording.meta import (describe_machine, describe_path, describe_renderer
                               path_identity, renderer_identity, scene_identity)
 from ..recording.reader import Run, read_runs
 from ..frame.stages import COLUMN_INFO, HUD_COUNTS, STAGES, TIME_STATS, TIMED_COLUMNS
-from ..host.text import escape_text, figure
+from ..terminal.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "MOTION_SINCE", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files",
            "compare_runs", "ended_early", "format_ratio", "format_table", "measured_line", "mismatch_warnings",
@@ -393,7 +393,7 @@ def summary(runs: Sequence[Run], reference: int | None = None) -> list[str]:
 
 def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
     """The table as aligned ``text``, ``markdown`` or ``csv``. A run's label is written with its control
-    characters escaped (:func:`viewer.host.text.escape_text`: no terminal escape sequence, line break or
+    characters escaped (:func:`viewer.terminal.text.escape_text`: no terminal escape sequence, line break or
     NUL reaches the output), and in markdown its ``|`` too. The ratio columns are speed-ups over the reference
     (:data:`RATIO_HEADERS`: ``x faster (median)``, ``x_faster_median``; in text under one group header),
     to three significant digits (:func:`format_ratio`)."""

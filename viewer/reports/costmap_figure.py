@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..host.output import atomic_file
+from ..files.output import atomic_file
 from ..frame.costmap import AXES, plane_axes
 
 __all__ = ["draw_heatmaps"]

@@ -15,11 +15,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import UserError
-from ..host.output import atomic_file, check_output_file
+from ..files.output import atomic_file, check_output_file
 from ..recording.meta import describe_machine
 from ..recording.reader import Run, read_runs
 from ..frame.stages import TIMED_COLUMNS
-from ..host.text import escape_text, shorten
+from ..terminal.text import escape_text, shorten
 from .compare import _warn_stderr, band_columns, ended_early, runs_with_rows
 
 __all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs"]

@@ -75,7 +75,7 @@ def plot_summary(rows: list[dict], path: Path) -> Path | None:
                  f"{machines}".replace("$", r"\$"), fontsize=9)
     fig.tight_layout(rect=(0, 0, 0.88, 0.95))
     path = Path(path)
-    from viewer.host.output import atomic_file
+    from viewer.files.output import atomic_file
 
     try:
         with atomic_file(path) as fh:  # never through a link at path

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewer.errors import UserError
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from .spec import AXES, Task
 
@@ -347,7 +347,7 @@ def _rewrite(path: Path, cols: list[str], rows: list[dict]) -> None:
         mode = stat.S_IMODE(os.lstat(path).st_mode)
     except OSError:
         mode = 0o644
-    from viewer.host.output import atomic_file
+    from viewer.files.output import atomic_file
 
     try:
         with atomic_file(path, text=True, mode=mode, sync=True, newline="", encoding="utf-8") as fh:

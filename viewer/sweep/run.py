@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from viewer.errors import UserError
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 from .lock import locked
 from .results import failure_rows, open_results, read_results, task_rows
@@ -207,7 +207,7 @@ def run_sweep(sweep: Sweep, out: Path, *, workers: int = 1, scheduler: str | Non
 
 def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, plots: bool,
                 log: Callable[[str], None], progress: bool, connect_timeout: float) -> SweepOutcome:
-    from viewer.host.progress import Progress
+    from viewer.terminal.progress import Progress
 
     results = open_results(out / "sweep.csv", sweep_shares(sweep))
     for w in results.warnings:

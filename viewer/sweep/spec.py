@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from viewer.errors import UserError
-from viewer.host.text import clip
+from viewer.terminal.text import clip
 
 __all__ = ["AXES", "FORMAT", "Sweep", "Task", "bundled_sweeps", "load_sweep", "resolve_sweep_path"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from viewer.host.machine import machine
+from viewer.system.machine import machine
 
 from .spec import Task, dynamic_shares
 

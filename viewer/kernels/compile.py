@@ -1,7 +1,7 @@
 """Say when numba compiles: on a first run (an empty kernel cache) or after a kernel module changed.
 
 Compiling the kernels a command runs takes tens of seconds on a first run and nothing later (numba's
-on-disk cache, :mod:`viewer.host.jit`). A command that wants the user told wraps its warm-up in
+on-disk cache, :mod:`viewer.kernels.jit`). A command that wants the user told wraps its warm-up in
 :func:`reporting`; warm-ups name what they compile with :func:`compile_group` (an index's name,
 ``frame``). Nothing is printed unless numba really compiles (a cache miss: numba's ``numba:compile``
 event, which a kernel loaded from the cache never sends), so a warm run stays quiet::
@@ -16,7 +16,7 @@ the time so far); otherwise the line starts when the group's first kernel starts
 with its count and time.
 
 numba is imported lazily, inside the functions: this module is not one of the kernel modules whose
-bytes key the kernel cache (:func:`viewer.host.jit.kernel_digest`).
+bytes key the kernel cache (:func:`viewer.kernels.jit.kernel_digest`).
 """
 
 from __future__ import annotations
