@@ -67,7 +67,7 @@ def test_slot_mirror_follows_a_set_model():
 
 
 def test_a_mode_name_shadows_the_index_once():
-    from viewer.frame.culling import MODES, check_cullers, culler_names
+    from viewer.render.modes import MODES, check_cullers, culler_names
     from viewer.index import INDEXES
 
     names = culler_names()
@@ -131,7 +131,7 @@ def test_flight_equals_the_cpu_path_and_brute_force(shaders, name, hysteresis, m
         assert sd.visible == want.size == sc.visible, f
         assert mode.gpu_visible == want.size, f  # the GPU's own re-test of the list
         assert (sd.drawn, sd.entered, sd.left) == (sc.drawn, sc.entered, sc.left), f
-        assert set(mode.drawn_ids(d).tolist()) == set(c.drawn().tolist()), f
+        assert set(mode.drawn_ids().tolist()) == set(c.drawn().tolist()), f
         got_list = mode.list_ids()
         assert got_list.size == len(set(got_list.tolist()))
         assert set(got_list.tolist()) == set(d.events.inside().tolist()), f  # the list is the in-set
@@ -296,7 +296,7 @@ def test_turning_the_camera_uploads_no_slot(shaders):
     for f, yaw in enumerate(range(0, 360, 20)):
         pose = (x, y, z, float(yaw), 10.0)
         sd, sc = d.step(cam_d, 0.0, pose=pose), c.step(cam_c, 0.0, pose=pose)
-        got = frozenset(mode.drawn_ids(d).tolist())
+        got = frozenset(mode.drawn_ids().tolist())
         assert got == set(c.drawn().tolist()) and sd.visible == sc.visible > 0
         drawn_sets.add(got)
         if f:
@@ -325,7 +325,7 @@ def test_hysteresis_toggled_and_radius_scaled_mid_flight(shaders):
         sd, sc = d.step(cam_d, 1 / 60, pose=tuple(pose)), c.step(cam_c, 1 / 60, pose=tuple(pose))
         assert sd.visible == brute_query(d.centres, d.radii, np.asarray(pose[:3])).size == mode.gpu_visible
         assert (sd.visible, sd.drawn, sd.entered, sd.left) == (sc.visible, sc.drawn, sc.entered, sc.left), f
-        assert set(mode.drawn_ids(d).tolist()) == set(c.drawn().tolist()), f
+        assert set(mode.drawn_ids().tolist()) == set(c.drawn().tolist()), f
         assert set(mode.list_ids().tolist()) == set(d.events.inside().tolist()), f
         if "coherent" in INDEXES and f:
             # the index is given the tracker's margin before each query: its in-set is the tracker's, so its

@@ -176,7 +176,7 @@ def test_pure_modules_load_no_gl():
 
 def test_the_index_cycle_starts_with_the_baseline_and_the_core():
     """I cycles scan -> octree -> the other indexes -> the GPU mode, not the registry's alphabet."""
-    from viewer.frame.culling import culler_names
+    from viewer.render.modes import culler_names
 
     names = culler_names()
     assert names[:2] == ["scan", "octree"] and names[-1] == "gpu" and sorted(names[2:-1]) == names[2:-1]

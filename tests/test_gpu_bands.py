@@ -65,7 +65,7 @@ def _compare(g, c, pose_list, restart_at=()) -> tuple[int, set]:
         sg, sc = g.step(cam_g, 0.0, pose=pose), c.step(cam_c, 0.0, pose=pose)
         assert (sg.drawn, sg.band0, sg.band1, sg.band2, sg.band3) == (sc.drawn, sc.band0, sc.band1, sc.band2, sc.band3)
         want = _events(*c.ranges.changes)
-        got = _events(*g.mode.band_changes(g))
+        got = _events(*g.mode.band_changes())
         assert got == want, f"frame {k}"
         assert sg.band_changes == sc.band_changes == len(want)
         total += len(want)
@@ -122,7 +122,7 @@ def test_no_band_changes_without_lod(gpu, rng, mode):
     drawn = 0
     for pose in _flight(rng, 8):
         st = g.step(cam, 0.0, pose=pose)
-        assert st.band_changes == 0 and g.mode.band_changes(g)[0].size == 0
+        assert st.band_changes == 0 and g.mode.band_changes()[0].size == 0
         drawn += st.drawn
     assert drawn > 0
 

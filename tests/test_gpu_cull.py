@@ -313,7 +313,7 @@ def test_record_writes_a_gpu_csv_beside_the_indexes(tmp_path):
 
 def test_unknown_names_list_gpu(capsys, tmp_path):
     from viewer.cli import main
-    from viewer.frame.culling import check_cullers, culler_names
+    from viewer.render.modes import check_cullers, culler_names
 
     assert culler_names()[-1] == "gpu" and check_cullers(["octree", "gpu", "gpu"]) == ["octree", "gpu"]
     assert main(["record", "clustered-100k", "--index", "nosuch", "-o", str(tmp_path / "x")]) == 2

@@ -88,7 +88,7 @@ def _rows(path) -> list[dict]:
 def flown(tmp_path_factory):
     """Fly the panel session once; returns the scene, the takes' rows and metadata, and what the viewer said."""
     from viewer.drivers.panel import CULLER_COLUMNS, PANEL_WIDTH
-    from viewer.frame.culling import culler_names
+    from viewer.render.modes import culler_names
 
     tmp = tmp_path_factory.mktemp("panel")
     sc, path = _scene(tmp)

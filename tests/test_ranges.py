@@ -59,7 +59,7 @@ def surface_points(scene, rng, count=40):
 
 
 def visible(p):
-    return np.sort(p.mode.visible_ids(p))
+    return np.sort(p.visible_ids())
 
 
 @pytest.mark.parametrize("name", INDEX_NAMES)
@@ -126,7 +126,7 @@ def test_views_batch_filters_ranges(rng):
         vs.run(0.0, poses=[(*q, 0.0, 0.0) for q in pts])
         for v, q in zip(vs.frames, pts):
             want = np.flatnonzero(brute_in_range(scene.centres, scene.radii, scene.begin, scene.parent, q))
-            assert np.array_equal(np.sort(v.mode.visible_ids(v)), want)
+            assert np.array_equal(np.sort(v.visible_ids()), want)
 
 
 def test_a_scene_without_ranges_runs_as_before(rng):
@@ -259,7 +259,7 @@ def test_hlod_no_hole_and_no_double_outside_the_window(rng, fade):
     for q in pts:
         p.step(cam, 0.0, pose=(*q, 0.0, 0.0))
         vis = np.zeros(scene.n, bool)
-        vis[p.mode.visible_ids(p)] = True
+        vis[p.visible_ids()] = True
         kid_vis = vis[groups:].reshape(groups, kids)
         d = scene.centres[:groups] - q
         dp = np.sqrt((d * d).sum(axis=1))

@@ -35,7 +35,7 @@ def test_gpu_ranges_are_exact_on_the_begin_and_end_surfaces(gl, rng, fade):
     for q in surface_points(scene, rng, count=25):
         st = p.step(cam, 0.0, pose=(*q, 0.0, 0.0))
         want = np.flatnonzero(brute_in_range(scene.centres, scene.radii, scene.begin, scene.parent, q, fade))
-        assert np.array_equal(np.sort(p.mode.visible_ids(p)), want)
+        assert np.array_equal(np.sort(p.visible_ids()), want)
         assert st.visible == want.size
 
 
@@ -47,7 +47,7 @@ def test_gpu_ranges_follow_a_radius_scale(gl, rng):
     for q in rng.uniform(-90, 90, (10, 3)):
         p.step(cam, 0.0, pose=(*q, 0.0, 0.0))
         want = np.flatnonzero(brute_in_range(scene.centres, scene.radii * 1.5, scene.begin * 1.5, scene.parent, q, 0.1))
-        assert np.array_equal(np.sort(p.mode.visible_ids(p)), want)
+        assert np.array_equal(np.sort(p.visible_ids()), want)
 
 
 @pytest.mark.parametrize("margin, relative", [(4.0, False), (0.1, True)])

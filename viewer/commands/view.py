@@ -168,7 +168,7 @@ def check_mode_flags(args) -> None:
 
 
 def run(args) -> int:
-    from ..frame.culling import check_cullers
+    from ..render.modes import check_cullers
     from ..index import INDEXES
 
     check_mode_flags(args)

@@ -5,7 +5,7 @@ What it shows and what it lets you change, top to bottom:
 - sliders: the **view-distance scale** (every view radius times it, exactly: the culling mode is told every
   scaled radius, :meth:`viewer.frame.FramePipeline.set_radius_scale`), the fade, the hysteresis margin, the
   camera speed;
-- the **culling modes** (the session's ``I`` cycle, :func:`viewer.frame.culling.culler_names`): a click
+- the **culling modes** (the session's ``I`` cycle, :func:`viewer.render.modes.culler_names`): a click
   switches;
 - the **toggles** that are keys (:data:`TOGGLES`, the window's ``COMMAND_KEYS`` commands): each box runs
   the key's own command, so a key and a click do the same thing;

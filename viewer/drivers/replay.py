@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..frame.culling import check_cullers
+from ..render.modes import check_cullers
 from ..errors import UserError
 from ..files.output import prepare_out_dir
 from ..timing.heap import FrameCollector
@@ -36,7 +36,7 @@ __all__ = ["TakeResume", "check_indexes", "replay", "resume_take"]
 
 
 def check_indexes(names: Sequence[str]) -> list[str]:
-    """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.frame.culling`); a
+    """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.render.modes`); a
     :class:`UserError` otherwise."""
     return check_cullers(names, "--index")
 

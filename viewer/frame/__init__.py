@@ -8,8 +8,8 @@ Modules, in the order a frame uses them:
 - :mod:`.stats`: :class:`FrameStats`, the row, derived from those declarations;
 - :mod:`.pipeline`: :class:`FramePipeline`, which runs a frame and owns its buffers;
 - :mod:`.views`: :class:`ViewSet`, many views of one world culled together in one frame;
-- :mod:`.culling`: :class:`CullingMode` and the CPU mode (an index, then the CPU cull and gather);
-  :data:`MODES` names the others (the GPU's lives in :mod:`viewer.render.gpu_cull`);
+- :mod:`.culling`: :class:`CullingMode`, what a mode sees of a frame (:class:`ModeFrame`, :class:`World`) and
+  the CPU mode (an index answers the ids); the GPU's modes live in :mod:`viewer.render.modes`;
 - :mod:`.motion`, :mod:`.events`, :mod:`.frustum`: the movers, the visibility events, the frustum cull;
 - :mod:`.instances`, :mod:`.mesh_batches`: the instance record layout, and records grouped by mesh;
 - :mod:`.options`: :class:`SessionOptions`, what a viewer session is told;
@@ -27,8 +27,8 @@ _EXPORTS = {
     "FrameStats": "stats", "FRAME_COLUMNS": "stats",
     "FramePipeline": "pipeline", "camera_for_scene": "pipeline", "pack_colours": "pipeline", "warm": "pipeline",
     "LEVEL_PALETTE": "pipeline",
-    "CullingMode": "culling", "CpuCulling": "culling", "MODES": "culling", "GPU": "culling",
-    "check_cullers": "culling", "culler_names": "culling",
+    "CullingMode": "culling", "CpuCulling": "culling", "ModeFrame": "culling", "World": "culling", "Look": "culling",
+    "index_names": "culling",
     "SessionOptions": "options", "DRAW_MODES": "options", "COLOUR_MODES": "options",
     "INSTANCE_DTYPE": "instances",
     "MotionState": "motion", "VisibilityTracker": "events",

@@ -19,7 +19,8 @@ around its work::
     gather  the drawn ids sorted nearest first (ties by id), then their instance records into a
             preallocated array (grouped by mesh for a scene drawn with its own meshes)
 
-:meth:`FramePipeline.run` runs the update, then the culling mode's :meth:`~viewer.frame.CullingMode.select`;
+:meth:`FramePipeline.run` runs the update, then :meth:`FramePipeline.select`: the culling mode's answer (ids
+from an index, or records from the GPU: :class:`viewer.frame.CullingMode`), then the stages the CPU modes share;
 :meth:`FramePipeline.finish` then builds the frame's :class:`FrameStats` once, with the times of the GL
 stages (upload into one preallocated GPU buffer, the draw) when :class:`viewer.render.ViewerSession`, the
 owner of a whole frame, ran them. :meth:`FramePipeline.step` is the GL-free frame (run + finish). Buffers
@@ -41,9 +42,10 @@ from typing import Callable
 import numpy as np
 
 from ..camera import CameraMatrices, FlyCamera, InputState, Pose
-from ..index import INDEXES, QueryOverflow, QueryStats, SphereIndex, make_index
+from ..index import INDEXES, QueryStats, SphereIndex, make_index
 from . import _frame_kernels, events, frustum, motion, ranges
-from .culling import CpuCulling, CullingMode, index_names
+from ._frame_kernels import gather_instances, sort_front_to_back
+from .culling import CpuCulling, CullingMode, Look, ModeFrame, World, index_names
 from .events import VisibilityTracker
 from .instances import INSTANCE_DTYPE, WORD, instance_words
 from .mesh_batches import MeshBatches
@@ -62,6 +64,7 @@ __all__ = [
     "FrameStats",
     "camera_for_scene",
     "pack_colours",
+    "select_views",
     "warm",
 ]
 
@@ -131,8 +134,9 @@ class FramePipeline:
     index_options : per-index keyword options, ``{name: {...}}``
     hysteresis : ``(margin, relative)`` of the visibility events (see :class:`viewer.frame.events.VisibilityTracker`);
         default none
-    modes : ``{name: factory(pipeline) -> CullingMode}``, the culling modes of :data:`viewer.frame.MODES`
-        its owner can run (the GPU's needs the session's GL context); an index name needs none
+    modes : ``{name: factory(world) -> CullingMode}``, the culling modes of :data:`viewer.frame.MODES`
+        its owner can run (the GPU's needs the session's GL context), each built over :attr:`world`; an
+        index name needs none
 
     In a scene with motion (``scene.motion`` not None), :attr:`motion` is its
     :class:`viewer.frame.motion.MotionState` and :attr:`centres` / :attr:`radii` are the state's arrays (the
@@ -150,7 +154,7 @@ class FramePipeline:
     def __init__(self, scene, index: str = "brute", *, indexes: list[str] | None = None, fade: float = 0.15,
                  capacity: int = 1024, index_options: dict[str, dict] | None = None,
                  hysteresis: tuple[float, bool] | None = None,
-                 modes: dict[str, Callable[[FramePipeline], CullingMode]] | None = None):
+                 modes: dict[str, Callable[[World], CullingMode]] | None = None):
         self.motion: MotionState | None = MotionState.from_scene(scene)
         if self.motion is not None:
             self.centres = self.motion.centres
@@ -172,11 +176,16 @@ class FramePipeline:
         #: a scene with its own meshes: the drawn records grouped by mesh each frame (None: not grouped)
         self.mesh_batches: MeshBatches | None = None
         self._meshes = getattr(scene, "meshes", None)
+        #: how the records are drawn (fade, draw mode, band colours, mesh batches), as a mode that makes them sees it
+        self.look = Look()
         self.draw_mode = "sprites"
         #: visibility ranges, LOD bands and HLOD parents (issue 24; inactive for a scene without them)
         self.ranges = Ranges(scene, self.centres, fade)
         self.fade = fade
         self.index_options = dict(index_options or {})
+        #: the objects the culling modes are built over (the world now; :attr:`radii` kept current)
+        self.world = World(self.centres, self.radii, self.sizes, self.category_colours, self.motion is not None,
+                           self.index_options)
         self._factories = dict(modes or {})
         if indexes is None:
             indexes = index_names(available=True)
@@ -188,10 +197,6 @@ class FramePipeline:
         self._scaled: dict[str, float] = {}  # culler name -> the radius scale its objects are at
         self.build_s: dict[str, float] = {}
         self.events = VisibilityTracker(n, *(hysteresis or (0.0, False)))
-        #: the last frame's stage times, milliseconds, by stage name (every stage of STAGES, and the events)
-        self.stage_ms: dict[str, float] = dict.fromkeys((*(s.name for s in STAGES), *_UNCOLUMNED), 0.0)
-        #: the last frame's counts of columns a stage adds (by column name)
-        self.counts: dict[str, int] = {}
         self.colour_mode = "category"
         self.frozen = False
         self._frozen_pose: Pose | None = None
@@ -199,24 +204,18 @@ class FramePipeline:
         self.frame = 0
         self.t = 0.0
         cap = max(16, int(capacity))
-        self.ids = np.empty(cap, dtype=np.int64)
         self.drawn_ids = np.empty(cap, dtype=np.int64)
         self._alloc_instances(cap)
         self.sort = True
-        self.n_drawn = 0
-        self.n_visible = 0
-        self.n_entered = 0
-        self.n_left = 0
         self.planes = np.zeros((6, 4))
-        self._eye = np.zeros(3)
-        self._qp = np.zeros(3)
+        self._camera: FlyCamera | None = None  # the camera of the frame being selected (for its frustum)
+        #: what the culling mode sees of this view's frame (inputs, the ids buffer, the counts, stage times)
+        self.io = self._mode_frame(np.empty(cap, dtype=np.int64))
         self.colours = self.category_colours
         self.mode: CullingMode
         self.index_name = ""
         #: which view of the frame this pipeline is (0: the first; :meth:`sibling` makes the others)
         self.view = 0
-        #: the query counters of this view's row when its query was a share of a batch (None: the mode's)
-        self.view_stats: QueryStats | None = None
         #: whether this pipeline's update advances the world's movers (a :meth:`sibling` view's does not)
         self.moves_world = True
         self.use_index(index)
@@ -231,6 +230,7 @@ class FramePipeline:
     def fade(self, value: float) -> None:
         self._fade = float(value)
         self.ranges.set_fade(self.fade)
+        self.look.fade = self.fade
 
     @property
     def radius_scale(self) -> float:
@@ -246,6 +246,49 @@ class FramePipeline:
     def index(self) -> SphereIndex | None:
         """The index of the current culling mode (None for a mode without one)."""
         return self.mode.index
+
+    # ----------------------------------------------------------------------------- what the mode sees
+    def _mode_frame(self, ids: np.ndarray) -> ModeFrame:
+        """This view's :class:`ModeFrame` over ``ids``, with fresh stage times and counts."""
+        return ModeFrame(query_point=np.zeros(3), eye=np.zeros(3), events=self.events, ranges=self.ranges,
+                         look=self.look, ids=ids, grower=self._grow, frustum_of=self._frustum,
+                         stage_ms=dict.fromkeys((*(s.name for s in STAGES), *_UNCOLUMNED), 0.0))
+
+    @property
+    def ids(self) -> np.ndarray:
+        """(M,) int64, the last query's answer in ``ids[:n_visible]`` (the culling mode's ids buffer)."""
+        return self.io.ids
+
+    @property
+    def stage_ms(self) -> dict[str, float]:
+        """The last frame's stage times, milliseconds, by stage name (every stage of STAGES, and the events)."""
+        return self.io.stage_ms
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The last frame's counts of columns a stage adds (by column name)."""
+        return self.io.counts
+
+    @property
+    def view_stats(self) -> QueryStats | None:
+        """The query counters of this view's row when its query was a share of a batch (None: the mode's)."""
+        return self.io.view_stats
+
+    @property
+    def n_visible(self) -> int:
+        return self.io.visible
+
+    @property
+    def n_drawn(self) -> int:
+        return self.io.drawn
+
+    @property
+    def n_entered(self) -> int:
+        return self.io.entered
+
+    @property
+    def n_left(self) -> int:
+        return self.io.left
 
     # ----------------------------------------------------------------------------- buffers
     def _alloc_instances(self, cap: int) -> None:
@@ -267,20 +310,13 @@ class FramePipeline:
         for ``buffer.write``."""
         return self.instance_data[: self.n_drawn].reshape(-1).view(np.uint8)
 
-    def _grow(self, needed: int) -> None:
-        cap = max(int(needed), 2 * self.ids.size)
-        self.ids = np.empty(cap, dtype=np.int64)
+    def _grow(self, needed: int) -> np.ndarray:
+        """Every per-object buffer at least ``needed`` long (doubling); returns the new ids buffer."""
+        cap = max(int(needed), 2 * self.io.ids.size)
+        self.io.ids = np.empty(cap, dtype=np.int64)
         self.drawn_ids = np.empty(cap, dtype=np.int64)
         self._alloc_instances(cap)
-
-    def query_into(self, index: SphereIndex, point: np.ndarray) -> int:
-        """``index.query_into(point, self.ids)``, the buffers grown (doubling) until the answer fits;
-        returns the count."""
-        while True:
-            try:
-                return index.query_into(point, self.ids)
-            except QueryOverflow as exc:
-                self._grow(exc.needed)
+        return self.io.ids
 
     def set_draw_mode(self, mode: str) -> None:
         """How the frame's records will be drawn (one of :data:`viewer.frame.DRAW_MODES`): in ``"mesh"`` mode
@@ -293,6 +329,7 @@ class FramePipeline:
                 self.mesh_batches = MeshBatches(self._meshes, self.centres)
         else:
             self.mesh_batches = None
+        self.look.draw, self.look.mesh_batches = mode, self.mesh_batches
 
     # ----------------------------------------------------------------------------- culling modes
     def use_index(self, name: str) -> CullingMode:
@@ -308,7 +345,7 @@ class FramePipeline:
                 raise KeyError(f"unknown index {name!r}; choose from {', '.join(known)}")
             t0 = perf_counter()
             if name in self._factories:  # made by the owner from this pipeline's world (the GPU's copy)
-                self._built[name] = self._factories[name](self)
+                self._built[name] = self._factories[name](self.world)
             else:
                 # with motion, the index gets its own copy: the arrays here change under it every frame
                 c, r = (self.centres, self.radii) if self.motion is None else (self.centres.copy(), self.radii.copy())
@@ -342,7 +379,7 @@ class FramePipeline:
         if scale == self.radius_scale:
             return 0.0
         self.radius_scale = scale
-        self.radii = self.world_radii if scale == 1.0 else self.world_radii * scale
+        self.radii = self.world.radii = self.world_radii if scale == 1.0 else self.world_radii * scale
         t0 = perf_counter()
         self.use_index(self.index_name)
         return perf_counter() - t0
@@ -359,7 +396,7 @@ class FramePipeline:
         Returns ``(boxes (M, 4) float64 [x0, y0, z0, edge], visited (M,) bool)`` where visited marks
         the nodes a query at the last query point enters.
         """
-        return self.mode.node_boxes(self._qp)
+        return self.mode.node_boxes(self.io.query_point)
 
     def release(self) -> None:
         """Free what the culling modes hold outside Python (GPU buffers)."""
@@ -378,6 +415,7 @@ class FramePipeline:
         if mode not in COLOUR_MODES:
             raise ValueError(f"colour mode must be one of {', '.join(COLOUR_MODES)}, got {mode!r}")
         self.colour_mode = mode
+        self.look.band_colours = mode == "band"
         self._refresh_colours()
 
     def toggle_colour_mode(self) -> str:
@@ -393,7 +431,7 @@ class FramePipeline:
     def colour_by_band(self) -> None:
         """Overwrite the colour of the last frame's records with their LOD band's
         (:data:`viewer.frame.ranges.BAND_PALETTE`; band 0 for a scene without LOD switches)."""
-        m = self.n_drawn
+        m = self.io.drawn
         if m:
             pal = pack_colours(BAND_PALETTE)
             self.instance_u32[:m, WORD["colour"]] = pal[np.minimum(self.ranges.bands, pal.size - 1)]
@@ -426,7 +464,7 @@ class FramePipeline:
     @property
     def query_point(self) -> np.ndarray:
         """(3,) float64, the point the last frame queried: the camera, or the frozen camera (a view)."""
-        return self._qp
+        return self.io.query_point
 
     @property
     def query_pose(self) -> Pose | None:
@@ -513,41 +551,106 @@ class FramePipeline:
         return moved
 
     def select(self, camera: FlyCamera) -> CameraMatrices:
-        """The culling mode's stages of this frame, after :meth:`update` (:meth:`viewer.frame.CullingMode.select`).
+        """This frame's culling after :meth:`update`: the culling mode's answer, then the stages the CPU modes
+        share (module docstring).
 
         Returns the camera's matrices of this frame (built once, in the cull stage: the cull and the draw
-        use the same). For the CPU mode the records are then in :attr:`instances` / :meth:`instance_bytes`;
+        use the same). For a CPU mode the records are then in :attr:`instances` / :meth:`instance_bytes`;
         the counts are in :attr:`n_visible` / :attr:`n_drawn`, the stage times in :attr:`stage_ms`.
         """
-        st = self.stage_ms
-        st["upload"] = st["draw"] = 0.0  # the GL stages' times, added by the frame's owner
-        self.view_stats = None
-        matrices = self.mode.select(self, camera)
+        io = self._begin(camera)
+        if self.mode.answers_ids:
+            t1 = perf_counter()
+            k = self.mode.query(io)
+            k = self.ranges.filter(io.ids, k, io.query_point)  # visibility ranges: begin, HLOD children (O(visible))
+            io.stage_ms["query"] = (perf_counter() - t1) * 1e3
+            self._after_query(k)
+        else:
+            self.mode.records(io, None)
         self._pose = camera.pose
-        return matrices
+        return io.frustum()[0]
 
-    def query_point_of(self, camera: FlyCamera) -> np.ndarray:
-        """The query point of this frame: the camera, or the frozen camera (:attr:`query_point`)."""
-        qp = self._qp
+    def _begin(self, camera: FlyCamera) -> ModeFrame:
+        """Set this view's :class:`ModeFrame` for a frame of ``camera``: its query point (the frozen camera's
+        while frozen), its eye, no frustum yet, the GL stages' times at 0 (added by the frame's owner)."""
+        io = self.io
+        qp = io.query_point
         if self._frozen_pose is not None:
             q = self._frozen_pose
             qp[0], qp[1], qp[2] = q.x, q.y, q.z
         else:
             qp[:] = camera.position
-        return qp
+        io.eye[:] = camera.position
+        io._frustum = None
+        io.view_stats = None
+        io.stage_ms["upload"] = io.stage_ms["draw"] = 0.0
+        self._camera = camera
+        return io
 
-    def frustum_of(self, camera: FlyCamera) -> tuple[CameraMatrices, np.ndarray]:
-        """The camera's matrices of this frame (built once: the draw uses them too) and the frustum planes
-        the cull uses (the frozen ones while frozen; also kept in :attr:`planes`)."""
-        matrices = camera.matrices()
+    def _frustum(self) -> tuple[CameraMatrices, np.ndarray]:
+        """The camera's matrices of the frame being selected and the frustum planes the cull uses (the frozen
+        ones while frozen; also kept in :attr:`planes`): :meth:`ModeFrame.frustum`'s source."""
+        matrices = self._camera.matrices()
         planes = self._frozen_planes if self._frozen_planes is not None else frustum.frustum_planes(matrices.view_projection)
         self.planes = planes
         return matrices, planes
 
-    def eye_of(self, camera: FlyCamera) -> np.ndarray:
-        """(3,) float64, the render camera's position (records are relative to it; a view)."""
-        self._eye[:] = camera.position
-        return self._eye
+    def _after_query(self, k: int) -> None:
+        """The stages after an ids-answering mode's query, ``ids[:k]`` holding its answer in range: the events,
+        then the mode's own records, or the CPU's frustum cull, LOD bands and gather (timed as ``cull``,
+        ``lod`` and ``gather``)."""
+        io, rg = self.io, self.ranges
+        st, qp = io.stage_ms, io.query_point
+        t2 = perf_counter()
+        self.events.update(io.ids, k, qp, self.centres, self.radii, ranges=rg)
+        t2e = perf_counter()
+        st["events"] = (t2e - t2) * 1e3  # in frame_ms only (no column of its own)
+        if self.mode.draws_records:
+            self.mode.records(io, k)
+            return
+
+        planes = io.frustum()[1]
+        m = frustum.cull_spheres(planes, self.centres, self.bounds, io.ids, k, self.drawn_ids)
+        t3 = perf_counter()
+        eye = io.eye
+        if self.sort:
+            sort_front_to_back(self.drawn_ids, m, self.centres, eye, self.sort_keys, self.sort_scratch)
+        t3l = perf_counter()
+        rg.select_bands(self.drawn_ids, m, qp)  # the lod stage: bands, counts, band changes (O(drawn))
+        t3g = perf_counter()
+        gather_instances(self.drawn_ids, m, self.centres, self.sizes, self.radii, self.colours, eye, qp,
+                         self.fade, self.instance_data, self.instance_u32)
+        rg.fades(self.drawn_ids, m, qp, self.instance_data)  # fade in at begin, HLOD cross-fade
+        io.drawn = m
+        if self.colour_mode == "band":
+            self.colour_by_band()
+        if self.mesh_batches is not None:  # a scene drawn with its own meshes: its batches, by mesh (and band)
+            self.mesh_batches.group(self.drawn(), self.instances, rg.bands if rg.has_lod else None)
+        t4 = perf_counter()
+
+        io.visible, io.entered, io.left = k, self.events.n_entered, self.events.n_left
+        io.counts.update(rg.counts(self.drawn()))
+        st["cull"] = (t3 - t2e) * 1e3
+        st["lod"] = (t3g - t3l) * 1e3
+        st["gather"] = (t4 - t3 - (t3g - t3l)) * 1e3
+
+    def upload(self, draw) -> None:
+        """Hand this frame's records to ``draw`` (a :class:`viewer.render.InstanceDraw`): the CPU's gather, or
+        those the culling mode made itself."""
+        if self.mode.draws_records:
+            self.mode.upload(self.io, draw)
+        else:
+            draw.cpu_records(self)
+
+    def visible_ids(self) -> np.ndarray:
+        """Ids (visible,) int64 of the last frame's visible objects (an ids-answering mode's, in its order, a
+        view; else a readback from the mode, in no order)."""
+        return self.io.ids[: self.io.visible] if self.mode.answers_ids else self.mode.visible_ids()
+
+    def drawn_in_order(self) -> np.ndarray:
+        """Ids (drawn,) int64 of the last frame's drawn objects, in the order drawn (the CPU's, a view; or a
+        readback from a mode that makes its own records)."""
+        return self.mode.drawn_ids() if self.mode.draws_records else self.drawn()
 
     def row(self, *, t: float | None = None, draw_calls: int = 0, end: float | None = None) -> FrameStats:
         """The :class:`FrameStats` of the frame just run (the one place a row is filled); no side effect.
@@ -561,7 +664,7 @@ class FramePipeline:
             of :meth:`update` to it
         """
         pose, mode = self._pose, self.mode
-        s = self.view_stats if self.view_stats is not None else mode.stats
+        s = self.io.view_stats if self.io.view_stats is not None else mode.stats
         ms = self.stage_ms
         return FrameStats(
             frame=self.frame, t=self.t if t is None else float(t), dt=self._dt,
@@ -600,25 +703,47 @@ class FramePipeline:
         v = copy.copy(self)
         v.view = int(view)
         v.moves_world = False
-        v.view_stats = None
         cap = self.ids.size
-        v.ids = np.empty(cap, dtype=np.int64)
         v.drawn_ids = np.empty(cap, dtype=np.int64)
         v._alloc_instances(cap)
         v.events = VisibilityTracker(len(self.radii), self.events.margin, self.events.relative)
         v.ranges = Ranges(_RangeSource(self.ranges), self.centres, self._fade)
         v.ranges.set_scale(self._radius_scale)
-        v.stage_ms = dict.fromkeys(self.stage_ms, 0.0)
-        v.counts = {}
+        v.look = Look(self.look.fade, self.look.draw, self.look.band_colours)
+        v.io = v._mode_frame(np.empty(cap, dtype=np.int64))
         v.planes = np.zeros((6, 4))
-        v._eye = np.zeros(3)
-        v._qp = np.zeros(3)
+        v._camera = None
         v._frozen_pose = v._frozen_planes = None
         v.frozen = False
-        v.n_drawn = v.n_visible = v.n_entered = v.n_left = 0
         v.mesh_batches = None
         v.set_draw_mode(self.draw_mode)
         return v
+
+
+def select_views(frames: list[FramePipeline], cameras: list[FlyCamera]) -> list[CameraMatrices]:
+    """:meth:`FramePipeline.select` for every view of a frame (:class:`viewer.frame.ViewSet`): ``frames`` the
+    views' pipelines (one world, one culling mode), ``cameras`` theirs. An ids-answering mode that leaves the
+    records to the CPU answers every view in one batch (:meth:`viewer.frame.CullingMode.query_views`); each
+    view's ``query_ms`` is then its share of the batch's time plus its own range filter. Any other mode
+    selects view after view. Returns each view's matrices."""
+    mode = frames[0].mode
+    if not mode.answers_ids or mode.draws_records:
+        return [f.select(c) for f, c in zip(frames, cameras)]
+    ios = [f._begin(c) for f, c in zip(frames, cameras)]
+    t1 = perf_counter()
+    ks = mode.query_views(ios)
+    share = (perf_counter() - t1) * 1e3 / len(frames)
+    out = []
+    for f, c, io, k in zip(frames, cameras, ios, ks):
+        t2 = perf_counter()
+        kept = f.ranges.filter(io.ids, k, io.query_point)
+        if io.view_stats is not None:
+            io.view_stats.visible = kept
+        io.stage_ms["query"] = share + (perf_counter() - t2) * 1e3
+        f._after_query(kept)
+        f._pose = c.pose
+        out.append(io.frustum()[0])
+    return out
 
 
 class _RangeSource:

@@ -5,7 +5,7 @@ A :class:`ViewSet` holds K pipelines over one world: the first is the frame's ow
 each with its camera and its own buffers, events and freeze. A frame runs::
 
     update  every camera moves; the world's movers advance once (in the first view's update stage)
-    query   every view's query point in one batch: the culling mode's ``select_views`` (CPU culling: the
+    query   every view's query point in one batch: the culling mode's ``query_views`` (CPU culling: the
             index's ``query_many``, one pass over the scan's arrays, the trees walked in Morton order; the
             GPU: a dispatch per view)
     cull, gather  per view, as a single view's frame
@@ -21,9 +21,10 @@ from __future__ import annotations
 from time import perf_counter
 from typing import TYPE_CHECKING, Sequence
 
+from .pipeline import FramePipeline, select_views
+
 if TYPE_CHECKING:  # annotations only
     from ..camera import CameraMatrices, FlyCamera, InputState
-    from .pipeline import FramePipeline
     from .stats import FrameStats
 
 __all__ = ["MAX_VIEWS", "VIEW_CYCLE", "ViewSet"]
@@ -89,8 +90,7 @@ class ViewSet:
             v.fade = main._fade
             if v.draw_mode != main.draw_mode:
                 v.set_draw_mode(main.draw_mode)
-            v.colour_mode = main.colour_mode
-            v._refresh_colours()
+            v.set_colour_mode(main.colour_mode)
             v.set_hysteresis(main.events.margin, main.events.relative)
 
     def restart(self) -> None:
@@ -112,14 +112,8 @@ class ViewSet:
             v.update(cam, dt, pose=None if poses is None else poses[j], input_state=input_state if j == 0 else None)
 
     def select(self) -> list[CameraMatrices]:
-        """Every view's query together and each one's cull and gather (the mode's ``select_views``)."""
-        for v in self.frames:
-            v.stage_ms["upload"] = v.stage_ms["draw"] = 0.0  # the GL stages' times, added by the frame's owner
-            v.view_stats = None
-        matrices = self.frames[0].mode.select_views(self.frames, self.cameras)
-        for v, cam in zip(self.frames, self.cameras):
-            v._pose = cam.pose
-        return matrices
+        """Every view's query together and each one's cull and gather (:func:`viewer.frame.pipeline.select_views`)."""
+        return select_views(self.frames, self.cameras)
 
     def finish(self, *, t: float | None = None, draw_calls: Sequence[int] | None = None) -> list[FrameStats]:
         """Each view's row of the frame :meth:`run` ran (``draw_calls`` (K,) per view), the clocks advanced."""

@@ -51,9 +51,9 @@ import moderngl
 import numpy as np
 
 from ..frame.culling import CullingMode
-from ..index import INDEXES, make_index
+from ..index import INDEXES, grown_until_fits, make_index
 from . import _delta_kernels as K
-from .gpu_cull import GpuCuller, gpu_cull_unavailable, hand_records
+from .gpu_cull import GpuCuller, band_counts, gpu_cull_unavailable, hand_records, write_ranges
 from .shaders import CULL_BINDINGS as B
 from .shaders import ShaderLibrary
 
@@ -136,8 +136,8 @@ class ViewList:
 class DeltaCulling(CullingMode):
     """The ``coherent`` culling mode (see the module docstring).
 
-    frame : the :class:`viewer.frame.FramePipeline` whose world (``centres``, ``radii``, ``sizes``,
-        ``category_colours``) is indexed and uploaded once
+    world : the :class:`viewer.frame.World` (``centres``, ``radii``, ``sizes``, ``colours``) indexed and
+        uploaded once
     gl : the session's :class:`ShaderLibrary` (its ``ctx`` is the GL context)
 
     Memory: the index's, the :class:`GpuCuller`'s (92 bytes an object), and per view a list (4 bytes an object
@@ -146,19 +146,20 @@ class DeltaCulling(CullingMode):
     """
 
     kind = COHERENT
+    draws_records = True  # and answers ids: the index's query, then the pipeline's ranges and events
 
     @classmethod
     def unavailable(cls, gl) -> str | None:
         return "no GL context" if gl is None else gpu_cull_unavailable(gl.ctx)
 
-    def __init__(self, frame, gl: ShaderLibrary):
+    def __init__(self, world, gl: ShaderLibrary):
         self.ctx: moderngl.Context = gl.ctx
-        self.frame = frame
+        self.world = world
         name = delta_index_name()
-        c, r = (frame.centres, frame.radii) if frame.motion is None else (frame.centres.copy(), frame.radii.copy())
-        self.index = make_index(name, c, r, **frame.index_options.get(name, {}))
+        c, r = (world.centres, world.radii) if not world.moving else (world.centres.copy(), world.radii.copy())
+        self.index = make_index(name, c, r, **world.index_options.get(name, {}))
         self.index_name = name
-        self.culler = _ListCuller(gl.ctx, gl, frame.centres, frame.radii, frame.sizes, frame.category_colours)
+        self.culler = _ListCuller(gl.ctx, gl, world.centres, world.radii, world.sizes, world.colours)
         n = self.culler.n
         self.n = n
         self.list_prog = gl.program("cull_visible")
@@ -170,7 +171,8 @@ class DeltaCulling(CullingMode):
         self._pairs_buf = self.ctx.buffer(reserve=self._pairs.nbytes)
         #: each view's list, by the id of its tracker (one entry unless a ViewSet shares the mode)
         self._lists: dict[int, ViewList] = {}
-        self.view = self._list_of(frame.events)  # the list of the last frame's view
+        self.view: ViewList | None = None  # the list of the last frame's view (made at its first query)
+        self._fresh = self._own = False  # the last query's view: its list out of step, the index's deltas its own
         #: (N,) uint8: 1 where the GPU's row is older than the world's (moved since its row last went up)
         self._stale = np.zeros(max(n, 1), dtype=np.uint8)
         self._any_stale = False
@@ -222,7 +224,7 @@ class DeltaCulling(CullingMode):
         if s.size:
             self._stale[s] = 0
             self._uploaded = np.concatenate([self._uploaded, s]) if self._uploaded.size else s
-            self.culler.move(s, self.frame.centres[s], self.frame.radii[s])
+            self.culler.move(s, self.world.centres[s], self.world.radii[s])
 
     def restart(self) -> None:
         for v in self._lists.values():  # the next frame of each view rebuilds its list from its tracker's in-set
@@ -243,60 +245,51 @@ class DeltaCulling(CullingMode):
         a compute shader at its first dispatch): each run once over nothing."""
         type(self.index).warm_up()
         K.warm()
-        self.view.buf.bind_to_storage_buffer(B["LIST"])
+        scratch = self.ctx.buffer(reserve=4)  # a list of no entries (a view's list is made at its first query)
+        scratch.bind_to_storage_buffer(B["LIST"])
         self._pairs_buf.bind_to_storage_buffer(B["PAIRS"])
         self.scatter_prog["count"].value = 0
         self.scatter_prog.run(1, 1, 1)
-        self._bind()
+        self.culler.bind_shared(None)
+        scratch.bind_to_storage_buffer(B["LIST"])
         self.list_prog["count"].value = 0
         self.list_prog.run(1, 1, 1)
         self.ctx.finish()
-
-    def node_boxes(self, point):
-        fn = getattr(self.index, "debug_boxes", None)
-        if fn is None:
-            return None
-        try:
-            return fn(tuple(float(v) for v in point))
-        except TypeError:
-            return fn()
+        scratch.release()
 
     # ----------------------------------------------------------------------------- the frame
-    def select(self, frame, camera):
-        """The index query and the ranges (``query``), the events, the list's deltas (``gather``), their
+    def query(self, frame) -> int:
+        """The index's query at the frame's point, the index told the view's hysteresis first; the view's list
+        is looked up (and whether it is in step) before the pipeline's events move its tracker on."""
+        ev = frame.events
+        _sync_hysteresis(self.index, ev)
+        v = self.view = self._list_of(ev)
+        self._fresh = v.frames != ev.frames  # the tracker moved on without this list (another mode), or was reset
+        self._own = self._queried is v  # the index's last answer was this view's previous one
+        self._queried = v
+        k, _ = grown_until_fits(lambda out: self.index.query_into(frame.query_point, out), frame.ids, frame.grow)
+        return k
+
+    def records(self, frame, k) -> None:
+        """After the query, the ranges and the events (the pipeline's): the list's deltas (``gather``), their
         upload and scatter (``upload``), then one dispatch over the list, waited for (``cull``)."""
         st = frame.stage_ms
-        t0 = perf_counter()
-        qp = frame.query_point_of(camera)
-        _sync_hysteresis(self.index, frame.events)
-        k = frame.query_into(self.index, qp)
-        k = frame.ranges.filter(frame.ids, k, qp)
-        t1 = perf_counter()
         ev = frame.events
-        v = self.view = self._list_of(ev)
-        fresh = v.frames != ev.frames  # the tracker moved on without this list (another mode), or was reset
-        own = self._queried is v  # the index's last answer was this view's previous one
-        self._queried = v
-        ev.update(frame.ids, k, qp, frame.centres, frame.radii, ranges=frame.ranges)
+        v = self.view
+        rg = frame.ranges
         t2 = perf_counter()
-        npairs = self._follow(v, ev, fresh, own and not frame.ranges.active)
+        npairs = self._follow(v, ev, self._fresh, self._own and not rg.active)
         v.frames, v.margin = ev.frames, ev.margin
         v.in_step = _in_step(self.index, ev, k)
         t3 = perf_counter()
 
         g = self.culler
-        matrices, planes = frame.frustum_of(camera)  # timed with the cull, as the CPU path times it
+        planes = frame.frustum()[1]  # timed with the cull, as the CPU path times it
         t3f = perf_counter()
-        g.band_colours = frame.colour_mode == "band"
-        rg = frame.ranges
-        key = (rg.active, rg.scale, rg.fade)
-        if key != g._ranges_key:
-            if rg.active:
-                g.set_ranges(rg.begin, rg.limit, rg.parent, rg.is_proxy)
-            if rg.has_lod:
-                g.set_lod(rg.lod)
-            g._ranges_key = key
-        g.write_frame(qp, frame.eye_of(camera), planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
+        look = frame.look
+        g.band_colours = look.band_colours
+        write_ranges(g, rg)
+        g.write_frame(frame.query_point, frame.eye, planes, look.fade, "mesh" if look.draw == "mesh" else "sprites")
         self._band_state(v, rg.has_lod)
         self._fresh_rows(v)
         self._scatter(npairs)
@@ -307,22 +300,13 @@ class DeltaCulling(CullingMode):
         t5 = perf_counter()
 
         self.gpu_visible = c.visible
-        frame.n_visible, frame.n_drawn = k, c.drawn
-        frame.n_entered, frame.n_left = ev.n_entered, ev.n_left
-        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(10, dtype=np.int64)
-        if not rg.has_lod:
-            b[:8] = 0
-            b[0] = c.drawn
-            b[9] = 0
-        frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
-                            band_changes=int(b[9]), proxies=int(b[8]))
-        st["query"] = (t1 - t0) * 1e3
-        st["events"] = (t2 - t1) * 1e3
+        frame.visible, frame.drawn = k, c.drawn
+        frame.entered, frame.left = ev.n_entered, ev.n_left
+        frame.counts.update(band_counts(g, rg, c.drawn))
         st["gather"] = (t3 - t2) * 1e3
         st["upload"] = (t4 - t3f) * 1e3
         st["cull"] = (t5 - t4 + t3f - t3) * 1e3
         st["lod"] = 0.0
-        return matrices
 
     def _follow(self, v: ViewList, ev, fresh: bool, own: bool) -> int:
         """Apply this frame's deltas to ``v``'s slot mirror; returns the pairs to upload (-1: the whole list).
@@ -445,7 +429,7 @@ class DeltaCulling(CullingMode):
         LOD band on the GPU, as the ``gpu`` mode does: :func:`viewer.render.gpu_cull.hand_records`)."""
         self._groups = hand_records(self.culler, frame, draw, self._groups)
 
-    def band_changes(self, frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def band_changes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last frame's LOD band changes ``(ids, previous, current)`` for its view (a readback, in no
         order), the GPU's :attr:`viewer.frame.ranges.Ranges.changes`."""
         return self.culler.band_changes()
@@ -454,11 +438,7 @@ class DeltaCulling(CullingMode):
         """The mesh grouping the last mesh-mode frame used (a :class:`GpuMeshGroups`), or None."""
         return self._groups
 
-    def visible_ids(self, frame) -> np.ndarray:
-        """The CPU's query answer (after the ranges), in the index's order."""
-        return frame.ids[: frame.n_visible]
-
-    def drawn_ids(self, frame) -> np.ndarray:
+    def drawn_ids(self) -> np.ndarray:
         """A readback from the GPU, in the order drawn."""
         return self.culler.drawn_ids()
 

@@ -48,7 +48,7 @@ from time import perf_counter
 import moderngl
 import numpy as np
 
-from ..frame.culling import GPU, NO_INDEX, CullingMode
+from ..frame.culling import NO_INDEX, CullingMode
 from ..index import QueryOverflow, QueryStats
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from ..frame.pipeline import pack_colours
@@ -75,6 +75,10 @@ _FRAME_DTYPE = np.dtype([("planes", "<f8", (6, 4)), ("query", "<f8", 4), ("eye",
                          ("hysteresis", "<f8", 4), ("query_f", "<f4", 4), ("info", "<u4", 4),
                          ("palette", "<u4", 8)])
 assert _FRAME_DTYPE.itemsize == 352
+
+
+#: The GPU culling mode's name.
+GPU = "gpu"
 
 
 def gpu_cull_unavailable(ctx: moderngl.Context) -> str | None:
@@ -456,25 +460,27 @@ class GpuCuller:
 
 class GpuCulling(CullingMode):
     """The ``gpu`` culling mode (:class:`viewer.frame.CullingMode`): a :class:`GpuCuller` over the frame's
-    world; its :meth:`select` is one dispatch (query, events, frustum cull and records on the GPU), its
+    world; its :meth:`records` is one dispatch (query, events, frustum cull and records on the GPU), its
     :meth:`upload` hands the GPU's records and draw command to the draw as they are.
 
-    frame : the :class:`viewer.frame.FramePipeline` whose ``centres``, ``radii`` (the world now, kept
-        current by its motion), ``sizes`` and ``category_colours`` are uploaded once
+    world : the :class:`viewer.frame.World` whose ``centres``, ``radii`` (the world now, kept current by its
+        motion), ``sizes`` and ``colours`` are uploaded once
     gl : the session's :class:`ShaderLibrary` (its ``ctx`` is the GL context)
     """
 
     kind = GPU
     index_name = NO_INDEX
+    answers_ids = False
+    draws_records = True
 
     @classmethod
     def unavailable(cls, gl) -> str | None:
         return "no GL context" if gl is None else gpu_cull_unavailable(gl.ctx)
 
-    def __init__(self, frame, gl: ShaderLibrary):
+    def __init__(self, world, gl: ShaderLibrary):
         self.ctx = gl.ctx
-        self.frame = frame
-        self.culler = GpuCuller(gl.ctx, gl, frame.centres, frame.radii, frame.sizes, frame.category_colours)
+        self.world = world
+        self.culler = GpuCuller(gl.ctx, gl, world.centres, world.radii, world.sizes, world.colours)
         # every object is tested each frame; no nodes
         self.stats = QueryStats(candidates=self.culler.n)
         self.last: GpuCounters | None = None
@@ -486,13 +492,13 @@ class GpuCulling(CullingMode):
     def move_many(self, ids: np.ndarray, centres: np.ndarray, radii: np.ndarray | None = None) -> None:
         """Objects ``ids`` are now at ``centres`` (radii None: unchanged): uploads only their rows."""
         ids = np.asarray(ids)
-        r = self.frame.radii[ids] if radii is None else radii
+        r = self.world.radii[ids] if radii is None else radii
         self.culler.move(ids, centres, r)
 
     def restart(self) -> None:
         self.culler.reset_events()
 
-    def select(self, frame, camera):
+    def records(self, frame, k=None) -> None:
         """Cull one frame on the GPU: the frame's query point and frustum, one dispatch, the counts back.
 
         The frame's ``query_ms`` runs from the dispatch until its results are ready (both passes,
@@ -502,19 +508,13 @@ class GpuCulling(CullingMode):
         """
         g = self.culler
         t0 = perf_counter()
-        qp = frame.query_point_of(camera)
-        matrices, planes = frame.frustum_of(camera)
+        planes = frame.frustum()[1]
+        look = frame.look
         g.set_hysteresis(frame.events.margin, frame.events.relative)
-        g.band_colours = frame.colour_mode == "band"
+        g.band_colours = look.band_colours
         rg = frame.ranges
-        key = (rg.active, rg.scale, rg.fade)
-        if key != g._ranges_key:  # a new scale or cross-fade: upload begin, limits and switches again
-            if rg.active:
-                g.set_ranges(rg.begin, rg.limit, rg.parent, rg.is_proxy)
-            if rg.has_lod:
-                g.set_lod(rg.lod)
-            g._ranges_key = key
-        g.write_frame(qp, camera.position, planes, frame.fade, "mesh" if frame.draw_mode == "mesh" else "sprites")
+        write_ranges(g, rg)
+        g.write_frame(frame.query_point, frame.eye, planes, look.fade, "mesh" if look.draw == "mesh" else "sprites")
         t1 = perf_counter()
         g.dispatch()
         self.ctx.finish()
@@ -522,20 +522,11 @@ class GpuCulling(CullingMode):
         t2 = perf_counter()
         self.last = c
         self.stats.visible = c.visible
-        frame.n_visible, frame.n_drawn, frame.n_entered, frame.n_left = c.visible, c.drawn, c.entered, c.left
-        # the band, proxy and band-change counts (counted in the exact pass; a scene without LOD switches: every
-        # drawn object in band 0, no changes)
-        b = g.band_counts() if (rg.has_lod or rg.active) else np.zeros(10, dtype=np.int64)
-        if not rg.has_lod:
-            b[:8] = 0
-            b[0] = c.drawn
-            b[9] = 0
-        frame.counts.update(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
-                            band_changes=int(b[9]), proxies=int(b[8]))
+        frame.visible, frame.drawn, frame.entered, frame.left = c.visible, c.drawn, c.entered, c.left
+        frame.counts.update(band_counts(g, rg, c.drawn))
         st = frame.stage_ms
         st["query"], st["events"], st["cull"], st["gather"] = (t2 - t1) * 1e3, 0.0, 0.0, 0.0
         st["upload"] = (t1 - t0) * 1e3
-        return matrices
 
     def upload(self, frame, draw) -> None:
         """Hand the GPU's records to ``draw`` (:func:`hand_records`)."""
@@ -545,16 +536,16 @@ class GpuCulling(CullingMode):
         """The mesh grouping the last mesh-mode frame used (a :class:`GpuMeshGroups`), or None."""
         return self._groups
 
-    def band_changes(self, frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def band_changes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The last frame's LOD band changes ``(ids, previous, current)`` (:meth:`GpuCuller.band_changes`: a
         readback, in no order), the GPU's :attr:`viewer.frame.ranges.Ranges.changes`."""
         return self.culler.band_changes()
 
-    def visible_ids(self, frame) -> np.ndarray:
+    def visible_ids(self) -> np.ndarray:
         """A readback from the GPU, in no order."""
         return self.culler.visible_ids()
 
-    def drawn_ids(self, frame) -> np.ndarray:
+    def drawn_ids(self) -> np.ndarray:
         """A readback from the GPU, in the order drawn."""
         return self.culler.drawn_ids()
 
@@ -565,23 +556,47 @@ class GpuCulling(CullingMode):
         self.culler.release()
 
 
+def write_ranges(culler: GpuCuller, rg) -> None:
+    """Upload the frame's visibility ranges (begin, limits, switches) to ``culler`` when their scale or
+    cross-fade changed since the last upload (``rg``: a :class:`viewer.frame.ranges.Ranges`)."""
+    key = (rg.active, rg.scale, rg.fade)
+    if key != culler._ranges_key:
+        if rg.active:
+            culler.set_ranges(rg.begin, rg.limit, rg.parent, rg.is_proxy)
+        if rg.has_lod:
+            culler.set_lod(rg.lod)
+        culler._ranges_key = key
+
+
+def band_counts(culler: GpuCuller, rg, drawn: int) -> dict[str, int]:
+    """The band, proxy and band-change counts of the last dispatch (counted in the exact pass), as the
+    frame's columns; a scene without LOD switches: every drawn object in band 0, no changes."""
+    b = culler.band_counts() if (rg.has_lod or rg.active) else np.zeros(10, dtype=np.int64)
+    if not rg.has_lod:
+        b[:8] = 0
+        b[0] = drawn
+        b[9] = 0
+    return dict(band0=int(b[0]), band1=int(b[1]), band2=int(b[2]), band3=int(b[3:8].sum()),
+                band_changes=int(b[9]), proxies=int(b[8]))
+
 
 def hand_records(culler: GpuCuller, frame, draw, groups=None):
     """Hand the last dispatch's records of ``culler`` to ``draw`` (a
     :class:`viewer.render.instance_draw.InstanceDraw`): one indirect draw, or for a scene drawn with its own
     meshes in mesh mode, the records grouped by the mesh of each object's LOD band on the GPU
     (:class:`viewer.render.gpu_mesh_groups.GpuMeshGroups`, timed as the frame's gather), one indirect draw per
-    mesh. ``groups``: the grouping made for an earlier frame (kept while the draw's meshes are the same);
-    returns the one to keep (None when not grouping)."""
+    mesh. ``frame``: the :class:`viewer.frame.ModeFrame`; ``groups``: the grouping made for an earlier frame
+    (kept while the draw's meshes are the same); returns the one to keep (None when not grouping)."""
     file_meshes = getattr(draw, "file_meshes", None)
-    if frame.mesh_batches is not None and file_meshes is not None and culler._mode_field == 1:
+    batches = frame.look.mesh_batches
+    if batches is not None and file_meshes is not None and culler._mode_field == 1:
         from .gpu_mesh_groups import GpuMeshGroups
 
         t0 = perf_counter()
         if groups is None or groups.file_meshes is not file_meshes:
             if groups is not None:
                 groups.release()
-            groups = GpuMeshGroups(culler.ctx, culler.shaders, file_meshes, frame.mesh_batches)
+            groups = GpuMeshGroups(culler.ctx, culler.shaders, file_meshes, batches)
         groups.group(culler, bands=frame.ranges.has_lod)
         frame.stage_ms["gather"] += (perf_counter() - t0) * 1e3
         draw.gpu_mesh_records(groups)

@@ -60,16 +60,18 @@ class InstanceDraw:
     def gpu_records(self, frame, instances: moderngl.Buffer, command: moderngl.Buffer, read_back) -> None:
         """This frame's records written on the GPU: ``instances`` holds them, ``command`` is the indirect draw
         command; ``read_back()`` returns ``(ids (m,) int64, records (m,) INSTANCE_DTYPE)`` for a scene drawn
-        with its own meshes (grouped here by mesh, the time added to the frame's gather)."""
+        with its own meshes (grouped here by mesh, the time added to the frame's gather). ``frame``: the
+        culling mode's :class:`viewer.frame.ModeFrame`."""
         self._groups = None
-        self._meshes = frame.mesh_batches is not None
+        batches = frame.look.mesh_batches
+        self._meshes = batches is not None
         if self._meshes:
             t0 = perf_counter()
             ids, records = read_back()
-            frame.mesh_batches.group(ids, np.ascontiguousarray(records).view(INSTANCE_DTYPE).reshape(-1))
+            batches.group(ids, np.ascontiguousarray(records).view(INSTANCE_DTYPE).reshape(-1))
             frame.stage_ms["gather"] += (perf_counter() - t0) * 1e3
             self._indirect = None
-            self.file_meshes.upload(frame.mesh_batches)
+            self.file_meshes.upload(batches)
         else:
             self._indirect = (instances, command)
 

@@ -31,7 +31,6 @@ from viewer.scenes.look import DEFAULT_SKY, sky_colour
 from ..camera import FlyCamera, InputState
 from ..errors import UserError
 from ..timing.heap import settle
-from ..frame.culling import MODES, culler_names
 from ..frame.options import SessionOptions
 from ..frame.pipeline import FramePipeline, camera_for_scene
 from ..frame.stages import HUD_COUNTS, STAGES
@@ -39,6 +38,7 @@ from ..frame.stats import FrameStats
 from ..frame.views import MAX_VIEWS, ViewSet
 from .context import read_rgb, save_png
 from .instance_draw import InstanceDraw
+from .modes import MODES, culler_names
 from .renderer import SceneRenderer
 from .shaders import ShaderLibrary
 from .text import TextLayer
@@ -117,16 +117,15 @@ class ViewerSession:
         self.set(colour=o.colour, frozen=o.frozen, draw=self._options.draw)
 
     def _modes(self, o: SessionOptions) -> tuple[dict, list[str] | None]:
-        """The culling modes of :data:`viewer.frame.MODES` this context can run, as factories for the
+        """The culling modes of :data:`viewer.render.modes.MODES` this context can run, as factories for the
         pipeline, and the cycle with them (by default every available index, then those modes). A mode asked
         for on a context that cannot run it: a :class:`viewer.errors.UserError` saying why."""
         asked = {o.index, *(o.indexes or ())}
         modes, missing = {}, []
-        for name, spec in MODES.items():
-            cls = spec.load()
+        for name, cls in MODES.items():
             why = cls.unavailable(self.shaders)
             if why is None:
-                modes[name] = lambda frame, cls=cls: cls(frame, self.shaders)
+                modes[name] = lambda world, cls=cls: cls(world, self.shaders)
             elif name in asked:
                 raise UserError(f"--index {name}: not available with this OpenGL context: {why}")
             else:
@@ -269,12 +268,12 @@ class ViewerSession:
     def visible_ids(self) -> np.ndarray:
         """Ids (visible,) int64 the culling mode found in the last frame (for an index, in its order, a view;
         with ``gpu`` a readback from the GPU, in no order)."""
-        return self._pipeline.mode.visible_ids(self._pipeline)
+        return self._pipeline.visible_ids()
 
     def drawn_ids(self) -> np.ndarray:
         """Ids (drawn,) int64 drawn in the last frame, in the order drawn (the CPU mode: nearest first, a
         view; with ``gpu`` a readback from the GPU)."""
-        return self._pipeline.mode.drawn_ids(self._pipeline)
+        return self._pipeline.drawn_in_order()
 
     def run_info(self) -> dict:
         """What a recording's metadata says about this session's current index: ``index_options``,
@@ -325,7 +324,7 @@ class ViewerSession:
         p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the culling mode)
         cam = p.select(self.camera)  # query, events, cull, gather: on the CPU, or one dispatch on the GPU
         t1 = perf_counter()
-        p.mode.upload(p, self.draw)
+        p.upload(self.draw)
         p.stage_ms["upload"] += (perf_counter() - t1) * 1e3
         t2 = perf_counter()
         fbo = self.fbo
@@ -409,7 +408,7 @@ class ViewerSession:
                 poses = poses[0]
             return [self.frame(dt, pose=poses, input_state=input_state, t=t)]
         vs.update(dt, poses=poses, input_state=input_state)
-        shared = vs.main.mode.kind == "cpu"  # the GPU's records live in one buffer: select, draw, next view
+        shared = not vs.main.mode.draws_records  # the GPU's records live in one buffer: select, draw, next view
         matrices = vs.select() if shared else [None] * len(vs)
         fbo = self.fbo
         full = fbo.viewport
@@ -421,7 +420,7 @@ class ViewerSession:
             if not shared:
                 matrices[j] = v.select(cam)
             t1 = perf_counter()
-            v.mode.upload(v, self.draw)
+            v.upload(self.draw)
             v.stage_ms["upload"] += (perf_counter() - t1) * 1e3
             t2 = perf_counter()
             fbo.viewport = tiles[j]
