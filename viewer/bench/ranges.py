@@ -19,7 +19,8 @@ import numpy as np
 from viewer.frame.ranges import BAND_COLUMNS, Ranges
 from viewer.index import QueryOverflow, SphereIndex
 
-from .measure import IndexResult, turns
+from .measure import turns
+from .result import IndexResult
 from .workloads import Workload
 
 __all__ = ["measure_ranges", "workload_ranges"]

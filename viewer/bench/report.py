@@ -14,7 +14,7 @@ from viewer.frame.ranges import BAND_COLUMNS
 from viewer.files.output import atomic_file
 from viewer.frame.stages import TIME_STATS
 
-from .measure import IndexResult
+from .result import IndexResult
 from .workloads import point_kinds
 
 __all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "DYNAMIC_STATS", "RANGE_COLUMNS", "baseline_line", "columns",

@@ -27,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from viewer.index import SphereIndex
 
-    from .measure import IndexResult
+    from .result import IndexResult
     from .workloads import Workload
 
 __all__ = ["BATCH_CALL", "MAX_DISTINCT", "measure_updates", "plan"]
