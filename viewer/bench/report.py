@@ -12,6 +12,7 @@ import numpy as np
 
 from viewer.frame.ranges import BAND_COLUMNS
 from viewer.files.output import atomic_file
+from viewer.system.machine import machine_line  # (re-exported: the bench prints it)
 from viewer.frame.stages import TIME_STATS
 
 from .result import IndexResult
@@ -220,12 +221,6 @@ def _fmt(fmt: str, v) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "-"
     return fmt.format(v)
-
-
-def machine_line(where: dict) -> str:
-    """One line naming the machine of a run (``where``: :func:`viewer.system.machine.machine`): its figures are
-    this CPU's, not another's."""
-    return f"machine: {where['host']}, {where['cpu']}, {where['cores']} logical CPUs, no GPU involved"
 
 
 def baseline_line(table: list[dict]) -> str:

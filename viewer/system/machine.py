@@ -14,7 +14,7 @@ import platform
 import socket
 from pathlib import Path
 
-__all__ = ["caches", "cpu", "cpu_model", "cpu_target", "machine", "system"]
+__all__ = ["caches", "cpu", "cpu_model", "cpu_target", "machine", "machine_line", "system"]
 
 _CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -83,6 +83,12 @@ def machine() -> dict:
 
     return {"host": socket.gethostname(), "cpu": cpu(), "cores": os.cpu_count() or 0,
             "threads": numba.get_num_threads()}
+
+
+def machine_line(where: dict) -> str:
+    """One line naming the machine of a run (``where``: :func:`machine`): its figures are this CPU's, not
+    another's (printed beside every timing a command prints)."""
+    return f"machine: {where['host']}, {where['cpu']}, {where['cores']} logical CPUs, no GPU involved"
 
 
 def system() -> str:
