@@ -146,7 +146,7 @@ class CullingMode(ABC):
     kind: str = "cpu"
     index: SphereIndex | None = None
     index_name: str = NO_INDEX
-    stats: QueryStats
+    stats: QueryStats = QueryStats()  # none counted (a mode with counters keeps its own)
     answers_ids: bool = True
     draws_records: bool = False
 
