@@ -8,8 +8,8 @@ The rule (the recipe's ``[hlod]`` table, :data:`HLOD_FIELDS`; :func:`add_hlod`):
   centre falls in one cell form a group (only objects with no parent of their own, a begin of 0 and an
   end of at least ``min_end``: an object with its own near range keeps it, and a small object that culls
   on its own long before the switch is not made to reach it). A cell with fewer than ``min_children`` such objects makes no
-  proxy. Measured at 1e6 objects (city-1m, cell 120, columns): 24,964 proxies of 40 objects on average,
-  built in 1.5 s (scenes/README.md, "Visibility ranges, LOD bands and HLOD", has the other cell sizes).
+  proxy. At 1e6 objects (city-1m, cell 120, columns): 24,964 proxies of 40 objects on average
+  (scenes/README.md, "Visibility ranges, LOD bands and HLOD", has the build times and the other cell sizes).
 - **The proxy** of group g: its centre ``p`` the centre of the box around the children's centres; its
   covering radius ``R = max_i(|c_i - p| + sqrt(3) s_i)`` (s_i a child's drawn half-extent: the sphere
   holds every child's drawn cube); its drawn half-extent half the largest edge of the box around the

@@ -6,7 +6,7 @@
 //                     local-to-world linear map (in_affine0..2, its columns) and translation minus the
 //                     object's centre (in_offset); drawn two-sided (files mirror and leave meshes open)
 //   #define SPRITES   point-sprite impostors: one point per object, shaded as a sphere of radius `size` in
-//                     the fragment shader. About 4x cheaper than meshes on a software rasteriser. Needs
+//                     the fragment shader. Much cheaper than meshes on a software rasteriser. Needs
 //                     PROGRAM_POINT_SIZE; point sizes are clamped to the implementation's range. Depth is
 //                     the centre's (flat discs): writing gl_FragDepth for the sphere surface would turn off
 //                     early depth testing, which with instances drawn nearest first saves several times

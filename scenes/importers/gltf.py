@@ -8,13 +8,13 @@ primitives; points and lines are not drawn). ``MSFT_lod`` node LODs and mesh nod
 proxies) are read by :mod:`.gltf_lod`.
 
 Reading: the GLB container (header and chunks) with pygltflib; the JSON with :mod:`json` into plain dicts
-(pygltflib's dataclass decoding costs ~0.5 ms a node: 50 s for 100k nodes), every value the importer uses
-checked against the spec before it is used (an index is a whole number in range, a count, offset or stride
-a whole number >= 0, an accessor's type the one its use needs, every accessor inside its bufferView and every
-bufferView inside its buffer). Buffers come from the GLB binary chunk, a ``data:`` URI (decoded by
-:mod:`urllib.request`) or a relative, percent-encoded URI resolved against the glTF file's folder; a URI
-that leaves that folder (``../``, an absolute path, a link pointing out) or names another scheme is refused.
-Images are never read. Memory is estimated before anything large is allocated
+(pygltflib's dataclass decoding builds Python objects field by field: far too slow for a file of many nodes),
+every value the importer uses checked against the spec before it is used (an index is a whole number in
+range, a count, offset or stride a whole number >= 0, an accessor's type the one its use needs, every
+accessor inside its bufferView and every bufferView inside its buffer). Buffers come from the GLB binary
+chunk, a ``data:`` URI (decoded by :mod:`urllib.request`) or a relative, percent-encoded URI resolved against
+the glTF file's folder; a URI that leaves that folder (``../``, an absolute path, a link pointing out) or
+names another scheme is refused. Images are never read. Memory is estimated before anything large is allocated
 (:func:`viewer.system.memory.available_bytes`).
 """
 

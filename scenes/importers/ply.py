@@ -26,8 +26,8 @@ PROGRESS_LINES = 1 << 16
 
 class _CountingText:
     """An ASCII PLY file as plyfile reads it (``readline``, ``read``), calling ``progress(lines, total)``
-    every :data:`PROGRESS_LINES` lines: plyfile parses ASCII rows in Python, about 5 us a row here (2e6
-    vertices: 10 s), so a large file shows how far it is."""
+    every :data:`PROGRESS_LINES` lines: plyfile parses ASCII rows in Python, so a file of millions of
+    vertices reads for seconds, and a large file shows how far it is."""
 
     def __init__(self, fh, total: int, progress: Callable[[int, int], None]):
         self._fh = fh

@@ -70,15 +70,14 @@ def measure_static(
 
     The indexes take turns in blocks of ``block`` consecutive camera points: a noisy machine treats
     them alike, and each runs with its own data in cache, as in a frame loop. (Point-by-point turns
-    would charge every query for the caches brute force's million-element passes just flushed:
-    about +40 us per query here, whatever the index.) The order of the turns changes from block to
-    block (:func:`turns`) so that each index follows every other equally often: in a fixed order the index
-    after ``brute`` alone paid for the caches it flushed (measured at 1e6 diagonal: octree 27.3 vs hash
-    grid 16.8 us in one order, 19.6 vs 27.2 in the other).
+    would charge every query for the caches brute force's million-element passes just flushed, whatever
+    the index.) The order of the turns changes from block to block (:func:`turns`) so that each index
+    follows every other equally often: in a fixed order the index after ``brute`` alone paid for the caches
+    it flushed, enough to swap two indexes' places.
 
     ``rounds`` passes over the points, the turns' orders continuing from one to the next: a median over
-    several passes is less at the mercy of what the machine did during one (one pass at 1e6 takes about
-    a second; clustered medians of one index moved by 10-30% between single-pass runs)."""
+    several passes is less at the mercy of what the machine did during one (a pass is short, and the
+    medians of one index moved from one single-pass run to the next)."""
     pts = [tuple(map(float, p)) for p in wl.points]
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
     res = {

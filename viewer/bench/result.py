@@ -88,7 +88,8 @@ class IndexResult:
     def x_floor(self) -> float:
         """The median over the queries of each one's time over its own output floor (the same point, the
         same pass). Not the ratio of the two medians: on a world whose points differ a hundredfold in
-        output, those fall at different points (1e6 octaves: 27x against 14x)."""
+        output, those fall at different points, and the ratio of the medians pairs a query at one point with
+        the copy at another."""
         if not self.query_us.size or self.floor_us.shape != self.query_us.shape:
             return float("nan")
         return float(np.median(self.query_us / np.maximum(self.floor_us, 1e-3)))

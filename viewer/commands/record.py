@@ -16,7 +16,7 @@ from . import _args
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
 
 #: frames of the default recording of a generated path (a demo: the whole flight at a larger step; --full: every
-#: frame at 1/60 s). About a minute on this repository's 2-core machine from an empty kernel cache, loaded.
+#: frame at 1/60 s): few enough that a first run, compiling included, stays short on a 2-core machine.
 DEMO_FRAMES = 1800
 
 DESCRIPTION = """\

@@ -204,7 +204,7 @@ def run(args) -> int:
     from ..index import warm_scope
 
     with warm_scope(view_points(args, scene)):
-        # compiled before the window opens (it would stay black, saying nothing, for the 30 s of a first run)
+        # compiled before the window opens (on a first run it would stay black, saying nothing, while numba compiles)
         # and before the headless run's lines
         with reporting(sys.stderr):  # a first run says that it compiles, and how long it takes
             _warm_kernels(scene, index)
@@ -216,7 +216,7 @@ def run(args) -> int:
 
 def view_points(args, scene) -> tuple[str, ...]:
     """The entry points of an index (:data:`viewer.index.ENTRY_POINTS`) this view runs, the only ones compiled
-    (:func:`viewer.index.warm_scope`; all of the octree's took 27 s on a first run): the query; a batch of
+    (:func:`viewer.index.warm_scope`; all of an index's would make a first run much longer): the query; a batch of
     points in a window (its N key splits the view) or with ``--views`` above 1; ``move_many`` in a window (the
     panel's view-distance scale) or a moving world. A view never inserts, removes or moves one object."""
     batch = not args.headless or (args.views or 1) > 1

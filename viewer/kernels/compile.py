@@ -4,7 +4,8 @@ Compiling the kernels a command runs takes tens of seconds on a first run and no
 on-disk cache, :mod:`viewer.kernels.jit`). A command that wants the user told wraps its warm-up in
 :func:`reporting`; warm-ups name what they compile with :func:`compile_group` (an index's name,
 ``frame``). Nothing is printed unless numba really compiles (a cache miss: numba's ``numba:compile``
-event, which a kernel loaded from the cache never sends), so a warm run stays quiet::
+event, which a kernel loaded from the cache never sends), so a warm run stays quiet; a first run prints,
+for example::
 
     compiling kernels (first run only; cached for later runs) ...
       octree: 7 kernels, 21.3 s

@@ -102,8 +102,8 @@ njit = functools.partial(numba.njit, cache=CACHE, nogil=True, _nrt=True)
 
 # For small kernels that allocate nothing (they get every buffer from the caller): compiled without
 # numba's reference counting. Every array passed from one numba function to another otherwise costs
-# an atomic incref/decref pair (measured here: ~100 ns per array per call, 4x the cost of a small
-# helper), which dominates hot loops that call helpers taking arrays.
+# an atomic incref/decref pair, more than a small helper's own work, which dominates hot loops that call
+# helpers taking arrays.
 njit_noref = functools.partial(numba.njit, cache=CACHE, nogil=True, _nrt=False)
 
 
@@ -114,10 +114,9 @@ def variant(py_func, tag: str):
 
     numba files a cached kernel under its function's qualified name, source line and bytecode and under the
     signature, not under the compile options (parallel, fastmath, reference counting): two kernels of one
-    function would load each other's machine code from the cache, whichever was compiled first. Measured
-    before this: the parallel scan ran the one-thread code (196 us a query at 1e6 on 2 threads, 180 on 1), and
-    the scan's one-thread read floor the threaded one (61 us at 2,000 objects, 0.45 compiled afresh). The copy
-    has a name of its own, so a cache file of its own."""
+    function would load each other's machine code from the cache, whichever was compiled first: before this,
+    the parallel scan ran the one-thread code and the scan's one-thread read floor the threaded one, slower
+    and with no error. The copy has a name of its own, so a cache file of its own."""
     f = types.FunctionType(py_func.__code__, py_func.__globals__, f"{py_func.__name__}_{tag}",
                            py_func.__defaults__, py_func.__closure__)
     f.__qualname__ = f"{py_func.__qualname__}_{tag}"

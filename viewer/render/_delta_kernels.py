@@ -70,8 +70,8 @@ def apply_events(left, n_left, entered, n_entered, pos, slots, count, mark, pair
 def slot_runs(pairs, m, slots, ids, starts):
     """The changed slots of ``pairs[:m]`` ((slot, id) uint32 rows) in slot order into ``slots[:m]`` (int64),
     their ids into ``ids[:m]`` (uint32), and where each run of consecutive slots begins into ``starts`` (its
-    first ``runs`` entries, then ``m``); returns ``runs``. One call where the list's upload made six numpy calls
-    (~15 us for a few slots)."""
+    first ``runs`` entries, then ``m``); returns ``runs``. One call where the list's upload made six numpy calls,
+    whose fixed costs outweighed the work on a few slots."""
     order = np.argsort(pairs[:m, 0])
     runs = 0
     for t in range(m):

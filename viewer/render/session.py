@@ -291,7 +291,7 @@ class ViewerSession:
         then renders ``frames`` unrecorded frames at ``pose`` (None: where the camera is) with ``dt`` 0, so
         shaders, buffers and the draw path are warm and a moving world stays still. Last, the setup's objects
         are frozen out of the garbage collector's scans (:func:`viewer.timing.heap.settle`): a full collection
-        walking them took ~50 ms, in whichever frame it fell.
+        walking them would land, many times a frame's cost, in whichever frame it fell.
         """
         self._pipeline.warm_up()
         for _ in range(int(frames)):

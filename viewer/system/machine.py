@@ -2,7 +2,7 @@
 or written (``viewer bench``, the sweep's rows, a recording's metadata).
 
 The CPU's model name alone can hide what matters: on a cloud VM it may read just "AMD EPYC", and two such
-machines gave different rankings of the same kernels (a branch-free candidate loop 1.5-7x faster than a
+machines gave different rankings of the same kernels (a branch-free candidate loop far faster than a
 bit-mask one on one of them). So the description carries the target LLVM (and so numba) compiles for and
 the cache sizes, which is what a hot loop over flat arrays feels.
 """

@@ -2,12 +2,12 @@
 terminal, one plain line every 10% otherwise (a CI log, a pipe: no control codes, no colour).
 
 The wrapper is thin on purpose: it only decides *when* to hand a count to rich. A frame loop calls
-:meth:`Progress.update` every frame; handing every call to rich would cost 2-4 us (its lock, its speed
-samples: measured here), so the wrapper compares the clock and passes a count on at most every ``interval`` seconds and
+:meth:`Progress.update` every frame; handing every call to rich would put its lock and its speed samples in
+every frame, so the wrapper compares the clock and passes a count on at most every ``interval`` seconds and
 draws then, in the caller's thread (rich's own refresh thread is off: a redraw never lands inside a timed
-frame). Measured on this repository's machine, interleaved with the hand-made class this replaced (two runs,
-the machine loaded): ``update`` 0.45-0.56 us a call between draws (that class: 0.39-0.43), a terminal draw
-1.3-1.9 ms (that class: 2.7 us), at most four draws a second (under 1% of a core).
+frame). A call between draws then costs about what the hand-made class this replaced cost, and the draws, at
+most four a second, a small share of a core (the measurements: the bench results README, "Figures that used to
+live in code comments").
 
 rich is imported when the first bar is made, not when this module is.
 """

@@ -2,16 +2,14 @@
 
 A run builds its world once (a scene, its index, numba's dispatchers, GL objects: ~130,000 tracked Python
 objects in a ``record`` of ``dynamic-1m``) and then runs frames that allocate little. The collector still walks
-the older generations' objects when it collects them, in whichever frame crossed its threshold: measured here
-(``viewer record dynamic-1m --index coherent octree scan loop32 --frames 1200``), the setup's full collections
-took 26-65 ms each, and one generation-1 collection during the frames 5.6 ms. :func:`settle` collects once after
-the setup and freezes what survives (:func:`gc.freeze`): in the same record, no collection during the frames
-then took over 0.56 ms. With six indexes (``--index loop32 brute scan octree looseoctree coherent``) the frames'
-own young objects still made 22 generation-1 collections in 1,200 frames, 10 of them over 1 ms (up to 2 ms:
-a 3-5x spike on the coherent mode's 0.8 ms update). A recording's frame loop (and ``view --headless``'s)
+the older generations' objects when it collects them, in whichever frame crossed its threshold: that frame
+pays for walking the whole setup, a spike many times its own cost that it did not cause. :func:`settle` collects
+once after the setup and freezes what survives (:func:`gc.freeze`), so a later collection walks only what the
+frames made. Even so, with several indexes the frames' own young objects still trip generation-1 collections
+now and then, each a spike beside a fast mode's update. A recording's frame loop (and ``view --headless``'s)
 therefore runs with the automatic collector off and collects the young generations itself between frames
 (:class:`FrameCollector`), outside every timed stage, as ``viewer bench`` times its queries with the collector
-off.
+off. (The measurements behind this: the bench results README, "Figures that used to live in code comments".)
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The order in which several indexes take their turns when they are measured interleaved (``viewer
 bench``, ``viewer record``). In one fixed order (or a rotation of it) each index always follows the same
-other one and pays for what that one did to the caches: at 1e6 on the diagonal workload, whichever index
-ran right after brute force answered ~10 us slower. A balanced Latin square fixes that."""
+other one and pays for what that one did to the caches (brute force's passes over every object flush them),
+which skews the comparison between the indexes. A balanced Latin square fixes that."""
 
 from __future__ import annotations
 
