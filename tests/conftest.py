@@ -122,7 +122,7 @@ def compute_gl():
 @pytest.fixture
 def display():
     """A fresh Xvfb display (``":N"``) for a test that opens a real window, stopped afterwards."""
-    from .xwindow import xvfb_display
+    from .support.xwindow import xvfb_display
 
     yield from xvfb_display()
 

@@ -1,0 +1,89 @@
+"""The package's architecture, read from its import graph (grimp, through import-linter): every import goes
+from a higher layer to a lower one (the layers in pyproject.toml's ``[tool.importlinter]``), and no module
+imports itself back through any chain, function-level and annotation (``TYPE_CHECKING``) imports included."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytest.importorskip("importlinter", reason="pip install '.[test]' (import-linter)")
+
+
+def installed_tree(tmp_path: Path) -> Path:
+    """The package as it installs (``scenes/`` and ``shaders/`` inside ``viewer/``), for grimp, which walks
+    folders and cannot follow the editable install's mapping."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.npz", "*.png", "results")
+    shutil.copytree(ROOT / "viewer", tmp_path / "viewer", ignore=ignore)
+    shutil.copytree(ROOT / "scenes", tmp_path / "viewer" / "scenes", ignore=ignore)
+    shutil.copytree(ROOT / "shaders", tmp_path / "viewer" / "shaders", ignore=ignore)
+    return tmp_path
+
+
+def run_python(tree: Path, code: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    # run from the copy: the working directory comes first on sys.path
+    return subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True,
+                          timeout=240)
+
+
+def test_imports_only_go_down_the_layers(tmp_path):
+    tree = installed_tree(tmp_path)
+    r = run_python(tree, "import sys; from importlinter.cli import lint_imports; "
+                         f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}, no_cache=True))")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout, r.stdout[-2000:]
+
+
+CYCLES = """
+import sys
+import grimp
+
+g = grimp.build_graph("viewer", cache_dir=None, exclude_type_checking_imports=False)
+assert "viewer.scenes.build" in g.modules and "viewer.frame.pipeline" in g.modules, sorted(g.modules)[:20]
+# Tarjan's strongly connected components over module -> imported module
+index, low, stack, on, comps = {}, {}, [], set(), []
+sys.setrecursionlimit(100000)
+def visit(v):
+    index[v] = low[v] = len(index); stack.append(v); on.add(v)
+    for w in g.find_modules_directly_imported_by(v):
+        if w not in index:
+            visit(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            comps.append(sorted(comp))
+for m in sorted(g.modules):
+    if m not in index:
+        visit(m)
+print(len(g.modules), "modules;", sum(len(g.find_modules_directly_imported_by(m)) for m in g.modules), "imports")
+for c in comps:
+    print("cycle:", " <-> ".join(c))
+sys.exit(1 if comps else 0)
+"""
+
+
+def test_no_module_imports_itself_back(tmp_path):
+    r = run_python(installed_tree(tmp_path), CYCLES)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_the_top_of_the_package_is_small():
+    """The top of ``viewer/`` holds the command line and the few facts every layer shares; everything else
+    lives in a sub-package named for its job."""
+    top = sorted(p.name for p in (ROOT / "viewer").glob("*.py"))
+    assert len(top) <= 10, top
+    assert set(top) >= {"__init__.py", "cli.py", "errors.py", "domain.py", "camera.py"}, top
