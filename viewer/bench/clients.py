@@ -5,6 +5,10 @@ Per index and K the tick is timed twice, interleaved with the other indexes in a
 single queries (``query_into`` once per client) and as one batch (``query_many_into``, where an index may
 share its work among the clients). The two answers are compared on the first tick of every run, so a
 batch that is fast and wrong never makes the table.
+
+:func:`run_clients` is the whole of ``viewer clients`` after its arguments: the workloads built, every index
+(and ``gpu``: :class:`viewer.render.gpu_cull.GpuQueries` on a headless GL context of :mod:`viewer.render`)
+timed, the table, the verdict per K and ``clients.csv`` / ``clients.json`` written.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import UserError
+from ..index import SphereIndex, grown_until_fits
 from ..timing.interleave import balanced_orders
-from ..index import QueryOverflow, SphereIndex
 
-__all__ = ["LAYOUTS", "ClientsResult", "client_paths", "measure_clients", "shares_work"]
+__all__ = ["LAYOUTS", "ClientsResult", "check_names", "check_step", "client_paths", "measure_clients", "run_clients",
+           "shares_work", "verdict"]
 
 #: how the clients are placed: over the whole world, or crowded into a few hot spots
 LAYOUTS = ("spread", "hotspots")
@@ -111,32 +117,36 @@ class ClientsResult:
 
 
 class _Buffers:
-    """Output arrays per index, grown when a query overflows (never inside a timed call twice)."""
+    """Output arrays per index, grown when a query overflows: the tick is then run again whole with the
+    larger buffer (:func:`viewer.index.grown_until_fits`), so a timed tick never holds a failed call."""
 
     def __init__(self, k: int) -> None:
         self.out = np.empty(4096, dtype=np.int64)
         self.offsets = np.empty(k + 1, dtype=np.int64)
 
+    @staticmethod
+    def _grow(needed: int) -> np.ndarray:
+        return np.empty(2 * needed, dtype=np.int64)
+
     def singles(self, ix: SphereIndex, pts: np.ndarray) -> tuple[float, int]:
-        t0 = time.perf_counter()
-        total = 0
-        out = self.out
-        for p in pts:
-            try:
+        def tick(out: np.ndarray) -> tuple[float, int]:
+            t0 = time.perf_counter()
+            total = 0
+            for p in pts:
                 total += ix.query_into(p, out)
-            except QueryOverflow as exc:  # grown, and this tick's time thrown away by the caller
-                self.out = np.empty(2 * exc.needed, dtype=np.int64)
-                return -1.0, 0
-        return time.perf_counter() - t0, total
+            return time.perf_counter() - t0, total
+
+        res, self.out = grown_until_fits(tick, self.out, self._grow)
+        return res
 
     def batch(self, ix: SphereIndex, pts: np.ndarray) -> tuple[float, int]:
-        t0 = time.perf_counter()
-        try:
-            total = ix.query_many_into(pts, self.offsets, self.out)
-        except QueryOverflow as exc:
-            self.out = np.empty(2 * exc.needed, dtype=np.int64)
-            return -1.0, 0
-        return time.perf_counter() - t0, total
+        def tick(out: np.ndarray) -> tuple[float, int]:
+            t0 = time.perf_counter()
+            total = ix.query_many_into(pts, self.offsets, out)
+            return time.perf_counter() - t0, total
+
+        res, self.out = grown_until_fits(tick, self.out, self._grow)
+        return res
 
 
 def _check_batch(name: str, ix: SphereIndex, pts: np.ndarray) -> None:
@@ -170,8 +180,6 @@ def measure_clients(built: dict, paths: np.ndarray, budget_s: float = 20.0,
             both = ((b.singles, r.single_us), (b.batch, r.batch_us))
             for run, times in both if t % 2 == 0 else both[::-1]:
                 dt, found = run(ix, pts)
-                while dt < 0:  # an output buffer grew: time it again
-                    dt, found = run(ix, pts)
                 spent[name] += dt
                 times.append(dt * 1e6)
                 if times is r.batch_us:
@@ -179,3 +187,182 @@ def measure_clients(built: dict, paths: np.ndarray, budget_s: float = 20.0,
         if progress is not None:
             progress(t + 1)
     return list(res.values())
+
+
+# --------------------------------------------------------------------------- viewer clients, after its arguments
+
+
+def check_names(names: list[str]) -> list[str]:
+    """The ``--index`` names, distinct, in order, without those whose libraries are missing here (``gpu``
+    kept: whether a GL context can cull is known once it exists); a :class:`UserError` for an unknown name
+    or none."""
+    from ..index import INDEXES
+    from ..render.gpu_cull import GPU
+
+    bad = [n for n in names if n not in INDEXES and n != GPU]
+    if bad or not names:
+        raise UserError(f"--index: unknown index {', '.join(map(repr, bad)) or 'list (empty)'}; "
+                        f"choose from {', '.join(sorted(INDEXES))}, {GPU}")
+    return [n for n in dict.fromkeys(names) if n == GPU or not INDEXES[n].unavailable()]
+
+
+def check_step(step: float, ticks: int) -> None:
+    """A :class:`UserError` naming --step when ``ticks`` steps of it could carry a client out of the numeric
+    domain (a hot-spot client's random walk moves up to ``ticks * step`` world units from its start; half the
+    domain is left to the scene's own coordinates)."""
+    from ..domain import COORD_LIMIT
+
+    most = COORD_LIMIT / 2 / ticks
+    if step > most:
+        raise UserError(f"--step {step:g}: {ticks} ticks of it can carry a client {step * ticks:.3g} world units "
+                        f"away, outside the numeric domain (|coordinate| <= 2**100); at most {most:.3g} "
+                        f"with --ticks {ticks}")
+
+
+def _gpu_context():
+    """A headless GL context (:func:`viewer.render.create_headless_context`) and its shader library for
+    ``--index gpu``; a :class:`UserError` when there is none or it cannot cull."""
+    from ..render import ShaderLibrary, create_headless_context
+    from ..render.gpu_cull import gpu_cull_unavailable
+
+    try:
+        ctx = create_headless_context()
+    except RuntimeError as exc:
+        raise UserError(f"--index gpu needs a GL context: {exc}") from None
+    why = gpu_cull_unavailable(ctx)
+    if why:
+        raise UserError(f"--index gpu: {why}")
+    return ctx, ShaderLibrary(ctx)
+
+
+def _build(name: str, wl, gl):
+    """Index ``name`` over the workload ``wl``, or the GPU's queries on ``gl`` (context, shader library)."""
+    from ..index import INDEXES
+    from ..render.gpu_cull import GPU
+
+    if name == GPU:
+        from ..render.gpu_cull import GpuQueries
+
+        return GpuQueries(gl[0], gl[1], wl.centres, wl.radii)
+    return INDEXES[name](wl.centres, wl.radii)
+
+
+def run_clients(workloads: list, names: list[str], *, ks: list[int], layouts: list[str], ticks: int, step: float,
+                budget: float, seed: int, out, config: dict, writable_dir) -> int:
+    """Time every index of ``names`` (checked: :func:`check_names`) on each workload (``workloads``:
+    callables making them) at each client count of ``ks`` and layout of ``layouts`` (``ticks`` ticks, clients
+    moving ``step`` world units a tick, ``budget`` seconds an index may spend per workload and K); print the
+    machine line, the table and the verdict; write ``clients.csv`` and ``clients.json`` into ``out``
+    (``writable_dir(out)`` checks it first; the directory is removed again when refused or stopped before
+    writing). ``config`` is what ``clients.json`` records of the arguments. Returns the exit status (0)."""
+    import datetime as _dt
+    import sys
+
+    from ..files.output import filled_dir
+    from ..index import warm_scope, warm_up
+    from ..kernels.compile import reporting
+    from ..recording.meta import package_versions
+    from ..render.gpu_cull import GPU
+    from ..system.machine import machine, machine_line, system
+    from ..terminal.progress import Progress
+
+    gl = _gpu_context() if GPU in names else None
+    # the clients' queries, one by one and as batches, are all it runs of an index: nothing else is compiled
+    # (a first run would otherwise compile every entry point of every index, silent after the machine line)
+    with warm_scope(("build", "query", "query_many")), filled_dir(out, writable_dir):
+        where = machine()
+        print(machine_line(where))
+        if gl is not None:
+            from ..render.context import gl_info
+
+            print(f"gpu: {gl_info(gl[0])} (llvmpipe is the CPU: its figures say nothing about a real GPU)")
+        with reporting(sys.stderr):
+            warm_up([n for n in names if n != GPU])
+        rows: list[dict] = []
+        for make in workloads:
+            wl = make()
+            built = {name: _build(name, wl, gl) for name in names}
+            for layout in layouts:
+                for k in ks:
+                    paths = client_paths(wl.centres, k, ticks, layout, seed, step=step)
+                    bar = Progress(ticks, f"{wl.name} {layout} K={k}", unit="ticks")
+                    results = measure_clients(built, paths, budget_s=budget, progress=bar.update)
+                    bar.close()
+                    for r in results:
+                        rows.append({"workload": wl.name, "n": wl.n, "layout": layout, **r.row()})
+            for ix in built.values():
+                getattr(ix, "release", lambda: None)()  # the GPU's buffers
+            del built
+        _print(rows)
+        for line in verdict(rows):
+            print(line)
+        _write(rows, out, where, config, system(), package_versions(),
+               _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    return 0
+
+
+def verdict(rows: list[dict]) -> list[str]:
+    """Per workload, layout and K: the fastest way to serve a tick (index and single / batch), and how much
+    the best batch that shares its work saves against the same index's singles."""
+    import math
+
+    lines = []
+    keys = dict.fromkeys((r["workload"], r["layout"], r["k"]) for r in rows)
+    for wl, layout, k in keys:
+        group = [r for r in rows if (r["workload"], r["layout"], r["k"]) == (wl, layout, k)]
+        best = min(group, key=lambda r: min(r["single_tick_us"], r["batch_tick_us"]))
+        how = "batch" if best["batch_tick_us"] <= best["single_tick_us"] else "single queries"
+        tick = min(best["single_tick_us"], best["batch_tick_us"])
+        best_single = min(group, key=lambda r: r["single_tick_us"])
+        line = (f"{wl} {layout} K={k}: fastest {best['index']} ({how}) {tick:,.0f} us a tick, "
+                f"{tick / k:,.2f} us a client; best single queries {best_single['index']} "
+                f"{best_single['single_tick_us']:,.0f} us ({best_single['single_tick_us'] / tick:.2f}x)")
+        shared = [r for r in group
+                  if r["shared_walk"] and math.isfinite(r["batch_x_single"]) and r["batch_x_single"] > 0]
+        if shared:  # batch_x_single: singles over batch (above 1: the batch is faster); said as batch / singles
+            s = max(shared, key=lambda r: r["batch_x_single"])
+            ratio = 1.0 / s["batch_x_single"]
+            if ratio < 1.0:
+                line += f"; sharing saves most on {s['index']}: its batch takes {ratio:.2f}x its singles' time"
+            else:
+                line += (f"; sharing saves nothing here: the best batch that shares its work, {s['index']}'s, takes "
+                         f"{ratio:.2f}x its singles' time")
+        lines.append(line)
+    return lines
+
+
+_SHOWN = (("index", "index", "{}"), ("k", "K", "{}"), ("shared_walk", "shared", "{}"),
+          ("single_tick_us", "singles us", "{:,.0f}"), ("batch_tick_us", "batch us", "{:,.0f}"),
+          ("batch_p99_us", "batch p99", "{:,.0f}"), ("single_per_client_us", "us/client", "{:,.2f}"),
+          ("batch_per_client_us", "batch us/client", "{:,.2f}"), ("batch_x_single", "batch gain", "{:.2f}x"),
+          ("visible_per_client", "visible", "{:,.0f}"))
+
+
+def _print(rows: list[dict]) -> None:
+    groups = dict.fromkeys((r["workload"], r["layout"]) for r in rows)
+    for wl, layout in groups:
+        print(f"\n{wl}, clients {layout}")
+        cells = [[h for _, h, _ in _SHOWN]]
+        cells += [[f.format(r[c]) for c, _, f in _SHOWN] for r in rows if (r["workload"], r["layout"]) == (wl, layout)]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(_SHOWN))]
+        for row in cells:
+            print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+
+
+def _write(rows, out, where: dict, config: dict, platform: str, packages: dict, date: str) -> None:
+    import csv
+    import sys
+
+    from ..files.output import atomic_file
+    from ..recording.meta import write_json_atomic
+
+    with atomic_file(out / "clients.csv", text=True, newline="") as fh:
+        if rows:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    write_json_atomic(out / "clients.json", {
+        "machine": {"platform": platform, **where}, "packages": packages, "command": list(sys.argv),
+        "date": date, "config": config, "rows": rows,
+    })
+    print(f"wrote {out / 'clients.csv'}, {out / 'clients.json'}", file=sys.stderr)
