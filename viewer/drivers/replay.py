@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..render.modes import check_cullers
 from ..errors import UserError
 from ..files.output import prepare_out_dir
 from ..timing.heap import FrameCollector
@@ -37,7 +36,9 @@ __all__ = ["TakeResume", "check_indexes", "replay", "resume_take"]
 
 def check_indexes(names: Sequence[str]) -> list[str]:
     """Known, available, distinct index names (order kept; ``gpu`` too: :mod:`viewer.render.modes`); a
-    :class:`UserError` otherwise."""
+    :class:`UserError` otherwise. The render layer is loaded here, not at import: reading a recording loads no GL."""
+    from ..render.modes import check_cullers
+
     return check_cullers(names, "--index")
 
 
