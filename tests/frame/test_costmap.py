@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.cli import refused
 from viewer.index import brute_query
-from viewer.frame.costmap import budget_scale, plane_grid, read_csv, sample_plane, slice_values
+from viewer.reports.costmap import budget_scale, plane_grid, read_csv, sample_plane, slice_values
 
 SPACING, RADIUS, SIDE = 10.0, 10.0, 5  # the grid scene: SIDE**3 spheres SPACING apart, each of view radius RADIUS
 
@@ -264,7 +264,7 @@ def test_sampling_pulls_in_no_plotting_library_and_no_gl():
     import subprocess
     import sys
 
-    code = ("import sys, viewer.frame.costmap; "
+    code = ("import sys, viewer.reports.costmap; "
             "print(sorted(m for m in ('matplotlib', 'moderngl', 'rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

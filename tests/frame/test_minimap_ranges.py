@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from viewer.frame.costmap import plane_grid
+from viewer.reports.costmap import plane_grid
 from viewer.frame.pipeline import FramePipeline
 from viewer.frame.ranges import brute_in_range
 from viewer.scenes import scene_from_arrays

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from viewer.frame.costmap import count_points, scene_ranges, time_points
+from viewer.reports.costmap import count_points, scene_ranges, time_points
 from viewer.frame.ranges import Ranges, brute_in_range
 from viewer.index import make_index, warm_up
 from viewer.scenes.construct import scene_from_arrays

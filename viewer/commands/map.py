@@ -48,7 +48,7 @@ def _plane(text: str) -> tuple[int, float]:
     """``AXIS=VALUE`` (``y=100``) -> (axis number, value in world units)."""
     import math
 
-    from ..frame.costmap import AXES
+    from ..reports.costmap import AXES
 
     name, sep, value = text.partition("=")
     name = name.strip().lower()
@@ -104,7 +104,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _planes(args, lo, hi) -> tuple[int, list[float]]:
     """The axis and the values of the planes to map, inside the box ``lo`` .. ``hi``."""
-    from ..frame.costmap import AXES, slice_values
+    from ..reports.costmap import AXES, slice_values
 
     if args.plane is not None:
         axis, value = args.plane
@@ -120,7 +120,7 @@ def _marks(scene, axis: int, values) -> list:
     """Per plane, the in-plane positions (M, 2) of the scene's cluster centres within two spreads of it."""
     import numpy as np
 
-    from ..frame.costmap import plane_axes
+    from ..reports.costmap import plane_axes
 
     u, v = plane_axes(axis)
     c, s = scene.cluster_centres, scene.cluster_spread
@@ -144,7 +144,7 @@ def _map(args) -> int:
     from ..files.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
     from ..terminal.progress import Progress, ProgressCallback
     from ..index import INDEXES, make_index, warm_up
-    from ..frame.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
+    from ..reports.costmap import (AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points,
                                  write_csv)
     from ..reports.costmap_figure import draw_heatmaps
 
@@ -230,7 +230,7 @@ def _summary(args, scene, names, counts, times, found) -> None:
     """Print the counts, each index's times and the budget's scale (with how to save it) to stdout."""
     import numpy as np
 
-    from ..frame.costmap import round_scale
+    from ..reports.costmap import round_scale
 
     print(f"visible  min {int(counts.min()):,}  median {float(np.median(counts)):,.0f}  max {int(counts.max()):,}"
           f"  (exact, over {counts.size:,} samples)")

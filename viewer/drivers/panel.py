@@ -38,7 +38,7 @@ from time import perf_counter
 import numpy as np
 from imgui_bundle import imgui, implot
 
-from ..frame.costmap import count_points, plane_grid
+from ..reports.costmap import frame_counts, plane_grid
 from ..frame.stages import HUD_COUNTS, STAGES
 
 __all__ = ["ACTIONS", "HISTORY", "PANEL_POS", "PANEL_WIDTH", "Panel", "PanelHistory", "TOGGLES"]
@@ -331,7 +331,7 @@ class Minimap:
     """The cost map of ``viewer map`` in the panel: the exact number of objects in view distance at
     ``MINIMAP_RES`` x ``MINIMAP_RES`` camera positions on the horizontal plane through the camera (x across, z
     down, over the objects' box), counted by the session's own index at the current view-distance scale
-    (:func:`viewer.frame.costmap.count_points`; in a scene with visibility ranges, the objects in range, as the
+    (:func:`viewer.reports.costmap.frame_counts`; in a scene with visibility ranges, the objects in range, as the
     frame's ``visible``), on a log colour ramp; the camera's position is a dot and its
     heading a line. Sampled again only when the index, the scale or the plane (the camera's height, in steps
     of a sixteenth of the box) changes: a few thousand queries, then nothing per frame but the drawing."""
@@ -358,9 +358,8 @@ class Minimap:
             return
         t0 = perf_counter()
         us, vs, pts = plane_grid(lo, hi, 1, y, MINIMAP_RES)
-        rg = getattr(world, "ranges", None)  # a scene with begin distances or HLOD: count what the frame counts
-        self.counts = count_points(index, pts, ranges=rg if rg is not None and rg.active else None)
-        self.counts = self.counts.reshape(MINIMAP_RES, MINIMAP_RES)
+        # the frame's own index, radius scale and range filter (begin distances, HLOD): what its visible counts
+        self.counts = frame_counts(world, pts).reshape(MINIMAP_RES, MINIMAP_RES)
         self.note = (f"y = {y:.0f}: most visible {int(self.counts.max()):,}, sampled by {session.index_name} in "
                      f"{(perf_counter() - t0) * 1e3:.0f} ms")
 

@@ -1,6 +1,6 @@
 """Reports of recordings: figures (:mod:`.plot`, matplotlib, imported lazily) and tables (:mod:`.compare`); and
-of a world itself: the cost map (:mod:`viewer.frame.costmap`: exact visible counts and query times on planes of camera
-positions, the view-distance scale for a budget; its figures in :mod:`.costmap_figure`).
+of a world itself: the cost map (:mod:`.costmap`: exact visible counts and query times on planes of camera
+positions, the view-distance scale for a budget, also the window's minimap; its figures in :mod:`.costmap_figure`).
 
 Both read runs through :mod:`viewer.recording` and take the stages and columns they show from
 :data:`viewer.frame.STAGES`, so a new stage appears in them without a change here.

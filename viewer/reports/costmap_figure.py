@@ -1,6 +1,6 @@
 """The cost map's figures: a heatmap per plane of one quantity (the visible count, an index's query time)
 on a shared logarithmic colour scale, the axes in world units, the scene's cluster centres near each
-plane marked. The samples come from :mod:`viewer.frame.costmap`.
+plane marked. The samples come from :mod:`viewer.reports.costmap`.
 
 matplotlib is imported only here, and only its Agg canvas (no pyplot, no GUI backend, no display).
 """
@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from ..files.output import atomic_file
-from ..frame.costmap import AXES, plane_axes
+from .costmap import AXES, plane_axes
 
 __all__ = ["draw_heatmaps"]
 
@@ -31,7 +31,7 @@ def draw_heatmaps(out: str | os.PathLike, us: np.ndarray, vs: np.ndarray, axis: 
     """Draw one heatmap per plane ``axis = values[k]`` into the PNG ``out`` (whole or not at all).
 
     us, vs : (res,) the in-plane coordinates of the grids' columns and rows, world units (the first and
-        second of :func:`viewer.frame.costmap.plane_axes`); grids : one (res, res) array per plane,
+        second of :func:`viewer.reports.costmap.plane_axes`); grids : one (res, res) array per plane,
         ``grid[j, i]`` at ``(us[i], vs[j])``; label : what the colour is (``visible objects``, ``octree
         query, us``), on the colour bar. Every panel shares one logarithmic scale from the smallest positive
         value to the largest (``clip``: to that percentile, e.g. 99.9, the few above drawn in its colour and

@@ -10,8 +10,11 @@ it counts the objects in range, the answer after the frame's range filter. A pla
 coordinate ``vs[j]``, column ``i`` at the first ``us[i]``: ``grid[j, i]`` is the sample at ``(us[i],
 vs[j])``, as an image drawn with its origin at the lower left shows it.
 
-Pure: numpy, the indexes, :mod:`viewer.timing`, :mod:`viewer.files`; the figures are in
-:mod:`.costmap_figure` (matplotlib, imported only there), so sampling for a minimap pulls in no plotting library.
+Sampling takes an index (:func:`count_points`, :func:`time_points`: ``viewer map`` times each index's query
+alone, at the same points, interleaved) or a frame (:func:`frame_counts`: the window's minimap counts what
+the frame's own culling mode, radius scale and range filter see). No GL and no plotting library: the
+figures are in :mod:`.costmap_figure` (matplotlib, imported only there), so sampling for a minimap pulls in
+neither.
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from ..files.output import atomic_file
 from ..index import SphereIndex, make_index
 from ..scenes.recipe import RECIPE_FIELDS
 
-__all__ = ["AXES", "BudgetScale", "MAX_SCALE", "budget_scale", "count_points", "plane_axes", "passes", "plane_grid",
-           "read_csv", "round_scale", "sample_plane", "scene_ranges", "slice_values", "time_points", "time_column",
-           "write_csv"]
+__all__ = ["AXES", "BudgetScale", "MAX_SCALE", "budget_scale", "count_points", "frame_counts", "plane_axes", "passes",
+           "plane_grid", "read_csv", "round_scale", "sample_plane", "scene_ranges", "slice_values", "time_points",
+           "time_column", "write_csv"]
 
 #: the axes' names, by number
 AXES = ("x", "y", "z")
@@ -94,7 +97,7 @@ def scene_ranges(scene, scale: float = 1.0):
     """The range filter of ``scene`` (:class:`viewer.frame.ranges.Ranges` over its centres, no cross-fade,
     its begins and HLOD limits times ``scale``, the global view-distance scale), or None when the scene has no
     begin distances and no visibility parents (its counts are then the end spheres')."""
-    from .ranges import Ranges
+    from ..frame.ranges import Ranges
 
     if getattr(scene, "begin", None) is None and getattr(scene, "parent", None) is None:
         return None
@@ -120,6 +123,19 @@ def count_points(index: SphereIndex, points: np.ndarray, progress: Callable[[int
         if progress is not None and k % 1000 == 999:
             progress(k + 1)
     return counts
+
+
+def frame_counts(frame, points: np.ndarray, progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """The exact number of objects a frame of ``frame`` (a :class:`viewer.frame.FramePipeline`) would find
+    visible with its camera at each of ``points`` ((K, 3) world units): its culling mode's index at its radius
+    scale, then its range filter (begin distances, HLOD parents) when the scene has one, as the frame's
+    ``visible`` counts them. (K,) int64; ``ValueError`` when the culling mode has no CPU index (the GPU's).
+    ``progress(done)`` as :func:`count_points` calls it."""
+    index = frame.index
+    if index is None:
+        raise ValueError(f"{frame.index_name}: the culling mode has no CPU index to sample")
+    rg = frame.ranges
+    return count_points(index, points, progress, ranges=rg if rg.active else None)
 
 
 def time_points(indexes: Mapping[str, SphereIndex], points: np.ndarray,
