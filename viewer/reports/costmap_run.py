@@ -1,0 +1,168 @@
+"""``viewer map`` after its arguments: the scene loaded, its planes sampled, every index timed there
+(:func:`viewer.reports.costmap.time_points`), with ``--budget`` the largest view-distance scale searched
+first (:func:`viewer.reports.costmap.budget_scale`); then ``costmap.csv``, the figures
+(:mod:`.costmap_figure`) and the summary with the machine line.
+
+Standard library only at import (the command's help text names :data:`CSV_NAME` and the figures); numpy,
+the indexes and matplotlib are imported when a map runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable
+
+from ..errors import UserError
+
+__all__ = ["CSV_NAME", "DEFAULT_INDEXES", "VISIBLE_PNG", "run_map"]
+
+#: the indexes timed by default: the baseline and the tree, as 'viewer record'
+DEFAULT_INDEXES = ("octree", "scan")
+#: the CSV and the figures a map writes into OUT (a figure per index besides: INDEX_us.png)
+CSV_NAME, VISIBLE_PNG = "costmap.csv", "visible.png"
+
+
+def run_map(load_scene: Callable, *, scene_arg: str, indexes: list[str] | None, planes: Callable, res: int,
+            budget: int | None, budget_text: str, out: str, force: bool, quiet: bool, loading_label: str) -> int:
+    """Map the scene ``load_scene(progress)`` into the directory ``out``; returns the exit status (0).
+
+    scene_arg : how the user named the scene (the line that says how to save a budget's scale)
+    indexes : the ``--index`` names (None: :data:`DEFAULT_INDEXES` that are available)
+    planes : ``planes(lo, hi) -> (axis, [values])``, the planes to map inside the scene's world box
+        (``lo``, ``hi``: (3,) world units; a :class:`UserError` for a plane outside it)
+    res : samples along each side of a plane; budget : ``--budget`` (None: map at the scene's own radii),
+        written ``budget_text`` in messages
+    force : replace a map already in ``out``; quiet : no progress on stderr; loading_label : the loading
+        progress's label
+
+    Every index built here compiles only its build and its query (:func:`viewer.index.warm_scope`).
+    """
+    from ..index import warm_scope
+
+    with warm_scope(("build", "query")):
+        return _map(load_scene, scene_arg=scene_arg, indexes=indexes, planes=planes, res=res, budget=budget,
+                    budget_text=budget_text, out=out, force=force, quiet=quiet, loading_label=loading_label)
+
+
+def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, out, force, quiet, loading_label) -> int:
+    import numpy as np
+
+    from ..files.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
+    from ..index import INDEXES, make_index, warm_up
+    from ..kernels.compile import reporting
+    from ..render.modes import check_cullers
+    from ..system.machine import machine, machine_line
+    from ..terminal.progress import Progress, ProgressCallback
+    from .costmap import AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points, write_csv
+    from .costmap_figure import draw_heatmaps
+
+    names = check_cullers(indexes or [n for n in DEFAULT_INDEXES if n in INDEXES], "--index")
+    if any(n not in INDEXES for n in names):
+        raise UserError(f"--index {', '.join(n for n in names if n not in INDEXES)}: the map times indexes, not "
+                        f"culling on the GPU; choose from {', '.join(INDEXES)}")
+    out = prepare_out_dir(out, create=False, what="-o")  # created once the scene has loaded
+    files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
+    refuse_replacing(files, f"-o {out}", "viewer map", force)  # before minutes of loading and timing
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    loading = ProgressCallback(loading_label, enabled=not quiet)
+    scene = load_scene(loading)
+    loading.close()
+    lo, hi = scene.bounds
+    axis, values = planes(lo, hi)
+    if budget is not None and budget >= scene.n:
+        raise UserError(f"--budget {budget_text}: {scene.name} has {scene.n:,} objects, no more than the budget: "
+                        "every view-distance scale keeps within it")
+    with filled_dir(out, lambda d: prepare_out_dir(d, what="-o")):  # removed again if stopped before writing
+        for f in files:
+            check_output_file(f, "-o")
+        with reporting(sys.stderr, enabled=not quiet):
+            warm_up(names)
+
+        grids = [plane_grid(lo, hi, axis, v, res) for v in values]
+        us, vs = grids[0][0], grids[0][1]
+        points = np.concatenate([g[2] for g in grids])
+        where = f"{AXES[axis]} = {', '.join(f'{v:.6g}' for v in values)}"
+        say(f"{scene.name}: {scene.n:,} objects; {len(values)} plane(s) {where}, {res} x {res} samples "
+            f"each ({points.shape[0]:,} camera positions); indexes {', '.join(names)}")
+
+        scale = 1.0
+        found = None
+        if budget is not None:
+            say(f"budget {budget:,}: bisection over the view-distance scale, {names[0]} built at each scale "
+                "tried ...")
+            try:
+                found = budget_scale(scene.centres, scene.radii, points, budget, index=names[0],
+                                     log=lambda s, p: say(f"  scale {s:<10.6g} most visible at a sample {p:,}"))
+            except ValueError as exc:
+                raise UserError(f"--budget {budget}: {exc}") from None
+            scale = found.scale
+
+        radii = scene.radii * scale if scale != 1.0 else scene.radii
+        built = {n: make_index(n, scene.centres, radii) for n in names}
+        total = passes(len(names)) * points.shape[0]
+        bar = Progress(total, f"map {len(names)} index{'es' if len(names) > 1 else ''}, {passes(len(names))} "
+                              "passes", unit="points", enabled=not quiet)
+        ranges = scene_ranges(scene, scale)  # begins / HLOD parents: count (and time) the objects in range
+        counts, times = time_points(built, points, progress=bar.update, ranges=ranges)
+        bar.update(total)
+        bar.close()
+
+        write_csv(out / CSV_NAME, points, counts, times)
+        per_plane = lambda a: list(a.reshape(len(values), res, res))  # noqa: E731 - the planes' grids
+        line = machine_line(machine())
+        scaled = f", view distances x {scale:.6g}" if scale != 1.0 else ""
+        marks = _marks(scene, axis, values)
+        draw_heatmaps(out / VISIBLE_PNG, us, vs, axis, values, per_plane(counts), marks=marks,
+                      title=f"{scene.name} ({scene.n:,} objects): objects "
+                            f"{'in range' if ranges else 'within view distance'}{scaled}",
+                      label="visible objects")
+        for n in names:
+            draw_heatmaps(out / f"{time_column(n)}.png", us, vs, axis, values, per_plane(times[n]), marks=marks,
+                          title=f"{scene.name}: {n} query time{scaled}, kernels warm, {res} x {res} samples",
+                          label=f"{n} query, us", note=line, clip=99.9)
+
+        print(line)
+        _summary(scene_arg, budget, scene, names, counts, times, found)
+        for f in files:
+            print(f"wrote {f}", file=sys.stderr)
+        return 0
+
+
+def _marks(scene, axis: int, values) -> list:
+    """Per plane, the in-plane positions (M, 2) of the scene's cluster centres within two spreads of it."""
+    import numpy as np
+
+    from .costmap import plane_axes
+
+    u, v = plane_axes(axis)
+    c, s = scene.cluster_centres, scene.cluster_spread
+    return [c[np.abs(c[:, axis] - value) <= 2.0 * s][:, [u, v]] for value in values]
+
+
+def _summary(scene_arg: str, budget: int | None, scene, names, counts, times, found) -> None:
+    """Print the counts, each index's times and the budget's scale (with how to save it) to stdout."""
+    import numpy as np
+
+    from .costmap import round_scale
+
+    print(f"visible  min {int(counts.min()):,}  median {float(np.median(counts)):,.0f}  max {int(counts.max()):,}"
+          f"  (exact, over {counts.size:,} samples)")
+    for n in names:
+        t = times[n]
+        print(f"{n:<10} query median {np.median(t):8.2f} us  p95 {np.percentile(t, 95):8.2f} us  "
+              f"max {t.max():9.1f} us")
+    if found is None:
+        return
+    nxt = ("; no larger scale is tried (the limit)" if found.next_scale is None else
+           f"; the next step up, {found.next_scale:.6g}, sees {found.next_peak:,}")
+    print(f"budget {budget:,}: largest view-distance scale {found.scale:.6g} (most visible at a sample "
+          f"{found.peak:,}){nxt}; {found.builds} scales tried")
+    base = (scene.recipe or {}).get("radius_scale")  # the scene's radii are scaled already: save the product
+    saved = round_scale(found.scale * base, down=True) if base is not None else found.scale
+    if Path(scene.source or "").suffix == ".toml":  # (--radius-scale rewrites a recipe, not a data file)
+        print(f"save it: viewer scene generate {scene_arg} --radius-scale {saved:.6g} -o FILE.npz")
