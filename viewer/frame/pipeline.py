@@ -80,10 +80,7 @@ LEVEL_PALETTE = np.array(
 
 #: Indexes that learn a new radius scale (:meth:`FramePipeline.set_radius_scale`) faster by ``move_many`` of
 #: every object than by a rebuild at the scaled radii; the others are rebuilt (culling modes of ``modes``
-#: always move). Measured at 1e6 objects (clustered-1m, scales 1.5, 0.5, 1.25 in turn, medians, this
-#: repository's 2-core machine under load), move / rebuild ms: scan 564 / 1325, bvh 3577 / 8628,
-#: buckettree 3984 / 5483; rebuilt: octree 1622 / 1481, brute 181 / 94, hashgrid 3433 / 2610,
-#: hgrid 1827 / 1270, kdtree 4060 / 2597.
+#: always move). Chosen by timing both at 1e6 objects: the figures are in the bench results README.
 RESCALE_BY_MOVE = frozenset({"scan", "bvh", "buckettree"})
 
 #: a stage time every frame has, though no column: the events, inside frame_ms
@@ -499,7 +496,7 @@ class FramePipeline:
         movers (:data:`WARM_STEP`) on a copy of their state, the movers moved in the mode to where that step
         takes them and back (the world does not change). The mode thus meets a real displacement before the
         first timed frame: the octree, whose boxes a bulk build fits tightly, grows them ahead of its movers
-        here (2.6x a moving frame's median in the first recorded frame of ``dynamic-1m`` before, its worst).
+        here, instead of in the first recorded frame (which was then a moving world's worst).
         Query, cull and gather then run in the caller's unrecorded warm-up frames."""
         mo = self.motion
         warm(motion=mo is not None and bool(mo.m))  # a still world never runs the movers' kernel

@@ -1,6 +1,6 @@
 """The ``coherent`` culling mode: the drawn side follows the visibility deltas (issue 25).
 
-A frame's query is the stateful coherent index's (``INDEXES["coherent"]``, :mod:`viewer.index.coherent`;
+A frame's query is the stateful coherent index's (``INDEXES["coherent"]``, :mod:`viewer.index.rivals.coherent`;
 the octree where it does not exist), then the visibility ranges (:meth:`viewer.frame.ranges.Ranges.filter`)
 and the frame's visibility events (:class:`viewer.frame.events.VisibilityTracker`, hysteresis included),
 exactly as :class:`viewer.frame.CpuCulling` runs them. What follows is on the GPU and never walks the
@@ -68,9 +68,8 @@ _MAX_GROUPS = 65535  # GL's minimum maximum of a dispatch's groups; the list pas
 
 #: at most this many runs of consecutive changed slots are written in place (a buffer write each, no
 #: dispatch); more go up as (slot, id) pairs in one write and a scatter dispatch (a teleport: thousands).
-#: Measured on llvmpipe (starfield-100k, its flight in 300 frames, ~106 events a frame, load ~7.4 on 2
-#: cores): the list's median update cost 0.08-0.17 ms always scattering, 0.06-0.12 ms with 8 to 256 runs
-#: written in place, no clear winner in that range; a dispatch can wait 2-5 ms for llvmpipe's threads.
+#: A dispatch can wait milliseconds for a software renderer's threads, where a few small writes do not; between
+#: 8 and 256 runs neither way was clearly faster (the bench results README has the figures).
 DIRECT_RUNS = 64
 
 
@@ -202,8 +201,7 @@ class DeltaCulling(CullingMode):
         """Objects ``ids`` are now at ``centres`` (radii None: unchanged): moved in the index, and their GPU rows
         marked stale. Only the rows the list pass reads go up, before it (:meth:`_fresh_rows`, from the world's
         arrays, which the pipeline moved first): a frame uploads the rows of the listed movers, not of every
-        mover (dynamic-1m: ~16 of 100,000 movers listed; scattering all of them took 9.8 ms a frame on
-        llvmpipe)."""
+        mover (in a moving world few movers are in the list at once)."""
         self.index.move_many(ids, centres, radii)  # validates the batch (a float id is refused, not cast)
         if self.index.last_move_repeated:
             # the same movers as the last batch (a moving world's frame): all of them are still marked but the
