@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from viewer.index.bsp import BSPTree
-from viewer.index.spheretree import SphereTree
+from viewer.index.rivals.leaftrees.bsp import BSPTree
+from viewer.index.rivals.leaftrees.spheretree import SphereTree
 
 from tests.support.data import DISTRIBUTIONS
 from tests.index.test_tree_indexes import Mirror, run_churn
@@ -174,7 +174,7 @@ def test_bsp_moves_in_region_stay_and_crossings_reinsert(rng):
     the intervals, never narrowing them); one that crosses a plane goes to the leaf the planes lead to."""
     c, r = DISTRIBUTIONS["uniform"](rng, 3000)
     ix = BSPTree(c, r)
-    from viewer.index import _bsp_kernels as K
+    from viewer.index.rivals.leaftrees import _bsp_kernels as K
 
     n = int(ix._st[0])  # the nodes of the build (a split adds new ones after them)
     lo, hi = ix._nf[:n, 10].copy(), ix._nf[:n, 11].copy()
@@ -194,7 +194,7 @@ def test_bsp_moves_in_region_stay_and_crossings_reinsert(rng):
 def test_bsp_extent_is_conservative_at_extreme_magnitudes():
     """The interval of a sphere along a diagonal normal holds every point the contract's predicate
     accepts, at the edges of the domain (2**100 coordinates and radii, subnormal ones)."""
-    from viewer.index import _bsp_kernels as K
+    from viewer.index.rivals.leaftrees import _bsp_kernels as K
     from viewer.index._contract_kernels import holds
 
     rng = np.random.default_rng(7)

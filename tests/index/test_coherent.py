@@ -1,4 +1,4 @@
-"""The coherent index (issue 25) frame after frame: flights over generated scenes of small and mixed step
+"""The coherent index frame after frame: flights over generated scenes of small and mixed step
 sizes, moving worlds, a teleport, surface points, events against VisibilityTracker, and a hypothesis state
 machine mixing camera steps of every size with moves, inserts and removes, always against brute force."""
 
@@ -12,8 +12,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from viewer.frame.events import VisibilityTracker
 from viewer.index import brute_query
-from viewer.index import _coherent_kernels as K
-from viewer.index.coherent import CoherentIndex
+from viewer.index.rivals import _coherent_kernels as K
+from viewer.index.rivals.coherent import CoherentIndex
 
 
 def small_scene(name: str, n: int = 4000):
@@ -93,7 +93,7 @@ def test_jumps_walk_and_flights_keep_the_frontier(rng):
     """A step longer than the leaves' median reach (box diagonal + largest diameter) that makes more than JUMP_DUE entries due walks the
     tree from the root; after it a long step walks again and a short one builds a new frontier; short steps
     never walk, however many entries are due (a burst of them at a flight's speed). Exact throughout."""
-    from viewer.index import coherent
+    from viewer.index.rivals import coherent
 
     c = rng.uniform(-5000, 5000, (60000, 3))
     r = rng.uniform(5, 200, 60000)
@@ -159,7 +159,7 @@ def test_a_walk_leaves_the_movers_budgets_alone(rng, monkeypatch):
     """Movers carry budgets of their own: a walk or a new frontier tests only the due ones, not every mover
     again, and a visible mover leaving during a walk is a left event beside the attached ones (exact answers
     and events every step, against brute force and the tracker)."""
-    from viewer.index import coherent
+    from viewer.index.rivals import coherent
 
     n = 20000
     c = rng.uniform(-1000, 1000, (n, 3))

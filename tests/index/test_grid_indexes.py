@@ -31,7 +31,7 @@ def test_hashgrid_large_spheres_go_to_a_coarser_level(rng):
     """A sphere whose box would span more than max_span cells an axis is stored on the lowest level whose
     cells (twice, four times... as wide) it spans at most max_span of: at most max_span^3 entries each; a
     move that grows or shrinks it changes its level; a query reads one cell a level in use."""
-    from viewer.index import _hashgrid_kernels as K
+    from viewer.index.rivals.grids import _hashgrid_kernels as K
 
     c = rng.uniform(-100, 100, (300, 3))
     r = rng.uniform(0.5, 4.0, 300)
@@ -53,7 +53,7 @@ def test_hashgrid_large_spheres_go_to_a_coarser_level(rng):
 
 
 def test_hashgrid_spheres_past_the_last_level_go_to_the_big_list(rng):
-    from viewer.index import _hashgrid_kernels as K
+    from viewer.index.rivals.grids import _hashgrid_kernels as K
 
     c = rng.uniform(-100, 100, (200, 3))
     r = rng.uniform(0.5, 4.0, 200)
@@ -71,7 +71,7 @@ def test_hashgrid_spheres_past_the_last_level_go_to_the_big_list(rng):
 def test_hashgrid_default_cap_keeps_a_few_entries_an_object(rng):
     """Without max_span the grid takes the largest cap of SPANS whose spheres average at most ENTRY_BUDGET
     entries (the smallest cap when none does): small spheres keep one level, a heavy tail is capped."""
-    from viewer.index.hashgrid import ENTRY_BUDGET, SPANS
+    from viewer.index.rivals.grids.hashgrid import ENTRY_BUDGET, SPANS
 
     c = rng.uniform(0, 10_000, (5000, 3))
     small = HashGrid(c, rng.uniform(5, 30, 5000))

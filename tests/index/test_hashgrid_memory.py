@@ -1,4 +1,4 @@
-"""The hash grid's memory on heavy-tailed worlds (issue 30, point 4): the default cap keeps the entries an
+"""The hash grid's memory on heavy-tailed worlds: the default cap keeps the entries an
 object averages within ``ENTRY_BUDGET``, and the bytes an object within what that layout costs (a sphere:
 x, y, z, r, its state and chain head, 40 bytes; an entry: 52 bytes; a cell: its record and free-list slot,
 24 bytes, and at most eight map slots of 20, the map's load being >= 1/8 after the build) and within a
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from viewer.index import INDEXES, brute_query
-from viewer.index import _hashgrid_kernels as K
-from viewer.index.hashgrid import ENTRY_BUDGET, SPANS, HashGrid
+from viewer.index.rivals.grids import _hashgrid_kernels as K
+from viewer.index.rivals.grids.hashgrid import ENTRY_BUDGET, SPANS, HashGrid
 
 from tests.support.data import query_points
 

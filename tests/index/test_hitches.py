@@ -1,6 +1,6 @@
-"""No hitches from rebuilds (issue 30, point 5): the leaf-bucket trees (bvh, kdtree, bsp, spheretree) stage a
-rebuild of a large tree over later updates (:mod:`viewer.index._leaftree`): the new tree is built a slice
-at a time while the old one answers, then swapped in with the updates made meanwhile replayed. These
+"""No hitches from rebuilds: the leaf-bucket trees (bvh, kdtree, bsp, spheretree) stage a
+rebuild of a large tree over later updates (:mod:`viewer.index.rivals.leaftrees._leaftree`): the new tree is
+built a slice at a time while the old one answers, then swapped in with the updates made meanwhile replayed. These
 check that a rebuild in progress never changes an answer (every step equals brute force, through single
 moves, batches with and without new radii, inserts and removes, and the swaps), that a worn large tree
 stages its rebuild instead of building at once, that the build is spread over many update calls, and
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from viewer.index import brute_query
-from viewer.index.bsp import BSPTree
-from viewer.index.bvh import BVH
-from viewer.index.kdtree import KDTree
-from viewer.index.spheretree import SphereTree
+from viewer.index.rivals.leaftrees.bsp import BSPTree
+from viewer.index.rivals.leaftrees.bvh import BVH
+from viewer.index.rivals.leaftrees.kdtree import KDTree
+from viewer.index.rivals.leaftrees.spheretree import SphereTree
 
 from tests.support.data import DISTRIBUTIONS, query_points
 

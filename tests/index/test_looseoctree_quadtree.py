@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from viewer.index import brute_query
-from viewer.index.looseoctree import LooseOctree
-from viewer.index.quadtree import Quadtree
+from viewer.index.rivals.looseoctree import LooseOctree
+from viewer.index.rivals.quadtree import Quadtree
 
 
 def _flat_world(rng, n=6000, width=2000.0, height=30.0):
@@ -93,7 +93,7 @@ def test_quadtree_third_axis_is_tested_exactly():
 
 
 def test_quadtree_a_move_inside_its_node_keeps_its_slot_and_node(rng):
-    from viewer.index._quadtree_kernels import fits
+    from viewer.index.rivals._quadtree_kernels import fits
 
     c, r = _flat_world(rng, n=3000)
     ix = Quadtree(c, r)

@@ -13,8 +13,8 @@ import pytest
 
 from viewer.index import QueryOverflow, brute_query
 from viewer.index._contract import BATCH_FROM
-from viewer.index import _hashgrid_kernels as K
-from viewer.index.hashgrid import HashGrid
+from viewer.index.rivals.grids import _hashgrid_kernels as K
+from viewer.index.rivals.grids.hashgrid import HashGrid
 from viewer.index.octree import Octree
 
 from tests.support.data import DISTRIBUTIONS, query_points

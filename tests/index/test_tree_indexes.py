@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from viewer.index import brute_query
-from viewer.index.bvh import BVH
-from viewer.index.kdtree import KDTree
-from viewer.index.peers import CKDTreeIndex, RTreeIndex
+from viewer.index.rivals.leaftrees.bvh import BVH
+from viewer.index.rivals.leaftrees.kdtree import KDTree
+from viewer.index.rivals.peers import CKDTreeIndex, RTreeIndex
 
 from tests.support.data import DISTRIBUTIONS, query_points
 

@@ -12,25 +12,26 @@ from collections.abc import Iterator, Mapping
 from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, grown_until_fits, warm_scope
 from .brute import BruteForce, brute_query
 
-# name -> (module, class). Modules are imported on first use, so `from viewer.index import Octree`
-# does not pay for compiling-or-loading every rival's kernels (about 0.3 s of import here).
+# name -> (module under viewer.index, class): the core at the top, the rivals and peers under rivals/. Modules
+# are imported on first use, so `from viewer.index import Octree` does not pay for compiling-or-loading every
+# rival's kernels.
 _CLASSES: dict[str, tuple[str, str]] = {
     "brute": ("brute", "BruteForce"),
-    "bsp": ("bsp", "BSPTree"),
-    "buckettree": ("buckettree", "BucketTree"),
-    "bvh": ("bvh", "BVH"),
-    "ckdtree": ("peers", "CKDTreeIndex"),
-    "coherent": ("coherent", "CoherentIndex"),
-    "hashgrid": ("hashgrid", "HashGrid"),
-    "hgrid": ("hgrid", "HGrid"),
-    "kdtree": ("kdtree", "KDTree"),
+    "bsp": ("rivals.leaftrees.bsp", "BSPTree"),
+    "buckettree": ("rivals.grids.buckettree", "BucketTree"),
+    "bvh": ("rivals.leaftrees.bvh", "BVH"),
+    "ckdtree": ("rivals.peers", "CKDTreeIndex"),
+    "coherent": ("rivals.coherent", "CoherentIndex"),
+    "hashgrid": ("rivals.grids.hashgrid", "HashGrid"),
+    "hgrid": ("rivals.grids.hgrid", "HGrid"),
+    "kdtree": ("rivals.leaftrees.kdtree", "KDTree"),
     "loop32": ("loop32", "Loop32"),
-    "looseoctree": ("looseoctree", "LooseOctree"),
+    "looseoctree": ("rivals.looseoctree", "LooseOctree"),
     "octree": ("octree", "Octree"),
-    "quadtree": ("quadtree", "Quadtree"),
-    "rtree": ("peers", "RTreeIndex"),
+    "quadtree": ("rivals.quadtree", "Quadtree"),
+    "rtree": ("rivals.peers", "RTreeIndex"),
     "scan": ("scan", "LinearScan"),
-    "spheretree": ("spheretree", "SphereTree"),
+    "spheretree": ("rivals.leaftrees.spheretree", "SphereTree"),
 }
 
 

@@ -1,7 +1,7 @@
 """Loose octree (T. Ulrich, "Loose Octrees", Game Programming Gems, 2000): what many engines ship for objects
 of every size. Each object lives at the depth its radius selects, in the cell of its centre, whose bounds are
 stretched by a looseness factor k so that the cell's *loose* bounds hold the whole sphere: insertion and
-moves compute the cell and need no search. Kernels: :mod:`viewer.index._looseoctree_kernels`.
+moves compute the cell and need no search. Kernels: :mod:`viewer.index.rivals._looseoctree_kernels`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import _looseoctree_kernels as K
-from ._contract import SphereIndex, as_objects, as_option, grown
+from .._contract import SphereIndex, as_objects, as_option, grown
 from ._quadtree_kernels import fits
 from .quadtree import grown_slots
 
@@ -183,6 +183,6 @@ class LooseOctree(SphereIndex):
         return self._lc.copy()
 
     def check(self) -> None:
-        """Verify the invariants (:func:`viewer.index._looseoctree_kernels.check`); AssertionError if not."""
+        """Verify the invariants (:func:`viewer.index.rivals._looseoctree_kernels.check`); AssertionError if not."""
         bad = K.check(*self._grid(), *self._lists(), self._sd, self._sl, np.zeros(self._edge.size + 1, dtype=np.int64))
         assert bad == 0, f"looseoctree: {bad} invariant violations"

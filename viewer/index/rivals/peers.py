@@ -3,7 +3,7 @@
 one is missing its class reports why through :meth:`unavailable` and raises ``ImportError`` if built.
 
 Neither library can answer "which spheres hold this point" by itself, so each returns candidates that
-the exact filter (the contract's predicate, in :mod:`viewer.index._peers_kernels`) reduces to the
+the exact filter (the contract's predicate, in :mod:`viewer.index.rivals._peers_kernels`) reduces to the
 answer. Their queries allocate inside the library; ``query_into`` allocates nothing of its own.
 """
 
@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import _peers_kernels as K
-from ._contract import IdTable, SphereIndex, as_objects, grown
+from .._contract import IdTable, SphereIndex, as_objects, grown
 
 __all__ = ["CKDTreeIndex", "RTreeIndex"]
 

@@ -1,6 +1,6 @@
-"""numba kernels of the bucket tree, the "endless universe" (:class:`viewer.index.buckettree.BucketTree`).
+"""numba kernels of the bucket tree, the "endless universe" (:class:`viewer.index.rivals.grids.buckettree.BucketTree`).
 
-The root is a hash map of fixed-size cells (see :mod:`viewer.index._hashgrid_kernels`; a cell record's
+The root is a hash map of fixed-size cells (see :mod:`viewer.index.rivals.grids._hashgrid_kernels`; a cell record's
 payload is its root node). Each cell is an octree whose leaves hold up to ``m`` objects in one
 chain of contiguous blocks of ``bs`` rows and split into 8
 children when they overflow (below ``MAXD`` levels only: deeper
@@ -30,7 +30,7 @@ import numpy as np
 
 from viewer.kernels.jit import njit_noref
 
-from ._contract_kernels import emit, holds
+from ..._contract_kernels import emit, holds
 
 from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 

@@ -1,5 +1,5 @@
 """Kernels the leaf-bucket binary trees (``bvh``, ``kdtree``, ``bsp``, ``spheretree``;
-:mod:`viewer.index._leaftree`) share: quickselect for their builds, the gather that splits a full leaf,
+:mod:`viewer.index.rivals.leaftrees._leaftree`) share: quickselect for their builds, the gather that splits a full leaf,
 the moves of a leaf's slot range, the allocation of a split leaf's children and the filling of them, the
 slot -> leaf map, a leaf's scan. ``ni`` columns 0..5 are CHILD, START, CNT, CAP, PARENT, DEPTH in every
 tree; ``st`` is [nnodes, nslots, garbage, maxdepth]."""
@@ -10,7 +10,7 @@ import numpy as np
 
 from viewer.kernels.jit import njit
 
-from ._contract_kernels import emit, holds
+from ..._contract_kernels import emit, holds
 
 
 @njit

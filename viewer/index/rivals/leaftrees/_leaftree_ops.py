@@ -1,9 +1,10 @@
-"""The update kernels the leaf-bucket trees (:mod:`viewer.index._leaftree`) share: remove, move, batch
+"""The update kernels the leaf-bucket trees (:mod:`viewer.index.rivals.leaftrees._leaftree`) share: remove, move, batch
 move and the bottom-up refit of a batch, written once. Each calls its tree's own ``_recompute``,
 ``_move`` and ``_detach``, chosen at compile time by the number of dimensions of the extra array ``ex``
 (1: the BVH's summed volume; 2: the kd-tree's node regions; 3: the sphere tree's summed radius cubes;
 4: the BSP tree's summed box volume), so a compiled kernel holds only its tree's code. The array layout
-is described in :mod:`viewer.index._bvh_kernels` and :mod:`viewer.index._kdtree_kernels`.
+is described in :mod:`viewer.index.rivals.leaftrees._bvh_kernels` and
+:mod:`viewer.index.rivals.leaftrees._kdtree_kernels`.
 
 These entry points are compiled without numba's reference counting (``njit_noref``), and the helpers they
 call with them (numba types a callee in its caller's context): no array passed down costs an atomic

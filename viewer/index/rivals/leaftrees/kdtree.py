@@ -1,7 +1,7 @@
 """A kd-tree over the centres whose nodes keep the largest radius below them: a query prunes a subtree
 when the point is farther than that radius from the subtree's box of centres.
 
-The kernels are in :mod:`viewer.index._kdtree_kernels`, which also describes the array layout.
+The kernels are in :mod:`viewer.index.rivals.leaftrees._kdtree_kernels`, which also describes the array layout.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kdtree_kernels as K
-from . import _pages
+from ... import _pages
 from ._leaftree import LeafTree
 
 __all__ = ["KDTree"]
@@ -30,7 +30,7 @@ class KDTree(LeafTree):
     holds it; a full leaf splits at its median. The tree is rebuilt (at most once per ``n / 4``
     updates) when dead slots exceed the live ones or the depth has grown by more than 16 levels; from
     ``stage_from`` objects the rebuild is staged over later updates so that no update pays for a whole
-    build (:mod:`viewer.index._leaftree`).
+    build (:mod:`viewer.index.rivals.leaftrees._leaftree`).
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 refitted in place on moves (a sphere is merged from its two children in O(1)) and rebuilt when refits
 have degraded it.
 
-The kernels are in :mod:`viewer.index._spheretree_kernels`, which also states the rounding bound every
+The kernels are in :mod:`viewer.index.rivals.leaftrees._spheretree_kernels`, which also states the rounding bound every
 node sphere keeps.
 """
 
@@ -38,7 +38,7 @@ class SphereTree(BVH):
     radii (the expected traversal cost) is tracked; the tree is rebuilt, at most once per ``n / 4``
     updates, when it exceeds ``rebuild_factor`` times its value at build (or at the last staged swap) or
     dead slots exceed the live ones; from ``stage_from`` objects the rebuild is staged over later updates
-    so that no update pays for a whole build (:mod:`viewer.index._leaftree`).
+    so that no update pays for a whole build (:mod:`viewer.index.rivals.leaftrees._leaftree`).
 
     Options (``leaf_size`` default 4, ``bins``, ``rebuild_factor`` on the summed radius cubes,
     ``reinsert_growth``) are the BVH's.

@@ -1,11 +1,11 @@
-"""Numba kernels of the peer-library wrappers (:mod:`viewer.index.peers`): the exact filter applied to
+"""Numba kernels of the peer-library wrappers (:mod:`viewer.index.rivals.peers`): the exact filter applied to
 the candidates a library returns."""
 
 from __future__ import annotations
 
 from viewer.kernels.jit import njit
 
-from ._contract_kernels import box_pad, emit, holds
+from .._contract_kernels import box_pad, emit, holds
 
 MIN_EXTENT = 2.0**-48
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from . import _buckettree_kernels as K
-from ._contract import as_length, as_objects, grown
+from ..._contract import as_length, as_objects, grown
 from .hashgrid import CellTable, GrowingIndex
 
 __all__ = ["BucketTree", "default_cell_size"]

@@ -1,4 +1,4 @@
-"""numba kernels of the loose octree (:class:`viewer.index.looseoctree.LooseOctree`): one full grid per
+"""numba kernels of the loose octree (:class:`viewer.index.rivals.looseoctree.LooseOctree`): one full grid per
 level, no pointers, no search.
 
 Level L's cells have edge ``e = edge[L]`` (``edge[0] / 2^L``) on a grid from the origin ``org`` with
@@ -6,7 +6,7 @@ Level L's cells have edge ``e = edge[L]`` (``edge[0] / 2^L``) on a grid from the
 is clamped onto it: monotone, so still exact). Each cell's *loose* bounds are its box widened by
 ``h = loose[L] = (k - 1) e / 2`` on every side (k the looseness). A sphere lives on the deepest level whose
 ``h`` holds its reach, ``r (1 + 2^-45) + 2^-490`` (the bound of the contract's float predicate, see
-:func:`viewer.index._quadtree_kernels.fits`), in the cell of its centre; one too large for level 0 goes to
+:func:`viewer.index.rivals._quadtree_kernels.fits`), in the cell of its centre; one too large for level 0 goes to
 the *big list* (list number ``off[nl]``), tested by every query.
 
 A query tests, on each level holding objects, the cells whose bounds widened by ``t`` hold the point: ``t``
@@ -21,7 +21,7 @@ Arrays (NL levels, C cells, S slots, I ids):
 - ``edge``, ``inv`` (1 / edge), ``loose`` (NL,) float64; ``dim`` (NL, 3) int64; ``off`` (NL + 1,) int64: first
   cell of each level, ``off[NL]`` the big list; ``org`` (3,) float64;
 - ``head``, ``count`` (C + 1,) int32: each cell's object list (the list kernels of
-  :mod:`viewer.index._quadtree_kernels`);
+  :mod:`viewer.index.rivals._quadtree_kernels`);
 - ``lc`` (NL + 1,) int64 objects per level (last: the big list), ``lr`` (NL + 1,) float64 the largest radius
   linked into a level since it was last empty;
 - ``sd`` (S, 4) float64 x, y, z, r; ``sl`` (S, 3) int32 next, prev, cell; ``sid`` (S,) int64; ``id2s`` (I,) int64;

@@ -1,4 +1,4 @@
-"""numba kernels of the seed's radius-banded quadtree (:class:`viewer.index.quadtree.Quadtree`).
+"""numba kernels of the seed's radius-banded quadtree (:class:`viewer.index.rivals.quadtree.Quadtree`).
 
 The tree lives on two of the three axes (``a0``, ``a1``, chosen by the class); ``u`` and ``v`` below are an
 object's coordinates on them. A node of edge ``s`` and corner ``(u0, v0)`` holds the spheres whose centre is
@@ -40,7 +40,7 @@ import numpy as np
 from viewer.kernels.jit import njit_noref
 from viewer.kernels.prefetch import prefetch
 
-from ._contract_kernels import box_pad, emit, holds
+from .._contract_kernels import box_pad, emit, holds
 
 PARENT = 4
 ROOT, NODE_TOP, NODE_FREE, SLOT_TOP, SLOT_FREE, NLIVE, A0, A1 = range(8)

@@ -12,7 +12,7 @@ the reading of the camera's **odometer** (its summed step lengths) at which its 
 adds the step to the odometer and looks only at the nodes now due: re-bounded, opened into their children,
 or their members flipped; two children that come back all out (or all in) with a budget at least half of
 theirs are closed into their parent, so a far region costs one look per large slack. Every budget is
-shrunk by a proved bound of its float64 rounding error (:mod:`viewer.index._coherent_kernels`), a surface
+shrunk by a proved bound of its float64 rounding error (:mod:`viewer.index.rivals._coherent_kernels`), a surface
 point (slack 0) is looked at on every query, and every decision on an object is the contract's exact
 predicate: the answer equals brute force's.
 
@@ -51,8 +51,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _coherent_kernels as K
-from ._contract import IdTable, SphereIndex, as_objects, as_option
-from ._morton import morton_order
+from .._contract import IdTable, SphereIndex, as_objects, as_option
+from .._morton import morton_order
 
 __all__ = ["CoherentIndex", "JUMP_DUE", "JUMP_SCALE", "layout_order"]
 
@@ -127,7 +127,7 @@ class CoherentIndex(SphereIndex):
 
     # ----------------------------------------------------------------------------- arenas
     def _alloc(self, cap: int, nn: int, hcap: int, dcap: int, lcap: int, ecap: int, keep_tree: bool) -> None:
-        """Arenas (:func:`viewer.index._coherent_kernels.unpack`) of these sizes, the views set as attributes.
+        """Arenas (:func:`viewer.index.rivals._coherent_kernels.unpack`) of these sizes, the views set as attributes.
         Only an arena whose parts change size is allocated again (growing the event buffers never copies the
         objects), the old contents copied (the tree's parts only with ``keep_tree``)."""
         first = self._f64 is None

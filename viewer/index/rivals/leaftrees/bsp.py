@@ -2,7 +2,8 @@
 node chooses among the axes, the diagonals and the principal direction of its centres by an SAH-like
 cost over the spheres' extents along the plane's normal.
 
-The kernels are in :mod:`viewer.index._bsp_kernels`, which also states the rounding bound its planes keep.
+The kernels are in :mod:`viewer.index.rivals.leaftrees._bsp_kernels`, which also states the rounding bound its
+planes keep.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bsp_kernels as K
-from ._contract import as_option
+from ..._contract import as_option
 from ._leaftree import LeafTree
 
 __all__ = ["BSPTree"]
@@ -39,7 +40,7 @@ class BSPTree(LeafTree):
     ``n / 4`` updates) when the summed box volume exceeds ``rebuild_factor`` times its value at build,
     the depth has grown by 16, or dead slots exceed the live ones; from ``stage_from`` objects the
     rebuild is staged over later updates so that no update pays for a whole build
-    (:mod:`viewer.index._leaftree`; the volume's reference is then the one after the swap).
+    (:mod:`viewer.index.rivals.leaftrees._leaftree`; the volume's reference is then the one after the swap).
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
-"""Numba kernels of the coherent index (:mod:`viewer.index.coherent`): travel budgets on a frontier of an
+"""Numba kernels of the coherent index (:mod:`viewer.index.rivals.coherent`): travel budgets on a frontier of an
 implicit binary tree, a binary heap of due odometer readings, and the visible set kept across queries.
 
 **Layout.** Slots ``0..nbuilt-1`` hold the build's objects by radius band, in Morton order within a band
-(:func:`viewer.index.coherent.layout_order`; ``obj[s] = x, y, z, r``, float64,
+(:func:`viewer.index.rivals.coherent.layout_order`; ``obj[s] = x, y, z, r``, float64,
 world units); slots from ``nbuilt`` on are objects inserted later. Leaf ``j`` of the tree holds the slots
 ``[j * leaf, (j + 1) * leaf)``; ``P`` (a power of two) leaves under node 1; node ``k`` has children
 ``2k, 2k + 1``; a node whose slot range starts at or after ``nbuilt`` does not exist. ``nf[k]`` =
@@ -19,7 +19,7 @@ one is ``DEAD``; neither is touched again by the tree. The visible list (``si[:n
 sequential copy; ``si[s, 1]`` is a visible slot's position in it (swap-remove), ``si[s, 0]`` its id.
 
 **Budgets and the odometer.** ``T`` is the camera's odometer (the sum of its step lengths, each rounded
-up, and the sum rounded up: :func:`viewer.index.coherent.CoherentIndex`), so ``T_now - T_then`` is at
+up, and the sum rounded up: :func:`viewer.index.rivals.coherent.CoherentIndex`), so ``T_now - T_then`` is at
 least the true distance travelled since then. A frontier node evaluated at reading ``T`` with budget ``b``
 (world units) is due at ``below(T + b) <= nextafter(T + b, -inf) <= T + b`` (:func:`below`); until the
 odometer reaches it, the camera is

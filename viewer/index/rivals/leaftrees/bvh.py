@@ -1,7 +1,7 @@
 """A bounding volume hierarchy over the spheres' boxes: an object partition, built top-down, queried
 by descent, refitted in place on moves and rebuilt when refitting has degraded it.
 
-The kernels are in :mod:`viewer.index._bvh_kernels`, which also describes the array layout.
+The kernels are in :mod:`viewer.index.rivals.leaftrees._bvh_kernels`, which also describes the array layout.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _bvh_kernels as K
-from ._contract import as_option
+from ..._contract import as_option
 from ._leaftree import LeafTree
 
 __all__ = ["BVH"]
@@ -32,7 +32,7 @@ class BVH(LeafTree):
     ``rebuild_factor`` times its value at build (or at the last staged swap), or dead slots exceed the
     live ones, the tree is rebuilt (at most once per ``n / 4`` updates, so the rebuild cost is
     amortised); from ``stage_from`` objects the rebuild is staged over later updates so that no update
-    pays for a whole build (:mod:`viewer.index._leaftree`).
+    pays for a whole build (:mod:`viewer.index.rivals.leaftrees._leaftree`).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""numba kernels of the spatial hash grid (:class:`viewer.index.hashgrid.HashGrid`), and the hash map from
+"""numba kernels of the spatial hash grid (:class:`viewer.index.rivals.grids.hashgrid.HashGrid`), and the hash map from
 integer cell coordinates to cell records that ``hgrid`` and ``buckettree`` share.
 
 Hash map (open addressing, linear probing, load <= 1/2, deletion by backward shift, no tombstones):
@@ -41,7 +41,7 @@ import numpy as np
 
 from viewer.kernels.jit import njit_noref
 
-from ._contract_kernels import emit, holds
+from ..._contract_kernels import emit, holds
 
 CELL_TOP, CELL_FREEN, CELLS_LIVE = 0, 1, 2
 ENT_TOP, ENT_FREE, ENT_FREEN, BIG_N, NLIVE, NLEV, MAXC = 0, 1, 2, 3, 4, 5, 6

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from viewer.kernels.jit import njit_noref
 
-from ._contract_kernels import holds
+from ..._contract_kernels import holds
 from ._hashgrid_kernels import BIG_N, LEV0, NLEV, cell_at, cell_find, phase, query
 
 __all__ = ["query_cells", "query_many"]

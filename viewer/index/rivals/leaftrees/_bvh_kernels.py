@@ -1,4 +1,4 @@
-"""Numba kernels of the BVH (:mod:`viewer.index.bvh`): build, point query, refit, insert, remove, move.
+"""Numba kernels of the BVH (:mod:`viewer.index.rivals.leaftrees.bvh`): build, point query, refit, insert, remove, move.
 
 The tree is a struct of flat arrays, passed whole to every kernel:
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from viewer.kernels.jit import njit, njit_noref
 
-from ._contract_kernels import box_pad as _pad, emit, holds
+from ..._contract_kernels import box_pad as _pad, emit, holds
 from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
 from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
 

@@ -1,14 +1,14 @@
-"""Numba kernels of the sphere tree (:mod:`viewer.index.spheretree`): node spheres, point query, refit,
-insert, move.
+"""Numba kernels of the sphere tree (:mod:`viewer.index.rivals.leaftrees.spheretree`): node spheres, point
+query, refit, insert, move.
 
-The leaf storage is the leaf-bucket trees' (:mod:`viewer.index._bvh_kernels` describes ``obj``, ``oid``,
-``leafof``, ``idslot``, ``ni`` and ``st``); the topology comes from the BVH's build. Per node:
+The leaf storage is the leaf-bucket trees' (:mod:`viewer.index.rivals.leaftrees._bvh_kernels` describes
+``obj``, ``oid``, ``leafof``, ``idslot``, ``ni`` and ``st``); the topology comes from the BVH's build. Per node:
 
 - ``nf`` : (M, 4) float64, the node's bounding sphere: centre x, y, z and radius ``RAD`` (world units).
   An empty node has radius NaN (``d2 <= NaN * NaN`` is False: no point is inside it).
 - ``ex`` : (1, 1, 1) float64, the summed cube of every node radius (proportional to the summed sphere
   volume: the expected traversal cost, the rebuild trigger). Its three dimensions are the tag by which
-  :mod:`viewer.index._leaftree_ops` picks this tree's kernels at compile time.
+  :mod:`viewer.index.rivals.leaftrees._leaftree_ops` picks this tree's kernels at compile time.
 
 **The bound** (every node, at every magnitude of :mod:`viewer.domain`). A node's stored radius is
 ``R = (sqrt(d2(C, c)) + r) * GROW + PAD_ABS`` maximised over its contents ``(c, r)`` (objects in a leaf,
@@ -31,7 +31,7 @@ import numpy as np
 from viewer.kernels.jit import njit, njit_noref
 
 from . import _bvh_kernels as B
-from ._contract_kernels import PAD_ABS
+from ..._contract_kernels import PAD_ABS
 from ._leaftree_kernels import fill_split, finish_query, gather_split, pop_node, relocate, scan_leaf, set_slot
 from ._leaftree_kernels import split_leaf, start_query
 

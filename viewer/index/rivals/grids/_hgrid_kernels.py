@@ -1,9 +1,9 @@
-"""numba kernels of the hierarchical hash grid (:class:`viewer.index.hgrid.HGrid`).
+"""numba kernels of the hierarchical hash grid (:class:`viewer.index.rivals.grids.hgrid.HGrid`).
 
 Level k holds the spheres of radius in (base 2^(k-1), base 2^k] (level 0: r <= base; the top level
 everything larger), each stored once, in the cell of its centre, on a grid of edge
 ``cell_factor * 2 * base * 2^k``. All levels share one hash map keyed (level, x, y, z); see
-:mod:`viewer.index._hashgrid_kernels`, whose cell records carry the head slot of the cell's list.
+:mod:`viewer.index.rivals.grids._hashgrid_kernels`, whose cell records carry the head slot of the cell's list.
 
 Arrays (S object slots, C cell records, I ids):
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from viewer.kernels.jit import njit_noref
 
-from ._contract_kernels import emit, holds
+from ..._contract_kernels import emit, holds
 
 from ._hashgrid_kernels import CELL_TOP, CELLS_LIVE, cell_add, cell_drop, cell_find, cell_of, cell_room, margin
 

@@ -1,6 +1,7 @@
-"""What the two leaf-bucket binary trees (:class:`~viewer.index.bvh.BVH`, :class:`~viewer.index.kdtree.KDTree`)
-share: objects in contiguous leaf slot ranges, the arrays that hold them, their growth, updates through
-the kernels' common signatures, batch moves with one bottom-up refit, and the rebuild policy.
+"""What the two leaf-bucket binary trees (:class:`~viewer.index.rivals.leaftrees.bvh.BVH`,
+:class:`~viewer.index.rivals.leaftrees.kdtree.KDTree`) share: objects in contiguous leaf slot ranges, the arrays
+that hold them, their growth, updates through the kernels' common signatures, batch moves with one bottom-up
+refit, and the rebuild policy.
 
 A subclass names its kernel module ``K``, which provides (``ex`` being the subclass's extra array: the
 BVH's (1,) summed volume, the kd-tree's (M, 6) node regions)::
@@ -9,7 +10,7 @@ BVH's (1,) summed volume, the kd-tree's (M, 6) node regions)::
     insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size)
     refit_all(obj, nf, ni, ex, st)
 
-remove, move and batch move are the shared kernels of :mod:`viewer.index._leaftree_ops`.
+remove, move and batch move are the shared kernels of :mod:`viewer.index.rivals.leaftrees._leaftree_ops`.
 
 and implements the bulk build in slices (:meth:`LeafTree._build_start`, :meth:`LeafTree._build_steps`,
 :meth:`LeafTree._build_result`), :meth:`LeafTree._after_build` and :meth:`LeafTree._worn` (its own
@@ -43,8 +44,8 @@ import numpy as np
 
 from . import _leaftree_kernels as LK
 from . import _leaftree_ops as OPS
-from . import _pages
-from ._contract import IdTable, SphereIndex, as_objects, as_option, grown
+from ... import _pages
+from ..._contract import IdTable, SphereIndex, as_objects, as_option, grown
 
 __all__ = ["LeafTree"]
 

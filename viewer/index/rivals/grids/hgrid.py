@@ -25,8 +25,8 @@ import math
 import numpy as np
 
 from . import _hgrid_kernels as K
-from ..domain import RADIUS_LIMIT
-from ._contract import SphereIndex, as_length, as_objects, as_option, grown
+from ....domain import RADIUS_LIMIT
+from ..._contract import SphereIndex, as_length, as_objects, as_option, grown
 from .hashgrid import CellTable
 
 __all__ = ["HGrid", "default_base"]

@@ -1,6 +1,6 @@
-"""Numba kernels of the BSP tree (:mod:`viewer.index.bsp`): build over free planes, point query, insert,
-move. Boxes are refitted by the BVH's kernels (:mod:`viewer.index._bvh_kernels`), whose leaf storage
-(``obj``, ``oid``, ``leafof``, ``idslot``, ``ni``, ``st``) this tree shares. Per node:
+"""Numba kernels of the BSP tree (:mod:`viewer.index.rivals.leaftrees.bsp`): build over free planes, point
+query, insert, move. Boxes are refitted by the BVH's kernels (:mod:`viewer.index.rivals.leaftrees._bvh_kernels`),
+whose leaf storage (``obj``, ``oid``, ``leafof``, ``idslot``, ``ni``, ``st``) this tree shares. Per node:
 
 - ``nf`` : (M, 12) float64: the padded box of the spheres below (columns 0..5, lo x, y, z, hi x, y, z,
   exactly as the BVH keeps it); an inner node's plane, unit normal ``NX, NY, NZ`` and offset ``SPLIT``
@@ -8,7 +8,7 @@ move. Boxes are refitted by the BVH's kernels (:mod:`viewer.index._bvh_kernels`)
   normal that holds every sphere below the node (the root's is unbounded). Intervals are refitted
   exactly by a build, and only grown by updates (conservative between rebuilds).
 - ``ex`` : (1, 1, 1, 1) float64, the summed volume of the node boxes (the rebuild trigger, as the BVH's);
-  its four dimensions are the tag by which :mod:`viewer.index._leaftree_ops` picks this tree's kernels.
+  its four dimensions are the tag by which :mod:`viewer.index.rivals.leaftrees._leaftree_ops` picks this tree's kernels.
 
 A query enters a child only when the point is in its box *and* in its interval along the node's normal.
 

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _contract_kernels as CK
+from ... import _contract_kernels as CK
 from . import _hashgrid_kernels as K
 from . import _hashgrid_many_kernels as MK
-from . import _pages
-from ._contract import BATCH_FROM, SphereIndex, as_length, as_objects, grown
-from ._octree_many_kernels import curve_keys
+from ... import _pages
+from ..._contract import BATCH_FROM, SphereIndex, as_length, as_objects, grown
+from ..._octree_many_kernels import curve_keys
 
 __all__ = ["CELLS", "CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cap", "default_cell_size",
            "default_span"]
@@ -73,7 +73,7 @@ class CellTable:
     """The hash map from integer cell keys (4 int32) to cell records, with its growth policy.
 
     ``tab`` (T, 5) int32, ``ck`` (C, 5) int32, ``cfree`` (C,) int32, ``cmeta`` (3,) int64; see
-    :mod:`viewer.index._hashgrid_kernels`. Shared by ``hashgrid``, ``hgrid`` and ``buckettree``.
+    :mod:`viewer.index.rivals.grids._hashgrid_kernels`. Shared by ``hashgrid``, ``hgrid`` and ``buckettree``.
     """
 
     def __init__(self, cells: int = 16):

@@ -4,7 +4,7 @@ Adaptive View Distance": "applies to a single dimension ... extends trivially to
 Most open-world games live on a plane (terrain, forests, cities: thousands of units wide, tens high).
 This is the paper's structure as a quadtree over the two axes along which the scene's centres spread
 widest; the third axis is not in the tree, the exact float64 predicate tests it. Kernels:
-:mod:`viewer.index._quadtree_kernels`.
+:mod:`viewer.index.rivals._quadtree_kernels`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import _quadtree_kernels as K
-from ._contract import SphereIndex, as_objects, grown
+from .._contract import SphereIndex, as_objects, grown
 
 __all__ = ["Quadtree", "fit_root", "grown_slots"]
 
@@ -33,7 +33,7 @@ def _pow2_at_most(x: float) -> float:
 
 def fit_root(u: np.ndarray, v: np.ndarray, radii: np.ndarray) -> tuple[float, float, float, float]:
     """The root ``(u0, v0, edge, emin)`` for centres ``u``, ``v`` (M,) and ``radii`` (M,) float64: the root's
-    half-open box holds every centre and :func:`fits <viewer.index._quadtree_kernels.fits>` every radius;
+    half-open box holds every centre and :func:`fits <viewer.index.rivals._quadtree_kernels.fits>` every radius;
     ``emin`` (the finest edge) is a power of two near four times the 1st percentile of the radii (a node
     of edge S holds radii in about [S/4, S/2]), at least 2^-20 of the root and large enough that every
     corner stays within ``2^48 emin`` of the origin; corners are multiples of it (exact). World units."""
@@ -267,6 +267,6 @@ class Quadtree(SphereIndex):
         return int(round(math.log2(self._nf[self._meta[K.ROOT], 2] / e[e > 0].min())))
 
     def check(self) -> None:
-        """Verify the tree's invariants (:func:`viewer.index._quadtree_kernels.check`); AssertionError if not."""
+        """Verify the tree's invariants (:func:`viewer.index.rivals._quadtree_kernels.check`); AssertionError if not."""
         bad = K.check(*self._tree(), self._fm, self._sd, self._sl)
         assert bad == 0, f"quadtree: {bad} invariant violations"
