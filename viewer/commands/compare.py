@@ -49,28 +49,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    import sys
+    from ..reports.compare import run_compare
 
-    from ..reports.compare import compare_runs, format_table, measured_line, mismatch_warnings, runs_with_rows, summary
-    from ..recording.reader import read_runs
-    from ..frame.stages import TIMED_COLUMNS
-
-    def warn(message: str) -> None:
-        print(f"viewer compare: warning: {message}", file=sys.stderr)
-
-    runs = runs_with_rows(read_runs(args.runs), "compare", warn)
-    for message in mismatch_warnings(runs):
-        warn(message)
-    # warned of above (left out, ended early): not again
-    rows = compare_runs(runs, TIMED_COLUMNS, warn=None) if args.stages_only else compare_runs(runs, warn=None)
-    first, *sentences = summary(runs)
-    where = measured_line(runs)  # the machine and the GL renderer the times were taken on
-    head = first + ("\n" + where if where else "")
-    if args.format == "text":
-        sys.stdout.write(head + "\n\n" + format_table(rows, args.format))
-        if sentences:
-            sys.stdout.write("\n" + "\n".join(sentences) + "\n")
-    else:  # standard output: the table alone, for a file or another program
-        print("\n".join([head, *sentences]), file=sys.stderr)
-        sys.stdout.write(format_table(rows, args.format))
-    return 0
+    return run_compare(args.runs, args.format, args.stages_only)

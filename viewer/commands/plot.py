@@ -45,20 +45,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    import sys
+    from ..reports.plot import run_plot
 
-    from ..errors import UserError
-    from ..files.output import check_output_file
-    from ..reports.plot import plot_files
-
-    if args.out == "-":
-        raise UserError("-o -: the figure is not written to standard output; give an image file name, "
-                        "e.g. -o frames.png")
-    check_output_file(args.out, "-o")  # before reading the runs: a bad name fails at once, naming the flag
-
-    def warn(message: str) -> None:
-        print(f"viewer plot: warning: {message}", file=sys.stderr)
-
-    out = plot_files(args.runs, args.out, width=args.width, height=args.height, title=args.title, warn=warn)
-    print(f"wrote {out}", file=sys.stderr)
-    return 0
+    return run_plot(args.runs, args.out, width=args.width, height=args.height, title=args.title)

@@ -168,11 +168,11 @@ def check_mode_flags(args) -> None:
 
 
 def run(args) -> int:
-    from ..render.modes import check_cullers
+    from ..drivers.replay import check_indexes
     from ..index import INDEXES
 
     check_mode_flags(args)
-    index = check_cullers([args.index or ("octree" if "octree" in INDEXES else "brute")], "--index")[0]
+    index = check_indexes([args.index or ("octree" if "octree" in INDEXES else "brute")])[0]
     takes = None
     if not args.headless:
         from ..system.display import display_problem

@@ -33,7 +33,7 @@ from ..terminal.text import escape_text, figure
 
 __all__ = ["BAND_COUNTS", "MOTION_SINCE", "RATIO_HEADERS", "STATS", "CompareRow", "band_columns", "compare_files",
            "compare_runs", "ended_early", "format_ratio", "format_table", "measured_line", "mismatch_warnings",
-           "reference_line", "reference_run", "runs_with_rows", "summary", "verdicts"]
+           "reference_line", "reference_run", "run_compare", "runs_with_rows", "summary", "verdicts"]
 
 #: the statistics of each stage, in table order
 STATS: tuple[str, ...] = tuple(name for name, _ in TIME_STATS)
@@ -444,3 +444,30 @@ def format_table(rows: Sequence[CompareRow], fmt: str = "text") -> str:
         out.append(line(b))
         prev = b[0]
     return "\n".join(out) + "\n"
+
+
+def run_compare(paths, fmt: str = "text", stages_only: bool = False) -> int:
+    """``viewer compare`` after its arguments: read the recordings at ``paths``, warn (stderr) of runs left
+    out or not alike, and print the summary, the machine line and the table in ``fmt`` (``text``,
+    ``markdown``, ``csv``; ``stages_only``: the timed columns alone). In text the summary and table go to
+    stdout; otherwise the table alone does (for a file or another program) and the rest to stderr. Returns 0."""
+
+    def warn(message: str) -> None:
+        print(f"viewer compare: warning: {message}", file=sys.stderr)
+
+    runs = runs_with_rows(read_runs(paths), "compare", warn)
+    for message in mismatch_warnings(runs):
+        warn(message)
+    # warned of above (left out, ended early): not again
+    rows = compare_runs(runs, TIMED_COLUMNS, warn=None) if stages_only else compare_runs(runs, warn=None)
+    first, *sentences = summary(runs)
+    where = measured_line(runs)  # the machine and the GL renderer the times were taken on
+    head = first + ("\n" + where if where else "")
+    if fmt == "text":
+        sys.stdout.write(head + "\n\n" + format_table(rows, fmt))
+        if sentences:
+            sys.stdout.write("\n" + "\n".join(sentences) + "\n")
+    else:  # standard output: the table alone, for a file or another program
+        print("\n".join([head, *sentences]), file=sys.stderr)
+        sys.stdout.write(format_table(rows, fmt))
+    return 0

@@ -22,7 +22,7 @@ from ..frame.stages import TIMED_COLUMNS
 from ..terminal.text import escape_text, shorten
 from .compare import _warn_stderr, band_columns, ended_early, runs_with_rows
 
-__all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs"]
+__all__ = ["count_series", "drawn_stages", "plot_files", "plot_runs", "run_plot"]
 
 #: the line styles of the band columns (``band0`` .. ``band3``, ``band_changes`` (not drawn), ``proxies``)
 _BAND_STYLES = ((0, (1, 1)), (0, (3, 1, 1, 1)), (0, (5, 2)), (0, (1, 3)), None, (0, (6, 2, 1, 2, 1, 2)))
@@ -350,3 +350,23 @@ def _context(runs: Sequence[Run]) -> str:
             text = ", ".join(shown) + (f" +{len(vals) - 3} more" if len(vals) > 3 else "")
             lines.append(f"{key:8s} {_wrap(text, 44, max_lines=2)}")
     return "\n".join(lines)
+
+
+def run_plot(paths: Sequence[str | os.PathLike], out: str, **kw) -> int:
+    """``viewer plot`` after its arguments: the figure of the recordings at ``paths`` written to ``out``
+    (``kw``: :func:`plot_runs`' width, height, title), warnings on stderr. ``out`` is checked before any run
+    is read (a bad name fails at once, naming ``-o``; ``-`` is refused: a figure is not written to standard
+    output). Returns 0."""
+    import sys
+
+    if out == "-":
+        raise UserError("-o -: the figure is not written to standard output; give an image file name, "
+                        "e.g. -o frames.png")
+    check_output_file(out, "-o")
+
+    def warn(message: str) -> None:
+        print(f"viewer plot: warning: {message}", file=sys.stderr)
+
+    written = plot_files(paths, out, warn=warn, **kw)
+    print(f"wrote {written}", file=sys.stderr)
+    return 0
