@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from viewer.index import QueryOverflow, SphereIndex
+from viewer.index import SphereIndex, grown_until_fits
 from viewer.timing.interleave import balanced_orders
 
 from .result import IndexResult
@@ -108,15 +108,9 @@ def measure_static(
                 r = res[name]
                 for q in span:
                     p = pts[q]
-                    buf = out[name]
-                    t0 = time.perf_counter_ns()
-                    try:
-                        k = ix.query_into(p, buf)
-                    except QueryOverflow as exc:
-                        out[name] = buf = np.empty(2 * exc.needed, dtype=np.int64)
-                        t0 = time.perf_counter_ns()
-                        k = ix.query_into(p, buf)
-                    times[name][at + q] = (time.perf_counter_ns() - t0) / 1e3
+                    (k, t0, t1), buf = grown_until_fits(lambda b: timed_query(ix, p, b), out[name], twice_needed)
+                    out[name] = buf
+                    times[name][at + q] = (t1 - t0) / 1e3
                     st = ix.stats
                     r.visible += k
                     r.candidates += st.candidates
@@ -153,11 +147,22 @@ def turns(built: dict[str, SphereIndex], k: int) -> list[tuple[str, SphereIndex]
 
 
 def _query(ix, p, out, name):
-    try:
-        return ix.query_into(p, out[name])
-    except QueryOverflow as exc:
-        out[name] = np.empty(2 * exc.needed, dtype=np.int64)
-        return ix.query_into(p, out[name])
+    k, out[name] = grown_until_fits(lambda b: ix.query_into(p, b), out[name], twice_needed)
+    return k
+
+
+def timed_query(ix: SphereIndex, p, buf: np.ndarray) -> tuple[int, int, int]:
+    """``ix.query_into(p, buf)`` timed: ``(k, t0, t1)``, ``time.perf_counter_ns`` right before and right after
+    the call, nothing else between. Called through :func:`~viewer.index.grown_until_fits`, a query that
+    overflowed its buffer is timed again, in full, after the buffer grows."""
+    t0 = time.perf_counter_ns()
+    k = ix.query_into(p, buf)
+    return k, t0, time.perf_counter_ns()
+
+
+def twice_needed(needed: int) -> np.ndarray:
+    """A query buffer (int64) twice as large as an overflowed query needed: the bench's growth."""
+    return np.empty(2 * needed, dtype=np.int64)
 
 
 def measure_dynamic(

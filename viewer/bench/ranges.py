@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 from viewer.frame.ranges import BAND_COLUMNS, Ranges
-from viewer.index import QueryOverflow, SphereIndex
+from viewer.index import SphereIndex, grown_until_fits
 
-from .measure import turns
+from .measure import turns, twice_needed
 from .result import IndexResult
 from .workloads import Workload
 
@@ -86,15 +86,13 @@ def _query_filter(ix: SphereIndex, ranges: Ranges, p: tuple, out: dict, name: st
     """Query ``ix`` at ``p`` into ``out[name]`` (grown on overflow, the failed call not timed), then filter the
     answer in place: ``(t0, t1, t2, m)``, perf_counter_ns before the query, between, after the filter, and the
     count kept."""
-    buf = out[name]
-    t0 = time.perf_counter_ns()
-    try:
-        k = ix.query_into(p, buf)
-    except QueryOverflow as exc:
-        out[name] = buf = np.empty(2 * exc.needed, dtype=np.int64)
+
+    def timed(buf: np.ndarray) -> tuple[int, int, int, int]:
         t0 = time.perf_counter_ns()
-        k = ix.query_into(p, buf)
-    t1 = time.perf_counter_ns()
-    m = ranges.filter(buf, k, p)
-    t2 = time.perf_counter_ns()
-    return t0, t1, t2, m
+        k = ix.query_into(p, buf)  # an overflow raises here: grown_until_fits grows the buffer and times it all again
+        t1 = time.perf_counter_ns()
+        m = ranges.filter(buf, k, p)
+        return t0, t1, time.perf_counter_ns(), m
+
+    result, out[name] = grown_until_fits(timed, out[name], twice_needed)
+    return result
