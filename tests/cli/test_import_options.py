@@ -1,32 +1,24 @@
-"""Issue 28 point 5: the import options (``--view-distance``, ``--columns``) are taken by every command that
+"""The import options (``--view-distance``, ``--columns``) are taken by every command that
 imports a file on the fly (``view``, ``record``, ``soak``, ``scene info``; declared once,
 :func:`viewer.commands._args.add_import_options`), change what the command does (the counts printed or
 recorded, the radii reported), and are refused, naming the flag, for a recipe or a ``.npz``. Every case runs
-the real command in a subprocess."""
+the real command (in this process)."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.gltf_writer import build, write_glb
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTH = 580.0  # the level of the issue: 580 units wide, flat
-
-
-def viewer(cwd: Path, *argv, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python -m viewer.cli ARGV`` in ``cwd``; its exit status, stdout and stderr."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *map(str, argv)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def flat_level(path: Path, n: int = 300, width: float = WIDTH, seed: int = 1) -> Path:
@@ -66,8 +58,8 @@ def test_view_takes_the_rule_and_counts_by_it(level):
     """``viewer view level.glb --headless --frames 3 --view-distance constant:value=500`` (was: unrecognized
     arguments): the import line names the rule, and the visible count it prints is brute force's with
     radius 500 from the pose."""
-    proc = viewer(level.parent, "view", level.name, "--headless", "--frames", "3", "--view-distance", "constant:value=500",
-                  "--index", "brute", "--size", "64x64", "--pose", "0,10,600,0,0")
+    proc = run_cli("view", level.name, "--headless", "--frames", "3", "--view-distance", "constant:value=500",
+                  "--index", "brute", "--size", "64x64", "--pose", "0,10,600,0,0", cwd=level.parent)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "imported level.glb: 300 objects, 1 mesh (gltf), view distance: constant 500 (--view-distance " \
            "constant:value=500): radii 500 (all)" in proc.stderr
@@ -80,8 +72,8 @@ def test_record_records_counts_by_the_rule_and_keeps_it_in_the_metadata(level, t
     """``viewer record level.glb --view-distance constant:value=500``: every recorded frame's visible count is
     brute force's with radius 500 from that frame's camera, and the metadata keeps the rule."""
     out = tmp_path / "rec"
-    proc = viewer(tmp_path, "record", level, "-o", out, "--index", "brute", "--frames", "3", "--size", "64x64",
-                  "--view-distance", "constant:value=500")
+    proc = run_cli("record", level, "-o", out, "--index", "brute", "--frames", "3", "--size", "64x64",
+                  "--view-distance", "constant:value=500", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "view distance: constant 500 (--view-distance constant:value=500)" in proc.stderr
     with open(out / "brute.csv") as fh:
@@ -96,15 +88,15 @@ def test_record_records_counts_by_the_rule_and_keeps_it_in_the_metadata(level, t
 def test_scene_info_reports_the_rules_radii(level, tmp_path):
     """``viewer scene info level.glb --view-distance constant:value=500``: every radius 500; ``--columns`` maps
     a table's columns there too."""
-    proc = viewer(tmp_path, "scene", "info", level, "--view-distance", "constant:value=500", "--json")
+    proc = run_cli("scene", "info", level, "--view-distance", "constant:value=500", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
     assert d["radii"]["min"] == d["radii"]["max"] == 500.0
     assert "view_distance" not in proc.stderr  # info prints its own description, not the import line
     src = tmp_path / "p.csv"
     src.write_text("px,py,pz\n0,0,0\n10,0,0\n0,40,0\n")
-    proc = viewer(tmp_path, "scene", "info", src, "--columns", "x=px,y=py,z=pz", "--view-distance",
-                  "constant:value=7")
+    proc = run_cli("scene", "info", src, "--columns", "x=px,y=py,z=pz", "--view-distance",
+                  "constant:value=7", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "radii      min 7  p1 7" in proc.stdout and "columns {'x': 'px'" in proc.stdout, proc.stdout
 
@@ -112,7 +104,7 @@ def test_scene_info_reports_the_rules_radii(level, tmp_path):
 def test_soak_takes_the_rule(level, tmp_path):
     """``viewer soak level.glb --view-distance constant:value=500``: the flag is taken and the import uses it
     (the import line); an imported file has nothing moving, which soak says in one message (exit 2)."""
-    proc = viewer(tmp_path, "soak", level, "--frames", "3", "--view-distance", "constant:value=500")
+    proc = run_cli("soak", level, "--frames", "3", "--view-distance", "constant:value=500", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines[0].startswith(f"imported {level}: 300 objects") and "constant 500" in lines[0]
@@ -131,8 +123,8 @@ def test_refused_for_a_recipe_or_npz_naming_the_flag(level, tmp_path, argv, flag
     """The options with a recipe or a ``.npz``: exit 2, one line naming the scene and the flag, nothing
     written (before a recipe is generated)."""
     npz = tmp_path / "level.npz"
-    assert viewer(tmp_path, "scene", "import", level, "-o", npz).returncode == 0
-    proc = viewer(tmp_path, *[str(npz) if a == "NPZ" else a for a in argv])
+    assert run_cli("scene", "import", level, "-o", npz, cwd=tmp_path).returncode == 0
+    proc = run_cli(*[str(npz) if a == "NPZ" else a for a in argv], cwd=tmp_path)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading ")]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -142,7 +134,7 @@ def test_refused_for_a_recipe_or_npz_naming_the_flag(level, tmp_path, argv, flag
 
 def test_a_bad_rule_on_view_is_one_message(level, tmp_path):
     """``viewer view level.glb --view-distance constant``: exit 2, one message naming the flag."""
-    proc = viewer(tmp_path, "view", level, "--headless", "--frames", "3", "--view-distance", "constant")
+    proc = run_cli("view", level, "--headless", "--frames", "3", "--view-distance", "constant", cwd=tmp_path)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("loading ")]
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "field '--view-distance'" in lines[0] and "write constant:value=DISTANCE" in lines[0], lines[0]
@@ -154,12 +146,12 @@ def test_bench_takes_the_rule_for_a_scene_file_and_refuses_it_for_generators(lev
     visible = {}
     for value in (5, 500):
         out = tmp_path / f"b{value}"
-        r = viewer(tmp_path, "bench", "--scene", level, "--index", "octree", "--queries", 20, "--rounds", 1,
+        r = run_cli("bench", "--scene", level, "--index", "octree", "--queries", 20, "--rounds", 1,
                    "--dynamic", "none", "--updates", 0, "--no-first-build", "--no-plots",
-                   "--view-distance", f"constant:value={value}", "--out", out, timeout=240)
+                   "--view-distance", f"constant:value={value}", "--out", out, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
         rows = [row for row in csv.DictReader((out / "bench.csv").open()) if row["index"] == "octree"]
         visible[value] = float(rows[0]["mean_visible"])
     assert visible[500] > visible[5] >= 0
-    r = viewer(tmp_path, "bench", "--scene", "uniform", "--n", "1e3", "--view-distance", "constant:value=5")
+    r = run_cli("bench", "--scene", "uniform", "--n", "1e3", "--view-distance", "constant:value=5", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "--view-distance" in r.stderr, r.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,11 @@ import numpy as np
 import pytest
 
 from viewer.cli import main
+from viewer.kernels.compile import HEADER
 from viewer.recording import COLUMNS, meta_path_for, read_run
+
+from tests.support.cli import refused, run_cli, run_process, small  # noqa: F401 (small: a fixture)
+
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.gl
@@ -269,3 +274,377 @@ def test_no_collection_falls_inside_a_recorded_frame(scene_file, tmp_path, monke
     assert during == [], during
     assert between.count(1) >= 120 // 16, between  # 60 frames x 2 indexes, one young collection every 16
     assert gc.isenabled()
+
+
+def _far_scene(tmp_path: Path, offset: float, spread: float = 100.0, name: str = "far") -> Path:
+    """50 objects in a box of side 2 * ``spread`` around (offset, offset, offset)."""
+    c = np.random.default_rng(0).uniform(-spread, spread, (50, 3)) + offset
+    p = tmp_path / f"{name}.npz"
+    np.savez(p, format_version=np.array(2), centres=c, radii=np.full(50, 10.0))
+    return p
+
+
+@pytest.mark.parametrize("extra", [[], ["--speed", "5"]])
+def test_a_scene_too_far_out_for_any_path_names_its_file(tmp_path, extra):
+    """All centres at 2**63: the box collapses to a point in float64. Before: 'path speed must be a
+    positive number, got None' (no file), or an IndexError traceback with --speed."""
+    p = _far_scene(tmp_path, 2.0**63, spread=0.0)
+    out = tmp_path / "out"
+    status, _, err = run_cli("record", p, "--frames", "3", "-o", out, "-q", "--index", "scan", *extra)
+    refused(status, err, str(p), "no camera path", "--path")
+    assert not out.exists()
+
+
+def test_save_path_onto_a_device_or_pipe_is_refused_and_leaves_it_alone(tmp_path, small):
+    """Before: 'viewer record SCENE --save-path /dev/null' exited 0 having renamed a regular file over
+    /dev/null (as root: the device gone for every process). A FIFO stands in for the device here."""
+    import stat
+
+    fifo = tmp_path / "pipe.toml"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    status, _, err = run_cli("record", small, "--frames", "3", "-q", "--index", "scan", "-o", out,
+                            "--save-path", fifo)
+    refused(status, err, "--save-path", str(fifo), "not a regular file")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not out.exists()
+
+
+def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
+    """A UTF-8 byte-order mark (some editors and spreadsheets write one) before a recipe, a camera path or a
+    recording: before, 'not valid TOML: Invalid statement (at line 1, column 1)' and 'header does not match
+    the schema'; now each reads as without it."""
+    from viewer.paths import load_path
+    from viewer.recording import read_run
+    from viewer.scenes import load_scene
+
+    bom = b"\xef\xbb\xbf"
+    recipe = tmp_path / "bom.toml"
+    recipe.write_bytes(bom + b'generator = "clustered"\nn = 500\n')
+    assert load_scene(recipe).n == 500
+    path = tmp_path / "path.toml"
+    path.write_bytes(bom + b"[[keyframe]]\nt = 0\nposition = [0, 0, 0]\nyaw = 0\npitch = 0\n"
+                     b"[[keyframe]]\nt = 1\nposition = [1, 0, 0]\nyaw = 0\npitch = 0\n")
+    assert len(load_path(path)) == 2
+    out = tmp_path / "rec"
+    status, _, err = run_cli("record", recipe, "--frames", "3", "--size", "64x64", "-o", out, "-q", "--index", "octree")
+    assert status == 0, err
+    csv = out / "octree.csv"
+    rows = len(read_run(csv))
+    csv.write_bytes(bom + csv.read_bytes())
+    assert len(read_run(csv)) == rows == 3
+
+
+def test_record_save_path_never_overwrites_a_file_without_force(tmp_path, small):
+    """'--save-path FILE ... e.g. to edit a generated path by hand'. Before: running the same command line
+    again (with a new -o) silently replaced the file, hand edits and all. Now refused before anything is
+    written, as a recorded run is; --force replaces it."""
+    mine = tmp_path / "flight.toml"
+    mine.write_text("# my edits\n")
+    out = tmp_path / "out"
+    status, _, err = run_cli("record", small, "--frames", "3", "--size", "64x64", "-o", out, "--save-path", mine)
+    refused(status, err, f"--save-path {mine}", "exists already", "--force")
+    assert mine.read_text() == "# my edits\n" and not out.exists()
+
+
+def keyframes(*ts, x=(0.0, 100.0)) -> str:
+    return "".join(f"[[keyframe]]\nt = {t!r}\nposition = [{xi!r}, 10.0, 50.0]\nyaw = 0.0\npitch = 0.0\n\n"
+                   for t, xi in zip(ts, x))
+
+
+@pytest.mark.parametrize("how", ["path", "speed"])
+def test_a_path_longer_than_the_domain_is_refused_before_recording(tmp_path, small, how):
+    """A recording's t column holds seconds from the path's start, and its reader refuses a value past
+    2**100. Before: a path file with keyframes at t = 1e300 and 1.0000001e300 (or a generated path at
+    --speed 1e-300) was recorded, then 'record' exited 2 naming its own output ("out/scan.csv:3: column
+    't': 5e+292 is outside the numeric domain"), leaving runs that compare and plot refuse."""
+    out = tmp_path / "out"
+    if how == "path":
+        flight = tmp_path / "far.toml"
+        flight.write_text(keyframes(1e300, 1.0000001e300))
+        argv, words = ["--path", flight], [str(flight), "keyframe times span", "2**100 s"]
+    else:
+        argv, words = ["--speed", "1e-300"], ["--speed 1e-300", "2**100 s"]
+    status, _, err = run_cli("record", small, *argv, "--frames", "3", "--size", "64x64", "-o", out)
+    refused(status, err, *words)
+    assert not out.exists()
+
+
+def test_a_disk_that_fills_during_record_keeps_whole_rows(tmp_path, small):
+    """A real full disk: a 64 KiB tmpfs in a private mount namespace; the results are copied out
+    before the namespace ends."""
+    disk, kept = tmp_path / "disk", tmp_path / "kept"
+    disk.mkdir()
+    kept.mkdir()
+    script = (f'mount -t tmpfs -o size=64k none "{disk}" && "$0" "$@"; s=$?; '
+              f'cp -a "{disk}/run" "{kept}/" 2>/dev/null; exit $s')
+    status, _, err = run_process("record", small, "--index", "brute", "--frames", "2000", "--size", "64x64", "-q",
+                            "-o", disk / "run", prefix=("unshare", "-rm", "sh", "-c", script))
+    line = refused(status, err, "brute.csv", "No space left on device", "whole rows")
+    from viewer.recording import read_meta, read_run
+
+    csv = kept / "run" / "brute.csv"
+    run = read_run(csv)
+    assert 0 < len(run) < 2000 and np.array_equal(run["frame"], np.arange(len(run)))
+    assert csv.read_bytes().endswith(b"\n")
+    meta = read_meta(csv)
+    assert meta["frames"] == len(run) and meta["ended"] == "write error" and meta["complete"] is False
+    assert f"after {len(run)} frames" in line
+
+
+def test_two_records_into_one_directory_do_not_interleave(tmp_path, small):
+    out = tmp_path / "runs"
+    first = subprocess.Popen([sys.executable, "-m", "viewer", "record", str(small), "--index", "brute",
+                              "--frames", "1000000", "--size", "64x64", "-q", "-o", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        csv = out / "brute.csv"
+        end = time.monotonic() + 120
+        while not (csv.exists() and csv.read_bytes().count(b"\n") > 300):
+            assert first.poll() is None and time.monotonic() < end, first.stderr.read().decode()
+            time.sleep(0.05)
+        status, _, err = run_cli("record", small, "--index", "brute", "--frames", "10", "--size", "64x64",
+                                "-o", out)
+        refused(status, err, str(csv), "another recording is writing this file")
+        assert first.poll() is None  # the first run goes on
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    from viewer.recording import read_meta, read_run
+
+    run = read_run(csv)
+    assert np.array_equal(run["frame"], np.arange(len(run))) and len(run) > 300
+    assert read_meta(csv)["frames"] == len(run) and read_meta(csv)["ended"] == "SIGTERM"
+
+
+def test_a_repeatable_option_still_accumulates():
+    from viewer.cli import build_parser
+
+    args = build_parser().parse_args(["record", "x.toml", "--index", "octree", "--index", "scan", "brute", "-o", "out"])
+    assert args.indexes == ["octree", "scan", "brute"]
+
+
+def tiny_recipe(directory: Path, bundled: str, name: str) -> Path:
+    """A bundled recipe (scenes/BUNDLED.toml) with n = 2000, written as DIRECTORY/NAME.toml."""
+    text = (ROOT / "scenes" / f"{bundled}.toml").read_text()
+    text, k = re.subn(r"(?m)^n = .*$", "n = 2000", text)
+    assert k == 1
+    p = directory / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """Two tiny scenes, a window take flown in the first (written through the take API, as the R key does),
+    and a run recorded by replaying that take on its own scene (``viewer record --path``)."""
+    from viewer.frame.pipeline import FrameStats
+    from viewer.recording import build_meta
+    from viewer.recording.takes import TakeDir
+    from viewer.scenes import load_scene
+
+    d = tmp_path_factory.mktemp("world")
+    clustered = tiny_recipe(d, "clustered-100k", "tiny-clustered")
+    uniform = tiny_recipe(d, "uniform-100k", "tiny-uniform")
+    take = TakeDir(d / "flight").start(build_meta(scene=load_scene(clustered), index="brute", headless=False))
+    for k in range(30):
+        take.append(FrameStats(frame=k, t=0.0, dt=1 / 60, cam_x=10.0 * k, cam_y=50.0, cam_z=-5.0 * k, yaw=0.5 * k,
+                               pitch=-5.0, index="brute", objects=2000, visible=3, drawn=2, query_ms=0.01,
+                               frame_ms=1.0))
+    take.close()
+    path_file = d / "flight" / "take-1.path.toml"
+    assert path_file.is_file()
+    runs = d / "runs"
+    status, out, err = run_cli("record", clustered, "--path", path_file, "--index", "brute", "--frames", "10",
+                              "--size", "64x48", "-q", "-o", runs)
+    assert status == 0, err
+    return {"dir": d, "clustered": clustered, "uniform": uniform, "take_path": path_file, "runs": runs,
+            "replay_err": err}
+
+
+@pytest.mark.gl
+def test_record_into_a_directory_holding_a_run_is_refused_and_leaves_it_whole(world):
+    """A second run of another scene into the same -o stops before the scene loads, naming the file
+    and --force; the first run's files are untouched."""
+    runs = world["runs"]
+    before = {p.name: digest(p) for p in runs.iterdir()}
+    status, _, err = run_cli("record", world["uniform"], "--index", "brute", "--frames", "10", "--size", "64x48",
+                            "-q", "-o", runs)
+    line = refused(status, err, "-o", str(runs / "brute.csv"), "exists already", "tiny-clustered", "--force")
+    print(line)
+    assert {p.name: digest(p) for p in runs.iterdir()} == before
+    status, out, _ = run_cli("record", "--help")
+    assert status == 0 and "--force" in out and "never written through" in " ".join(out.split())
+
+
+@pytest.mark.gl
+def test_replaying_a_take_on_its_own_scene_does_not_warn(world):
+    """The take's path replayed on the take's scene (the fixture's run) says nothing about scenes."""
+    assert "warning" not in world["replay_err"], world["replay_err"]
+
+
+@pytest.mark.gl
+def test_force_replaces_a_link_and_never_writes_through_it(world, tmp_path):
+    """OUT/brute.csv and OUT/brute.meta.json are links to files outside OUT. Without --force
+    the run is refused; with it, the links are replaced by the new run's files and their targets keep
+    their bytes. The replay is of another scene than the take's path: a warning says so."""
+    out = tmp_path / "out"
+    out.mkdir()
+    outside_csv, outside_meta = tmp_path / "precious.csv", tmp_path / "precious.json"
+    outside_csv.write_text("someone else's data\n")
+    outside_meta.write_text("{}\n")
+    (out / "brute.csv").symlink_to(outside_csv)
+    (out / "brute.meta.json").symlink_to(outside_meta)
+    args = ("record", world["uniform"], "--path", world["take_path"], "--index", "brute", "--frames", "10",
+            "--size", "64x48", "-q", "-o", out)
+    status, _, err = run_cli(*args)
+    print(refused(status, err, str(out / "brute.csv"), "symbolic link", "--force"))
+    status, _, err = run_cli(*args, "--force")
+    assert status == 0, err
+    warning = [ln for ln in err.splitlines() if "warning" in ln]
+    assert len(warning) == 1 and "tiny-clustered" in warning[0] and "tiny-uniform" in warning[0], err
+    print(warning[0])
+    assert outside_csv.read_text() == "someone else's data\n" and outside_meta.read_text() == "{}\n"
+    assert not (out / "brute.csv").is_symlink() and not (out / "brute.meta.json").is_symlink()
+    from viewer.recording import read_run
+
+    run = read_run(out / "brute.csv")
+    assert len(run) == 10 and run.meta["scene"]["name"] == "tiny-uniform"
+
+
+def test_record_and_a_headless_view_say_what_their_times_were_taken_on(tmp_path, small):
+    """Before: 'viewer record' ended with each index's median / p95 / p99 / max times and 'viewer view
+    --headless' with its median frame and fps, with no word of the machine or the GL renderer (llvmpipe's draw
+    is ~100x a GPU's): the figures stood alone. Each now prints the line compare prints under its reference."""
+    from viewer.system.machine import cpu
+
+    status, out, err = run_cli("record", small, "--frames", "3", "--size", "320x180", "--index", "octree",
+                              "-o", tmp_path / "run")
+    assert status == 0, err
+    line = next(ln for ln in err.splitlines() if ln.startswith("timed on: "))
+    assert cpu() in line and "logical CPU" in line and "GL renderer: " in line, line
+    assert "not named" not in line, line
+    assert err.index("octree: update_ms median") < err.index("timed on: ")  # beside the figures
+
+    status, out, err = run_cli("view", small, "--headless", "--frames", "3", "--size", "320x180")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("frames 3  median frame")
+    line = next(ln for ln in lines if ln.startswith("timed on: "))
+    assert cpu() in line and "GL renderer: " in line and "not named" not in line, line
+
+
+def _path_text(name_line: str = "") -> str:
+    keys = "".join(f"[[keyframe]]\nt = {t}\nposition = [{x}, 100.0, 500.0]\nyaw = 0.0\npitch = 0.0\n\n"
+                   for t, x in ((0.0, 0.0), (1.0, 10.0)))
+    return f'format = "viewer-camera-path"\nversion = 1\n{name_line}\n{keys}'
+
+
+def test_a_camera_path_named_with_control_characters_never_reaches_the_terminal_raw(tmp_path, small):
+    """Before: a path file's 'name' (or, without one, its file name) holding an ESC sequence was printed raw by
+    'record' and 'view --headless' ('path \\x1b[2J\\x1b]0;pwned\\x07x: 3 frames'): the screen cleared, the
+    window's title set. A scene's name is refused for that; a path's name now is too, naming the
+    file and the field, and a path file's own name is shown with those characters replaced, as a scene's."""
+    evil = tmp_path / "evil.toml"
+    evil.write_text(_path_text(r'name = "\u001b[2J\u001b]0;pwned\u0007x"'))
+    status, out, err = run_cli("record", small, "--path", evil, "--frames", "3", "--size", "320x180", "--index",
+                              "octree", "-o", tmp_path / "run")
+    refused(status, err, str(evil), "field 'name'", "control characters")
+    assert "\x1b" not in err + out and not (tmp_path / "run").exists()
+
+    odd = tmp_path / "a\x1b[2Jb.toml"  # no 'name': the file's stem names the path
+    odd.write_text(_path_text())
+    status, out, err = run_cli("record", small, "--path", odd, "--frames", "3", "--size", "320x180", "--index",
+                              "octree", "-o", tmp_path / "run2")
+    assert status == 0, err
+    assert "\x1b" not in err + out, err
+    assert "path a\ufffd[2Jb: 3 frames" in err, err
+
+
+def test_a_take_closed_without_frames_leaves_no_files_and_says_so(tmp_path):
+    """R pressed twice in a row (the take API the window calls): no take-N files, a line saying so,
+    and the next take still gets the next number."""
+    from viewer.recording import build_meta
+    from viewer.recording.takes import TakeDir
+
+    takes = TakeDir(tmp_path / "rec")
+    take = takes.start(build_meta(index="octree", headless=False))
+    line = take.close()
+    assert "take-1" in line and "no frames" in line, line
+    assert list((tmp_path / "rec").iterdir()) == []
+    assert takes.start(build_meta(index="octree", headless=False)).number == 2
+
+
+@pytest.mark.gl
+@pytest.mark.slow
+def test_a_first_record_says_it_compiles_and_compiles_only_what_it_runs(scene_file, tmp_path):
+    from viewer.index import _octree_kernels as K
+    from viewer.paths import CameraPath, save_path
+
+    path = tmp_path / "p.toml"
+    save_path(CameraPath([0.0, 1.0, 2.0], [[0, 0, 0], [500, 0, 0], [500, 500, 0]], [0.0, 45.0, 90.0], [0.0] * 3), path)
+    cache = tmp_path / "numba-cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+
+    def record(out: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "viewer", "record", str(scene_file), "--path", str(path), "--index",
+                            "octree", "--frames", "20", "--size", "64x36", "-o", str(tmp_path / out)], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return r.stderr
+
+    err = record("cold")
+    print(err)
+    lines = err.splitlines()
+    assert lines[0] == HEADER, err  # the first line, before the silence of compiling
+    assert any(line.startswith("  octree ... ") for line in lines), err
+    assert any(line.startswith("  frame ... ") for line in lines), err
+    assert any(line.startswith("compiled ") for line in lines), err
+    compiled = {p.name.split("-")[0] for p in cache.rglob("*.nbi")}
+    assert "_octree_kernels.query" in compiled and "_frame_kernels.gather_instances" in compiled, compiled
+    # a still world, queried only: the octree's updates and the movers' step are not compiled
+    for name in ("insert_one", "remove_one", "move_single", "move_many", "refit_some"):
+        assert hasattr(K, name), name
+        assert f"_octree_kernels.{name}" not in compiled, name
+    assert "_motion_kernels.advance_kernel" not in compiled
+    # one view: the octree's walk shared by a batch of points (views, clients) is not compiled either
+    assert "_octree_many_kernels.query_shared" not in compiled
+
+    warm = record("warm")
+    assert "compiling" not in warm and "compiled" not in warm, warm
+
+    # a still world's headless view runs what that record ran, in its warm scope: nothing more compiles
+    r = subprocess.run([sys.executable, "-m", "viewer", "view", str(scene_file), "--headless", "--frames", "3",
+                        "--size", "64x36"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "compiling" not in r.stderr and "compiled" not in r.stderr, r.stderr
+    assert {p.name.split("-")[0] for p in cache.rglob("*.nbi")} == compiled
+
+
+@pytest.mark.gl
+def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every_frame(scene_file, tmp_path, capsys):
+    from viewer.cli import main
+    from viewer.commands.record import DEMO_FRAMES
+    from viewer.paths import generated_path
+    from viewer.recording import read_run
+    from viewer.scenes import load_scene
+
+    speed = 2000.0  # a 53 s flight: 3196 frames at 1/60 s
+    full = len(generated_path(load_scene(str(scene_file)), speed=speed).sample(dt=1 / 60))
+    assert full > DEMO_FRAMES
+    args = ["record", str(scene_file), "--index", "brute", "--size", "32x18", "--speed", str(speed)]
+    assert main([*args, "-o", str(tmp_path / "demo")]) == 0
+    err = capsys.readouterr().err
+    assert f"{DEMO_FRAMES} frames" in err and "a demo" in err and f"--full records all {full}" in err, err
+    run = read_run(tmp_path / "demo" / "brute.csv")
+    assert len(run["frame"]) == DEMO_FRAMES
+
+    assert main([*args, "--full", "-o", str(tmp_path / "full")]) == 0
+    err = capsys.readouterr().err
+    assert "a demo" not in err and f"{full} frames" in err, err
+    run = read_run(tmp_path / "full" / "brute.csv")
+    assert len(run["frame"]) == full
+    assert abs(float(run["dt"][0]) - 1 / 60) < 1e-9

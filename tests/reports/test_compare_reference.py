@@ -1,24 +1,18 @@
-"""Issue 28, "The first ten minutes", point 4: ``viewer compare`` says what it found. It names the reference,
+"""``viewer compare`` says what it found. It names the reference,
 prints every ratio as a speed-up over it (its time over the run's, as ``bench``'s ``x scan``: above 1 =
 faster) with significant digits (29 candidates against 100,000 is not ``0.00``), under headers that say so in
 every format, and ends with a sentence per run naming the renderer; the old warnings stay. Every case runs
-the real command."""
+the real command (in this process)."""
 
 from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.support.cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def viewer(*args) -> subprocess.CompletedProcess:
-    """``viewer ARGS`` in a fresh process."""
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
 
 
 def run_file(path: Path, index: str, query_ms: float, frame_ms: float, draw_ms: float, candidates: int,
@@ -50,7 +44,7 @@ def three_runs(tmp_path: Path) -> list[Path]:
 
 
 def test_compare_names_the_reference_speeds_up_and_says_what_it_found(tmp_path):
-    done = viewer("compare", *three_runs(tmp_path))
+    done = run_cli("compare", *three_runs(tmp_path))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     print(lines[0])
@@ -74,14 +68,14 @@ def test_compare_names_the_reference_speeds_up_and_says_what_it_found(tmp_path):
 
 def test_csv_and_markdown_say_the_direction_and_keep_stdout_a_table(tmp_path):
     runs = three_runs(tmp_path)
-    done = viewer("compare", *runs, "--format", "csv")
+    done = run_cli("compare", *runs, "--format", "csv")
     assert done.returncode == 0, done.stderr
     table = list(csv.DictReader(done.stdout.splitlines()))
     assert list(table[0])[-4:] == ["x_faster_median", "x_faster_p95", "x_faster_p99", "x_faster_max"]
     octree = next(r for r in table if r["column"] == "candidates" and r["run"].startswith("octree"))
     assert octree["x_faster_median"] == "3448"
     assert done.stderr.startswith("reference: scan · clustered-100k (100k)") and "octree answers" in done.stderr
-    done = viewer("compare", *runs, "--format", "markdown", "--stages-only")
+    done = run_cli("compare", *runs, "--format", "markdown", "--stages-only")
     assert done.returncode == 0, done.stderr
     head = done.stdout.splitlines()[0]
     print(head)
@@ -96,7 +90,7 @@ def test_without_a_scan_run_the_first_is_the_reference_and_the_warnings_stay(tmp
 
     empty = tmp_path / "empty.csv"
     Recorder(empty, build_meta(index="brute", headless=True)).close()
-    done = viewer("compare", a, b, empty)
+    done = run_cli("compare", a, b, empty)
     assert done.returncode == 0, done.stderr
     first = done.stdout.splitlines()[0]
     print(first)

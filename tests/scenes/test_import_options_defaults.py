@@ -1,8 +1,8 @@
-"""Issue 28 point 6 (the importer's part) and point 9 (these items): the default view distances of an
+"""The importer's defaults and what it prints: the default view distances of an
 imported glTF come from the file's own scale and the import line says which rule and why; ranges print
 with the same significant digits at both ends; ``scene generate --n`` renames a scene named for its N;
 ``scene info`` reports sizes as the README defines them (the largest box edge). Every case runs the real
-command in a subprocess."""
+command (in this process)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from tests.cli.test_import_options import WIDTH, flat_level, viewer
+from tests.cli.test_import_options import WIDTH, flat_level
+from tests.support.cli import run_cli
 from viewer.scenes import load_scene
 
 
@@ -22,7 +23,7 @@ def test_a_flat_580_wide_level_gets_radii_well_below_its_extent(tmp_path):
     view from everywhere): the median object is seen from an eighth of the extent, none from further than
     half of it, and the import line names the rule and why."""
     level = flat_level(tmp_path / "level.glb")
-    proc = viewer(tmp_path, "scene", "import", "level.glb", "-o", "level.npz")
+    proc = run_cli("scene", "import", "level.glb", "-o", "level.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     line = proc.stdout.strip()
     assert "view distance: size x 2.6, at most 290 (default, from the file's 580-unit extent: the median object " \
@@ -33,8 +34,8 @@ def test_a_flat_580_wide_level_gets_radii_well_below_its_extent(tmp_path):
     # the rule the line names is the one applied, and retyping it gives the same scene
     edges = 2.0 * load_scene(level, import_options={"view_distance": "size:factor=200"}).sizes.astype(np.float64)
     np.testing.assert_allclose(s.radii, np.minimum(2.6 * edges, 290.0))
-    proc = viewer(tmp_path, "scene", "import", "level.glb", "-o", "again.npz", "--view-distance",
-                  "size:factor=2.6,max=290")
+    proc = run_cli("scene", "import", "level.glb", "-o", "again.npz", "--view-distance",
+                  "size:factor=2.6,max=290", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "size x 2.6, at most 290 (--view-distance size:factor=2.6,max=290)" in proc.stdout
     np.testing.assert_array_equal(load_scene(tmp_path / "again.npz").radii, s.radii)
@@ -48,7 +49,7 @@ def test_the_forest_example_gets_a_default_that_culls(tmp_path):
     in the forest sees a few percent of the 22,600 objects (size:factor=200: 70-90%)."""
     subprocess.run([sys.executable, "-m", "viewer.scenes.forest", str(tmp_path / "forest.glb")], check=True,
                    capture_output=True, timeout=120)
-    proc = viewer(tmp_path, "scene", "import", "forest.glb", "-o", "forest.npz")
+    proc = run_cli("scene", "import", "forest.glb", "-o", "forest.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "view distance: size x 34 (default, from the file's 2000-unit extent: the median object seen from an " \
            "eighth of it; --view-distance to change)" in proc.stdout, proc.stdout
@@ -61,17 +62,18 @@ def test_ranges_print_the_same_digits_at_both_ends(tmp_path):
     """Was ``263..262.6 (median 263)`` and ``5e+03..5000``: equal radii print once, a range in plain
     notation with the same significant digits at both ends (``scene import`` and ``scene generate``)."""
     flat_level(tmp_path / "level.glb")
-    proc = viewer(tmp_path, "scene", "import", "level.glb", "-o", "a.npz", "--view-distance", "constant:value=262.6")
+    proc = run_cli("scene", "import", "level.glb", "-o", "a.npz", "--view-distance", "constant:value=262.6",
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "radii 262.6 (all);" in proc.stdout, proc.stdout
-    proc = viewer(tmp_path, "scene", "import", "level.glb", "-o", "b.npz", "--view-distance",
-                  "table:10=5000,1000=20000")
+    proc = run_cli("scene", "import", "level.glb", "-o", "b.npz", "--view-distance",
+                  "table:10=5000,1000=20000", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"radii 5000\.\.20000 \(median (5000|20000)\);", proc.stdout), proc.stdout
     assert "e+" not in proc.stdout
     (tmp_path / "c.toml").write_text('generator = "uniform"\nn = 500\nworld = 100.0\n'
                                      '[radius]\nmodel = "constant"\nvalue = 5000\n')
-    proc = viewer(tmp_path, "scene", "generate", "c.toml", "-o", "c.npz")
+    proc = run_cli("scene", "generate", "c.toml", "-o", "c.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "radii 5000 (all)," in proc.stdout and "e+" not in proc.stdout, proc.stdout
 
@@ -79,17 +81,17 @@ def test_ranges_print_the_same_digits_at_both_ends(tmp_path):
 def test_generate_with_another_n_names_the_scene_for_it(tmp_path):
     """``viewer scene generate uniform-100k --n 2e3`` makes uniform-2k and says it was renamed; without -o
     the file is named for the new N too; a name that does not spell N is kept."""
-    proc = viewer(tmp_path, "scene", "generate", "uniform-100k", "--n", "2e3", "-o", "u.npz")
+    proc = run_cli("scene", "generate", "uniform-100k", "--n", "2e3", "-o", "u.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("wrote u.npz: uniform-2k (renamed from uniform-100k for --n 2,000), 2,000 objects")
     assert load_scene(tmp_path / "u.npz").name == "uniform-2k"
     (tmp_path / "tiny-1k.toml").write_text('generator = "uniform"\nn = 1000\nworld = 100.0\n')
-    proc = viewer(tmp_path, "scene", "generate", "tiny-1k.toml", "--n", "3000")
+    proc = run_cli("scene", "generate", "tiny-1k.toml", "--n", "3000", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("wrote tiny-3k.npz: tiny-3k (renamed from tiny-1k for --n 3,000)"), proc.stdout
     assert not (tmp_path / "tiny-1k.npz").exists()
     (tmp_path / "mine.toml").write_text('generator = "uniform"\nn = 1000\nworld = 100.0\n')
-    proc = viewer(tmp_path, "scene", "generate", "mine.toml", "--n", "3000")
+    proc = run_cli("scene", "generate", "mine.toml", "--n", "3000", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("wrote mine.npz: mine, 3,000 objects"), proc.stdout
 
 
@@ -98,12 +100,12 @@ def test_scene_info_sizes_are_the_largest_box_edge(tmp_path):
     half-extent); it now reports the edge and says so: the level's cubes are 6..120 units wide."""
     level = flat_level(tmp_path / "level.glb")
     edges = 2.0 * load_scene(level).sizes.astype(np.float64)
-    proc = viewer(tmp_path, "scene", "info", "level.glb")
+    proc = run_cli("scene", "info", "level.glb", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("size "))
     lo, hi = (float(x) for x in re.search(r"largest box edge (\S+) \.\. (\S+) ", line).groups())
     assert lo == float(f"{edges.min():.4g}") and hi == float(f"{edges.max():.4g}") and 6 <= lo < hi <= 120
     assert "twice the drawn half-extent" in line
-    proc = viewer(tmp_path, "scene", "info", "level.glb", "--json")
+    proc = run_cli("scene", "info", "level.glb", "--json", cwd=tmp_path)
     d = json.loads(proc.stdout)["sizes"]
     assert d["min"] == edges.min() and d["max"] == edges.max() and d["measure"].startswith("largest box edge")

@@ -1,4 +1,5 @@
-"""What the command-line tests share: how a refusal must look."""
+"""What the command-line tests share: the two runners of ``viewer`` (:func:`run_cli` in this process,
+:func:`run_process` in a fresh one) and how a refusal must look."""
 
 from __future__ import annotations
 
@@ -6,9 +7,16 @@ import contextlib
 import io
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+
+#: the checkout's root
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def refused(status: int, err: str, *words: str) -> str:
@@ -52,9 +60,19 @@ def sigterm_when(proc, ready, timeout: float = 120.0):
             proc.communicate()
 
 
-def viewer(*args, timeout=300, cwd=None):
-    """Run ``viewer ARGS`` in this process, as the console script would (a fresh process each costs a second
-    of imports), in ``cwd``; returns (status, stdout, stderr). ``timeout`` is for the reader: none is set."""
+class Ran(NamedTuple):
+    """What a run of ``viewer`` gave: its exit status and everything it wrote (unpacks as a 3-tuple)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args, cwd=None) -> Ran:
+    """Run ``viewer ARGS`` in this process, as the console script would, in ``cwd`` (default: the current
+    directory); returns (exit status, stdout, stderr) as a :class:`Ran`. The one in-process runner: a fresh
+    process costs a second of imports and the kernels' cache loads, so a test takes this one unless a process is
+    what it checks."""
     from viewer.cli import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -63,10 +81,43 @@ def viewer(*args, timeout=300, cwd=None):
             status = main([str(a) for a in args])
         except SystemExit as exc:  # argparse's refusals
             status = exc.code if isinstance(exc.code, int) else 2
-    return status, out.getvalue(), err.getvalue()
+    return Ran(status, out.getvalue(), err.getvalue())
 
 
-#: a 2,000-object recipe: the scene the hostile-input rounds hand to a command that needs a valid one
+def process_command(*args, prefix=(), module: str = "viewer") -> list[str]:
+    """The argv that runs ``viewer ARGS`` in a fresh Python process (this checkout's package), after the
+    command ``prefix`` (e.g. ``unshare ...``)."""
+    return [*map(str, prefix), sys.executable, "-m", module, *map(str, args)]
+
+
+def process_env(**extra) -> dict:
+    """This process's environment with this checkout first on ``PYTHONPATH`` (a fresh process imports the
+    package under test whatever its working directory), plus ``extra``."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, **{k: str(v) for k, v in extra.items()}}
+
+
+def run_process(*args, cwd=None, timeout: float = 300, prefix=(), env=None, **popen) -> Ran:
+    """Run ``viewer ARGS`` in a fresh process (after the command ``prefix``), in ``cwd`` (default: the checkout),
+    with ``env`` (default :func:`process_env`); returns (exit status, stdout, stderr) as a :class:`Ran`. The one
+    subprocess runner, for what only a process shows: a signal, a full or read-only disk, an address-space limit,
+    an empty kernel cache, an import without GL, a window. ``popen`` goes to :func:`subprocess.run` (e.g.
+    ``preexec_fn``)."""
+    p = subprocess.run(process_command(*args, prefix=prefix), capture_output=True, text=True, timeout=timeout,
+                       cwd=cwd or ROOT, env=env or process_env(), **popen)
+    return Ran(p.returncode, p.stdout, p.stderr)
+
+
+def start_process(*args, cwd=None, prefix=(), env=None, **popen) -> subprocess.Popen:
+    """``viewer ARGS`` started in a fresh process as :func:`run_process` runs it, stdout and stderr piped as
+    text, for a test that signals it while it runs (see :func:`sigterm_when`)."""
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(process_command(*args, prefix=prefix), text=True, cwd=cwd or ROOT,
+                            env=env or process_env(), **popen)
+
+
+#: a 2,000-object recipe: the scene the hostile-input tests hand to a command that needs a valid one
 SMALL = 'generator = "uniform"\nn = 2000\nworld = 1000.0\n'
 
 

@@ -1,0 +1,58 @@
+"""Recordings made up frame by frame and written by the real recorder (CSV + metadata, no GL), for the tests of
+what ``compare`` and ``plot`` make of them."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+CPU = "Test CPU 9000 (znver9; L2 2 MiB, L3 64 MiB)"
+RENDERER = "llvmpipe (LLVM 99.1.2, 256 bits)"
+
+
+def record(path: Path, frames: int = 12, label: str | None = None, scene: str = "tiny", index: str = "brute") -> Path:
+    """A recording of ``frames`` made-up frames at ``path`` (CSV + metadata), written by the real recorder."""
+    from viewer.frame.pipeline import FrameStats
+    from viewer.recording import Recorder, build_meta
+
+    meta = build_meta(index=index, headless=True, label=label)
+    meta["scene"] = {"name": scene, "n": 2000, "seed": 1}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with Recorder(path, meta) as rec:
+        for k in range(frames):
+            rec.append(FrameStats(frame=k, t=k / 60, dt=1 / 60, cam_x=-10.0 * k, cam_y=5.0, cam_z=1.0, yaw=-30.0,
+                                  pitch=-5.0, index=index, objects=2000, candidates=40 + k, visible=7 + k % 3,
+                                  drawn=3, query_ms=0.01 * (k + 1), cull_ms=0.002, frame_ms=1.0 + k / 10))
+    return path
+
+
+def edit(path: Path, column: str, row: int, value: str) -> None:
+    """Set ``column`` of data row ``row`` (0: the first frame) of the CSV at ``path`` to ``value``, by hand."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    rows[1 + row][rows[0].index(column)] = value
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+
+
+def record_measured(path: Path, frames: int = 12, *, index: str = "octree", scene: str = "tiny", cpu: str = CPU,
+           renderer: str = RENDERER, moving: bool = False, nodes: int = 7) -> Path:
+    """A recording of ``frames`` made-up frames at ``path`` (CSV + metadata, by the real recorder): every
+    stage takes time (``motion_ms`` only when ``moving``), measured on ``cpu`` and drawn by ``renderer``."""
+    from viewer.frame.stages import TIMED_COLUMNS
+    from viewer.recording import COLUMNS, Recorder, build_meta
+
+    meta = build_meta(index=index, headless=True, window_size=(320, 180), gl={"renderer": renderer})
+    meta["scene"] = {"name": scene, "n": 2000, "seed": 1}
+    meta["machine"].update(host="testhost", cpu=cpu, cores=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with Recorder(path, meta) as rec:
+        for k in range(frames):
+            row = {c: 0 for c in COLUMNS}
+            row.update(frame=k, t=k / 60, dt=1 / 60, index=index, culling="cpu", objects=2000,
+                       candidates=2000 if index == "scan" else 40 + k, visible=7 + k % 3, drawn=3, draw_calls=1,
+                       nodes_visited=0 if index == "scan" else nodes)
+            for j, c in enumerate(TIMED_COLUMNS):
+                row[c] = 0.0 if (c == "motion_ms" and not moving) else 0.01 * (j + 1) * (1 + k % 4)
+            rec.append(row)
+    return path
