@@ -10,6 +10,8 @@ from viewer.frame.ranges import brute_in_range
 from viewer.scenes import SceneError, check_recipe, generate_recipe, load_scene, save_scene
 from viewer.scenes.hlod import DEFAULT_WINDOW, PAD, add_hlod, group_by_cell
 
+from tests.support.cli import run_cli
+
 #: the first 16 hex digits of test_city_golden_digest's scene (city, n 2000, seed 1, [hlod] axes xz)
 GOLDEN_CITY = "75b8e56d67a61b0f"
 
@@ -207,20 +209,15 @@ def test_city_golden_digest():
 
 
 def test_scene_generate_with_hlod_from_the_command_line(tmp_path):
-    import subprocess
-    import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "t.npz"
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "generate", "terrain-100k", "--n", "3000",
-                        "--hlod", "400", "-o", str(out), "-q"], cwd=root, capture_output=True, text=True, timeout=300)
+    r = run_cli("scene", "generate", "terrain-100k", "--n", "3000", "--hlod", "400", "-o", out, "-q", cwd=root)
     assert r.returncode == 0, r.stderr
     s = load_scene(out)
     assert s.recipe["hlod"]["cell"] == 400.0 and s.n > 3000 and (s.parent[:3000] >= 3000).any()
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "generate", str(out), "--hlod", "400", "-o",
-                        str(tmp_path / "u.npz")], cwd=root, capture_output=True, text=True, timeout=300)
+    r = run_cli("scene", "generate", out, "--hlod", "400", "-o", tmp_path / "u.npz", cwd=root)
     assert r.returncode == 2 and "apply only to a .toml recipe" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "generate", "terrain-100k", "--hlod", "-5"],
-                       cwd=root, capture_output=True, text=True, timeout=300)
+    r = run_cli("scene", "generate", "terrain-100k", "--hlod", "-5", cwd=root)
     assert r.returncode == 2 and "--hlod" in r.stderr

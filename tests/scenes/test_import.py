@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.support.gltf_writer import build, expected, write_glb, write_gltf
-from viewer.cli import main
+from tests.support.cli import run_cli
 from viewer.scenes import SceneError, load_scene
 from viewer.scenes.importers import import_scene, parse_rule
 
@@ -24,15 +22,9 @@ RADII = RNG.uniform(1, 300, N)
 RGB = RNG.integers(0, 256, (N, 3))
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def imported(capsys, tmp_path, src, *flags):
     out = tmp_path / "scene.npz"
-    code, stdout, err = run(capsys, "scene", "import", src, "-o", out, *flags)
+    code, stdout, err = run_cli("scene", "import", src, "-o", out, *flags)
     assert code == 0, err
     assert stdout.startswith(f"wrote {out}: ")
     return load_scene(out)
@@ -87,7 +79,7 @@ def test_gltf_objects_are_mesh_nodes_and_gpu_instances_with_world_bounds(tmp_pat
 
 def test_a_gltf_file_is_a_scene_for_every_command(tmp_path, capsys):
     src = write_glb(tmp_path / "level.glb")
-    code, out, err = run(capsys, "scene", "info", src)
+    code, out, err = run_cli("scene", "info", src)
     assert code == 0, err
     assert "imported   gltf file level.glb, view distances size:factor=" in out
     assert "(default, from the file's 1010-unit extent" in out  # its centres span 1009.5 in z
@@ -269,8 +261,7 @@ def test_a_bad_file_exits_2_with_one_message_and_writes_nothing(tmp_path, case):
     src, flags, fragment = _bad_files(tmp_path)[case]
     out = tmp_path / "out" / "scene.npz"
     out.parent.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "viewer", "scene", "import", str(src), "-o", str(out), *flags],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_cli("scene", "import", src, "-o", out, *flags)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr

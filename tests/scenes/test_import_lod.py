@@ -1,12 +1,10 @@
-"""Importing visibility ranges, LOD bands and HLOD parents (issue 24): CSV / Parquet columns begin, lod1,
+"""Importing visibility ranges, LOD bands and HLOD parents: CSV / Parquet columns begin, lod1,
 lod2, ... and parent; glTF MSFT_lod (LOD nodes, screen-coverage and distance hints) and a node hierarchy as
 visibility parents, on files built here with pygltflib."""
 
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,8 @@ import pytest
 
 from viewer.scenes import SceneError, import_scene, load_scene, save_scene
 from viewer.scenes.hlod import DEFAULT_SWITCH, DEFAULT_WINDOW, PAD
+
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -246,22 +246,19 @@ def test_bad_range_values_name_the_file_row_and_column(tmp_path, row, column, wo
 def test_bad_range_columns_exit_2_from_the_cli(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("x,y,z,r,lod1,lod3\n1,1,1,50,1,2\n")
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "import", str(p), "-o", str(tmp_path / "o.npz")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = run_cli("scene", "import", p, "-o", tmp_path / "o.npz", cwd=ROOT)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "bad.csv" in r.stderr and "'lod3'" in r.stderr and "no lod2" in r.stderr
     assert not (tmp_path / "o.npz").exists()
     p.write_text("x,y,z,begin\n1,1,1,50\n")
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "info", str(p), "--view-distance",
-                        "constant:value=10"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = run_cli("scene", "info", p, "--view-distance", "constant:value=10", cwd=ROOT)
     assert r.returncode == 2 and "row 1: begin 50 is beyond the object's view distance 10" in r.stderr
 
 
 def test_scene_info_prints_the_ranges(tmp_path):
     p = tmp_path / "p.csv"
     p.write_text("x,y,z,r,begin,lod1,lod2,parent\n0,0,0,100,0,10,20,2\n1,0,0,100,0,10,,2\n5,0,0,300,50,,,-1\n")
-    r = subprocess.run([sys.executable, "-m", "viewer", "scene", "info", str(p)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120)
+    r = run_cli("scene", "info", p, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "begin      1 object with a begin > 0: 50 (all)" in out
