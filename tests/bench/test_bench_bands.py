@@ -1,4 +1,4 @@
-"""``viewer bench`` on a scene with visibility ranges (issue 24): each index's row carries the query followed by
+"""``viewer bench`` on a scene with visibility ranges: each index's row carries the query followed by
 the range filter, the filter alone, and the mean objects in range / per LOD band / HLOD proxies at the camera
 points, equal to brute force's; a scene without ranges gets no range column (its bench is unchanged)."""
 

@@ -1,4 +1,4 @@
-"""Issue 31, point 2: every share of `viewer bench --dynamic` has its figures in the printed table, bench.csv and
+"""Every share of `viewer bench --dynamic` has its figures in the printed table, bench.csv and
 bench.json (the 5%, 50% and 100% asked for used to be measured and then dropped: only 1% / 10% columns existed)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 31, point 1: `viewer bench`'s update figures are measured on real work. With --updates >= N the removal
+"""`viewer bench`'s update figures are measured on real work. With --updates >= N the removal
 phase used to empty the index, so no move ran (move/s 0) and the batch phase timed one empty call; now every
 rate is the calls actually made over their seconds, and those counts are in the CSV."""
 

@@ -1,4 +1,4 @@
-"""Issue 28, "The first ten minutes", point 7: ``viewer bench`` says how long it will take and how much memory it
+"""``viewer bench`` says how long it will take and how much memory it
 will need before it starts, fits its printed table to the terminal (every column with ``--wide``, all of them
 always in bench.csv), and writes its plots through a temporary file, never through a symbolic link. Each case
 runs the real command."""
