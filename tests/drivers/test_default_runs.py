@@ -12,6 +12,8 @@ import pytest
 
 from viewer.scenes import bundled_recipes, load_scene
 
+from tests.support.cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = sorted(bundled_recipes())
 # the -1m recipes share their layouts with the -100k ones (N changes, the clusters stay); measured on all
@@ -47,9 +49,8 @@ def test_a_generated_path_returns_to_its_busiest_view():
 @pytest.mark.gl
 def test_the_headless_screenshot_shows_the_scene(tmp_path):
     shot = tmp_path / "shot.png"
-    r = subprocess.run([sys.executable, "-m", "viewer", "view", "clustered-100k", "--headless", "--frames", "20",
-                        "--size", "320x180", "--screenshot", str(shot)], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = run_cli("view", "clustered-100k", "--headless", "--frames", "20", "--size", "320x180", "--screenshot", shot,
+                cwd=ROOT)
     assert r.returncode == 0, r.stderr
     from PIL import Image
 

@@ -1,4 +1,4 @@
-"""Issue 28.1 and 28.9 headless: the HUD drawn in a frame describes that frame (its counts and pose are the
+"""The HUD, headless: the HUD drawn in a frame describes that frame (its counts and pose are the
 returned row's, in the saved image's pixels too), the HUD fits a 1280-wide framebuffer, and `viewer view
 --headless` names what it draws and the index's build time."""
 

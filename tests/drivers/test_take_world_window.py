@@ -1,4 +1,4 @@
-"""Issue 28.10: a take of a moving world, recorded from the real window under Xvfb well after launch (the
+"""A take of a moving world, recorded from the real window under Xvfb well after launch (the
 world has run for seconds, at the window's real frame times), replays what was flown: ``viewer record
 --path DIR/take-1.path.toml`` starts the world at the take's clock and runs its frames at their own dt, so
 every replayed row's visible, entered, left and moved counts are the take's."""

@@ -1,4 +1,4 @@
-"""Issue 28.2 and 28.9 in a real window (Xvfb, xdotool): the window opens on a busy view and two seconds of
+"""The window's start, in a real window (Xvfb, xdotool): the window opens on a busy view and two seconds of
 W keep drawing (the take's rows say so), J jumps to the next busy spot and O comes back to the start (the
 rows' poses), the process has exactly one X window (no hidden pyglet shadow window), and the startup line
 gives the index's build time."""
@@ -25,7 +25,7 @@ def scene_file(tmp_path_factory):
     return save_scene(generate_scene("clustered", 3000, seed=11, clusters=5), d / "small.npz")
 
 
-def test_a_newcomers_first_seconds_stay_busy_and_jump_keys_move(display, scene_file, tmp_path):
+def test_the_first_seconds_stay_busy_and_jump_keys_move(display, scene_file, tmp_path):
     from viewer.camera import busy_spots
     from viewer.recording import read_run
     from viewer.scenes import load_scene

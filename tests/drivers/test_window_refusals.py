@@ -1,4 +1,4 @@
-"""The window against a hostile world (issue 31.4, 31.7, 23.6): a screenshot that cannot be written, a
+"""The window against a hostile world: a screenshot that cannot be written, a
 time step or speed that would fly the camera out of the numeric domain, the window destroyed by another X
 client mid-take, a window resized to 20000x20000, two screenshots in one second, flags the chosen mode
 would ignore, a --pose outside the numeric domain. Real commands in subprocesses; the window ones under
