@@ -12,22 +12,11 @@ import numpy as np
 import pytest
 
 from tests.support.cli import refused
+from tests.support.cli import run_cli
 from viewer.index import brute_query
 from viewer.reports.costmap import budget_scale, plane_grid, read_csv, sample_plane, slice_values
 
 SPACING, RADIUS, SIDE = 10.0, 10.0, 5  # the grid scene: SIDE**3 spheres SPACING apart, each of view radius RADIUS
-
-
-def viewer_map(capsys, *argv) -> tuple[int, str, str]:
-    """``viewer map ARGV`` in this process (the kernels stay warm between tests): (status, stdout, stderr)."""
-    from viewer.cli import main
-
-    try:
-        code = main(["map", *map(str, argv)])
-    except SystemExit as exc:  # argparse's refusals
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _save(tmp_path, name, centres, radii, world, origin):
@@ -61,7 +50,7 @@ def test_the_grid_of_equal_spheres_gives_the_counts_reckoned_by_hand(tmp_path, c
     centres), a sample sees its own sphere, the two above and below (distance 10 = the radius: the surface
     counts), and each in-plane neighbour that exists: 7 inside, 6 on an edge, 5 in a corner."""
     out = tmp_path / "map"
-    code, stdout, err = viewer_map(capsys, grid_scene, "--plane", "y=25", "--res", SIDE, "--index", "octree",
+    code, stdout, err = run_cli("map", grid_scene, "--plane", "y=25", "--res", SIDE, "--index", "octree",
                                    "brute", "-o", out)
     assert code == 0, err
     with open(out / "costmap.csv", newline="") as fh:
@@ -85,7 +74,7 @@ def test_every_sample_is_brute_forces_answer_and_the_pngs_are_images(tmp_path, c
     from PIL import Image
 
     out = tmp_path / "map"
-    code, stdout, err = viewer_map(capsys, random_scene, "--slices", "2", "--axis", "z", "--res", "9",
+    code, stdout, err = run_cli("map", random_scene, "--slices", "2", "--axis", "z", "--res", "9",
                                    "--index", "octree", "brute", "-o", out)
     assert code == 0, err
     cols = read_csv(out / "costmap.csv")
@@ -131,7 +120,7 @@ def test_the_budget_scale_keeps_within_the_budget_and_the_next_step_does_not(tmp
 
     out = tmp_path / "map"
     budget = 40
-    code, stdout, err = viewer_map(capsys, random_scene, "--budget", budget, "--res", "7", "--index", "octree",
+    code, stdout, err = run_cli("map", random_scene, "--budget", budget, "--res", "7", "--index", "octree",
                                    "-o", out)
     assert code == 0, err
     m = re.search(r"largest view-distance scale (\S+) \(most visible at a sample (\d+)\); the next step up, (\S+), "
@@ -233,8 +222,8 @@ def test_a_bad_radius_scale_flag_is_refused(tmp_path, capsys):
 ])
 def test_bad_flags_are_refused_and_nothing_is_written(tmp_path, capsys, grid_scene, flags, words):
     out = tmp_path / "map"
-    code, _, err = viewer_map(capsys, grid_scene, *flags, "--res", "3", "-o", out) if "--res" not in flags else \
-        viewer_map(capsys, grid_scene, *flags, "-o", out)
+    code, _, err = run_cli("map", grid_scene, *flags, "--res", "3", "-o", out) if "--res" not in flags else \
+        run_cli("map", grid_scene, *flags, "-o", out)
     refused(code, err, *words)
     assert not out.exists()
 
@@ -242,19 +231,19 @@ def test_bad_flags_are_refused_and_nothing_is_written(tmp_path, capsys, grid_sce
 def test_an_unwritable_out_is_refused_before_any_work(tmp_path, capsys, grid_scene):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code, _, err = viewer_map(capsys, grid_scene, "--res", "3", "-o", blocker / "map")
+    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", blocker / "map")
     refused(code, err, "-o", "not a directory")
-    code, _, err = viewer_map(capsys, grid_scene, "--res", "3", "-o", blocker)
+    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", blocker)
     refused(code, err, "-o", "not a directory")
     (tmp_path / "map").mkdir()
     (tmp_path / "map" / "visible.png").mkdir()  # a directory where a figure goes
-    code, _, err = viewer_map(capsys, grid_scene, "--res", "3", "-o", tmp_path / "map")
+    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", tmp_path / "map")
     refused(code, err, "-o", "visible.png")
     assert sorted(p.name for p in (tmp_path / "map").iterdir()) == ["visible.png"]
 
 
 def test_a_missing_scene_is_refused(tmp_path, capsys):
-    code, _, err = viewer_map(capsys, tmp_path / "nope.npz", "-o", tmp_path / "map")
+    code, _, err = run_cli("map", tmp_path / "nope.npz", "-o", tmp_path / "map")
     refused(code, err, "nope.npz")
     assert not (tmp_path / "map").exists()
 

@@ -1,4 +1,4 @@
-"""Visibility ranges, LOD bands and HLOD at run time (issue 24): exact against brute force on the begin and
+"""Visibility ranges, LOD bands and HLOD at run time: exact against brute force on the begin and
 end surfaces and after moves, for several indexes; margins against a brute-force rule; bands and band
 changes against a brute-force band computation; HLOD with no hole and no double outside the window;
 the scene model's checks and its .npz round trip."""
