@@ -1,4 +1,4 @@
-"""The ``coherent`` culling mode (issue 25, "the drawn side follows the deltas"): a persistent visible list
+"""The ``coherent`` culling mode (the drawn side follows the deltas): a persistent visible list
 on the GPU, appended on enter and swap-removed on leave from a CPU slot mirror, one dispatch over the list.
 
 GL, headless through EGL. On generated flights of bundled recipes at small n (a moving world too), every

@@ -1,4 +1,4 @@
-"""LOD band changes and per-band meshes in the GPU culling modes (issue 24; the ``coherent`` mode, issue 25):
+"""LOD band changes and per-band meshes in the GPU culling modes (``gpu`` and ``coherent``):
 the GPU's per-object band state gives the same ``band_changes`` column and the same change events ``(id,
 previous, current)`` as the CPU path's :attr:`viewer.frame.ranges.Ranges.changes`, on flights with LOD
 switches, teleports, restarts, margins and a radius scale, and a scene's per-band meshes draw the CPU's

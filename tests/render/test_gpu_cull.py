@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -21,6 +19,8 @@ from viewer.frame.pipeline import pack_colours
 from viewer.frame.frustum import cull_spheres, frustum_planes
 from viewer.index import brute_query
 from viewer.frame.instances import instance_words
+
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.gl
 
@@ -299,8 +299,7 @@ def test_record_writes_a_gpu_csv_beside_the_indexes(tmp_path):
     path = save_scene(dynamic_scene(2000, seed=9), tmp_path / "dyn.npz")
     out = tmp_path / "runs"
     # as a user runs it (its own process, so its EGL context never replaces this module's current one)
-    done = subprocess.run([sys.executable, "-m", "viewer", "record", str(path), "--index", "brute", "gpu",
-                           "--frames", "30", "--size", "160x90", "-q", "-o", str(out)], capture_output=True, text=True)
+    done = run_cli("record", path, "--index", "brute", "gpu", "--frames", "30", "--size", "160x90", "-q", "-o", out)
     assert done.returncode == 0, done.stderr
     cpu, gpu = read_run(out / "brute.csv"), read_run(out / "gpu.csv")
     for col in ("visible", "drawn", "entered", "left", "moved", "cam_x", "t"):

@@ -1,4 +1,4 @@
-"""Visibility ranges (issue 24) in the batch answers: the cost map (``viewer map``) counts the objects in range,
+"""Visibility ranges in the batch answers: the cost map (``viewer map``) counts the objects in range,
 and the GPU's many-view query (``GpuCuller.query_many``, ``shaders/cull_many.glsl``) answers the ids in range,
 both exactly as brute force on the begin and end surfaces."""
 

@@ -1,4 +1,4 @@
-"""Visibility ranges in the GPU culling mode (issue 24): the shader's begin and HLOD tests are exact against
+"""Visibility ranges in the GPU culling mode: the shader's begin and HLOD tests are exact against
 brute force on the begin and end surfaces, its events follow the CPU tracker's margins at both edges, and
 its records' near-edge fades are the CPU gather's."""
 

@@ -1,4 +1,4 @@
-"""HLOD on pixels (issue 24): flying away from a group, its children (red) give way to their proxy (blue)
+"""HLOD on pixels: flying away from a group, its children (red) give way to their proxy (blue)
 with never a frame showing neither (a hole) nor both (a double) outside the cross-fade window; and the band
 colour mode paints each drawn object its LOD band's colour."""
 
