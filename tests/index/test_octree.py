@@ -261,7 +261,7 @@ def test_subnormal_world(rng):
 
 
 def _far_updates() -> None:
-    """The updates that used to loop forever (issue 11), each checked exact against brute force."""
+    """The updates that used to loop forever, each checked exact against brute force."""
     rng = np.random.default_rng(5)
     for world in (1.0, 1e-8, 1e3):
         c = rng.uniform(-world, world, (300, 3))

@@ -1,4 +1,4 @@
-"""Issue 28.3 without GL: a warm-up compiles only the entry points asked for (the rest later, never
+"""Kernels compiled on demand, without GL: a warm-up compiles only the entry points asked for (the rest later, never
 skipped), compilation is reported only when numba really compiles, and editing a module that imports
 numba only inside a function recompiles no kernel."""
 

@@ -1,4 +1,4 @@
-"""Issue 28.6 and 28.2 without GL: a generated fly-through stays where the objects are (an imported level's
+"""Where a flight goes, without GL: a generated fly-through stays where the objects are (an imported level's
 objects sit at y 3..60 over a wide x/z, in a far larger world), and the default camera starts where a scene
 is busy, with two seconds of W still among its objects."""
 

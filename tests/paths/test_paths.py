@@ -11,6 +11,8 @@ import pytest
 from viewer.errors import UserError
 from viewer.paths import FRAME_DT, GENERATED, CameraPath, PathRecorder, generated_path, load_path
 
+from tests.support.cli import run_cli
+
 
 def line_path():
     return CameraPath([0.0, 1.0, 2.0, 3.0], [[0, 0, 0], [10, 0, 0], [20, 0, 0], [30, 0, 0]], [90, 90, 90, 90], [0, 0, 0, 0])
@@ -336,13 +338,10 @@ def test_a_fifo_or_device_is_refused_without_reading(tmp_path):
 
 
 def test_the_cli_says_one_line_for_a_deep_path_file(tmp_path):
-    import subprocess
-    import sys
 
     f = tmp_path / "deep.json"
     f.write_text("[" * 100_000 + "]" * 100_000)
-    r = subprocess.run([sys.executable, "-m", "viewer", "record", "uniform-100k", "--path", str(f), "-o",
-                        str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    r = run_cli("record", "uniform-100k", "--path", f, "-o", tmp_path / "out")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert str(f) in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out").exists()

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,8 @@ from viewer.paths import load_path
 from viewer.recording import build_meta, read_run
 from viewer.recording.takes import TakeDir, next_take_number, read_take_world
 from viewer.scenes import generate_scene
+
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = ("visible", "entered", "left", "moved")
@@ -171,9 +171,8 @@ def test_the_replay_of_a_take_started_late_sees_what_was_flown(tmp_path):
     assert run["moved"].min() == scene.motion.m and clock > 5.0
 
     path_file = tmp_path / "takes" / "take-1.path.toml"
-    r = subprocess.run([sys.executable, "-m", "viewer", "record", str(recipe), "--path", str(path_file),
-                        "--index", "brute", "--size", "160x90", "-o", str(tmp_path / "replay"), "-q"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    r = run_cli("record", recipe, "--path", path_file, "--index", "brute", "--size", "160x90",
+                "-o", tmp_path / "replay", "-q", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert f"world clock {clock:.1f} s (step 200) from take-1.meta.json; the take's 60 frames at their own dt" \
         in r.stderr, r.stderr
@@ -191,9 +190,8 @@ def test_the_replay_of_a_take_started_late_sees_what_was_flown(tmp_path):
     assert seen != list(run["visible"])
 
     # at a fixed --dt the world still starts at the take's clock, and says the movers drift off
-    r = subprocess.run([sys.executable, "-m", "viewer", "record", str(recipe), "--path", str(path_file),
-                        "--index", "brute", "--size", "160x90", "--dt", "0.02", "-o", str(tmp_path / "fixed"), "-q"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    r = run_cli("record", recipe, "--path", path_file, "--index", "brute", "--size", "160x90", "--dt", "0.02",
+                "-o", tmp_path / "fixed", "-q", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "at a fixed dt of 0.02 s (--dt / --frames asked for)" in r.stderr, r.stderr
     fixed = read_run(tmp_path / "fixed" / "brute.csv")

@@ -1,4 +1,4 @@
-"""``viewer compare`` and ``viewer plot`` with the LOD band columns (schema version 6, issue 24): CSV rows in,
+"""``viewer compare`` and ``viewer plot`` with the LOD band columns (schema version 6): CSV rows in,
 the printed rows out. The band rows appear for recordings that have them and say something (a scene with LOD
 switches or HLOD), never for older recordings or scenes without ranges, whose output is unchanged."""
 

@@ -1,4 +1,4 @@
-"""viewer sweep against hostile input (issue 23, round two), each through the real command: a second sweep into a
+"""viewer sweep against hostile input, each through the real command: a second sweep into a
 running sweep's directory, a symbolic link where the sweep's files go, schedulers that never answer, answer in
 HTTP or use another scheme, deeply nested TOML, index options that no task could build, torn and hand-edited
 rows on resume."""
