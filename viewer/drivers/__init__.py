@@ -1,7 +1,9 @@
 """What drives a frame: the window (:mod:`.window`, the only module that imports moderngl_window, with its
 ImGui inspector :mod:`.panel`),
-offscreen runs through EGL (:mod:`.headless`) and recorded replays of camera paths (:mod:`.replay`).
+offscreen runs through EGL (:mod:`.headless`), recorded replays of camera paths (:mod:`.replay`) and the
+soak, many frames of a moving world without rendering (:mod:`.soak`).
 
-Each one only drives a :class:`viewer.render.ViewerSession`, the owner of a frame: options, warm-up, one
-call per frame. Modules are imported by name, so that importing one never loads a window toolkit.
+Each one only drives a frame's owner: a :class:`viewer.render.ViewerSession` (options, warm-up, one call per
+frame) or, without GL, the :class:`viewer.frame.FramePipeline` it wraps (the soak). Modules are imported by
+name, so that importing one never loads a window toolkit.
 """
