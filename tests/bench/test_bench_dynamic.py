@@ -6,19 +6,18 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
-import sys
 
 import pytest
+
+from tests.support.cli import run_cli
 
 
 def test_every_requested_share_has_its_columns_in_table_csv_and_json(tmp_path):
     out = tmp_path / "b"
     shares = ["0.05", "0.5", "1.0"]
-    cmd = [sys.executable, "-m", "viewer.cli", "bench", "--n", "1e3", "--scene", "uniform", "--index", "octree",
-           "--queries", "4", "--rounds", "1", "--updates", "0", "--frames", "2", "--dynamic", ",".join(shares),
-           "--no-plots", "--no-first-build", "--wide", "--out", str(out)]  # --wide: every share printed
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    done = run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--queries", "4", "--rounds", "1",
+                   "--updates", "0", "--frames", "2", "--dynamic", ",".join(shares), "--no-plots", "--no-first-build",
+                   "--wide", "--out", out)  # --wide: every share printed
     assert done.returncode == 0, done.stderr
     labels = [f"{float(s) * 100:g}" for s in shares]  # 5, 50, 100
     assert "5%, 50%, 100% of objects moving" in done.stderr

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from tests.support.cli import run_cli
+
 BENCH = ["bench", "--scene", "uniform", "--index", "octree", "--dynamic", "none", "--queries", "4", "--rounds", "1",
          "--no-plots", "--no-first-build"]
 #: each rate column and the count and seconds it is made of
@@ -19,9 +21,9 @@ RATES = {"remove_per_s": ("removes", "remove_s"), "insert_per_s": ("inserts", "i
          "move_per_s": ("moves", "move_s"), "move_many_per_s": ("batch_moves", "move_many_s")}
 
 
-def _bench(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "viewer.cli", *BENCH, *args], capture_output=True, text=True,
-                          timeout=timeout)
+def _bench(*args: str):
+    """The tiny bench with ``args``, in this process: (exit status, stdout, stderr)."""
+    return run_cli(*BENCH, *args)
 
 
 def _check_rates(rows: list[dict], updates: int) -> None:
