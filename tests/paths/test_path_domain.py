@@ -5,15 +5,14 @@ the commands that fly a path; nothing is written."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from viewer.errors import UserError
 from viewer.paths import CameraPath, load_path
 from viewer.paths.spline import PathDomainError
+
+from tests.support.cli import run_cli
 
 BIG = 2.0**100
 
@@ -59,8 +58,7 @@ def test_the_commands_that_fly_a_path_refuse_it(tmp_path, case, command):
     args = (["record", str(recipe), "--path", str(path), "--frames", "20", "--index", "brute", "-o", str(out)]
             if command == "record" else
             ["view", str(recipe), "--headless", "--path", str(path), "--frames", "20", "--index", "brute"])
-    r = subprocess.run([sys.executable, "-m", "viewer.cli", *args], capture_output=True, text=True, timeout=120,
-                       cwd=tmp_path)
+    r = run_cli(*args, cwd=tmp_path)
     assert r.returncode == 2, r.stderr[-2000:]
     assert "Traceback" not in r.stderr and msg in r.stderr and path.stem in r.stderr, r.stderr
     assert not out.exists() or not any(out.iterdir())
