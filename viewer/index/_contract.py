@@ -94,7 +94,8 @@ __all__ = [
 
 #: what a warm-up can compile, in the order :func:`_exercise` runs them (the build always). ``query_many`` is a
 #: batch of points (split-screen views, a server's clients, the bench): an index sharing work among them has
-#: kernels of its own for it (the octree's shared walk took 2.9 s of a first ``viewer record``'s 27 s)
+#: kernels of its own for it, a large share of a first run's compiling, which a run that never asks for a batch
+#: (a one-view ``viewer record``) should not pay
 ENTRY_POINTS = ("build", "query", "query_many", "insert", "move", "move_many", "remove")
 _ALL = frozenset(ENTRY_POINTS)
 #: the entry points of a warm-up that names none (every build's): set by :func:`warm_scope`, None: all
@@ -144,7 +145,8 @@ def warm_scope(entry_points: Iterable[str]) -> Iterator[None]:
             _partly_warmed.clear()
 
 #: the fewest points :meth:`SphereIndex._query_in_curve_order` answers as one batch: below, point by point
-#: (measured with ``viewer clients`` at 1e6: a batch of one cost the octree 20.5 us against 8.3 for the query)
+#: (a batch's ordering and set-up cost more than a few points share: a batch of one cost the octree more than
+#: twice its plain query)
 BATCH_FROM = 16
 #: move_many remembers a checked batch of at least this many ids (a copy), to skip the id checks when it recurs
 _REMEMBERED_BATCH = 64
@@ -551,7 +553,7 @@ class SphereIndex:
         (:func:`check_batch`) before anything moves. The ids of a batch equal to the last one checked (a
         moving world's frame: the same movers), with no insert or remove since, are known to be live and
         distinct: only its values are checked then (one sequential comparison instead of a look-up per id
-        in the id table: at 1e6 objects 100,000 ids took ~0.3-0.8 ms)."""
+        in the id table, reads scattered over a large world's table on every frame)."""
         a = np.asarray(ids)
         last = self._batch
         if (last is not None and self._batch_epoch == self._id_epoch and a.dtype == last.dtype

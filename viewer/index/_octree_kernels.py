@@ -73,9 +73,9 @@ SLACK = 0.5
 LEAD = 8.0
 # The refit that removes that looseness is spread over the frames (refit_some): every counted growth
 # buys REFIT_PACE objects (and nodes) refitted, in slot order round the tree, so a whole pass follows
-# every N / REFIT_PACE growths and no frame pays for more than its own moves did (a full refit of 1e6
-# objects is 0.2-0.3 s). Single moves (Octree.move) take a step every REFIT_CHUNK growths, batches one
-# a batch.
+# every N / REFIT_PACE growths and no frame pays for more than its own moves did (a full refit of a large
+# world in one frame would be a stutter). Single moves (Octree.move) take a step every REFIT_CHUNK
+# growths, batches one a batch.
 REFIT_PACE = 1
 REFIT_CHUNK = 1024
 
@@ -646,7 +646,7 @@ def _grow_ahead(lo3, hi3, r, dx, dy, dz):
     hi3[2] += slack + LEAD * max(0.0, dz)
 
 
-@njit_noref(inline="always")  # into move_many: a call passing 15 arrays costs ~0.1 us
+@njit_noref(inline="always")  # into move_many: a call passing 15 arrays costs more than a move in place
 def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Move object i in place: O(1) while it stays in its node. Returns 0; 1 when the pool is full,
     2 when the root cannot grow to hold the target exactly (the object is then left where it was,
@@ -883,7 +883,8 @@ def query(px, py, pz, node, obj, oid, aux, meta, out, work, stats):
     out.size: only the first out.size are written). stats (4,) int64 receives candidates,
     visible, nodes visited, max nodes on one level. ``node`` (cap, 64) and ``aux`` (cap, 80) uint8 are
     the raw node and octant-run rows: their views are made here (the layout of ``Octree._set_nodes``
-    and ``_set_aux``), because each strided view passed from Python costs ~35 ns of dispatch.
+    and ``_set_aux``), because numba's dispatch checks each strided view passed from Python, on every call
+    of a query short enough to feel it.
     ``work`` (WORK,) int32: nodes visited per depth below the root in [0, DEPTHS), all zero between
     calls, then the depth-first stack (one array: its first lines are the ones a query touches)."""
     nint, nlev, ncorner, nq = node_views(node)
@@ -949,7 +950,8 @@ def _prefetch_entry(nint, ncorner, obj, oid, meta, c):
     """Start loading what a visit of node ``c`` reads first, when ``c`` is pushed: its children's rows
     (the first 4 of them: siblings usually sit in consecutive rows) and the head of its
     object block (16 rows and their ids). A query's misses then overlap across the nodes it will
-    visit instead of waiting one after another (1e6 uniform, caches cold: ~3.9 -> ~3.0 us)."""
+    visit instead of waiting one after another (a query with cold caches spends most of its time on those
+    misses)."""
     g = nint[c, CHILD]
     if g >= 0:
         for j in range(4):
@@ -971,9 +973,9 @@ def _scan(px, py, pz, obj, oid, s0, s1, out, k):
     cap = out.shape[0]
     if k + (s1 - s0) <= cap:
         # room for every slot: write each id and advance on a hit, with no branch on the predicate.
-        # (Chunks of 16 tested into a bit mask, compaction skipped for an empty one, were 1.5-7x
-        # slower than this on an AMD Zen 5 at 13-50% hits, 1.6-3.5 against 1.1-1.3 ns a candidate,
-        # and at best 25% faster at 0.2% hits.)
+        # (Chunks of 16 tested into a bit mask, compaction skipped for an empty one, were several
+        # times slower than this at the hit rates of real queries, their branches mispredicted, and
+        # only a little faster where almost nothing hits.)
         for s in range(s0, s1):
             dx = px - obj[s, 0]
             dy = py - obj[s, 1]
@@ -1280,7 +1282,7 @@ def _trie_close(stack, sub, kids, t_count, per_depth, s, c, m):
     return m
 
 
-@njit_noref(inline="always")  # a call passing 4 arrays from trie_walk costs ~0.3 us a node
+@njit_noref(inline="always")  # a call passing 4 arrays from trie_walk costs more than the node's writes
 def _trie_node(nint, nlev, ncorner, nq, b, parent, lev, x, y, z, start, size):
     nint[b, PARENT] = parent
     nint[b, CHILD] = -1

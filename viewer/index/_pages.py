@@ -2,22 +2,23 @@
 
 A query reads a few cache lines spread over arrays of many megabytes (node rows, object rows, ids). On
 4 KiB pages each of those lines is also a TLB miss once anything else has run (the bench's brute
-force and scan turns flush the TLB and the caches between turns), and on this machine's virtual
-machine a TLB miss is a two-dimensional page walk. numpy gets huge pages only for some allocations
+force and scan turns flush the TLB and the caches between turns), and on a virtual machine (this
+repository's are) a TLB miss is a two-dimensional page walk. numpy gets huge pages only for some allocations
 (``np.empty`` of 4 MiB and more, when glibc serves it by ``mmap``; never ``np.zeros``), so the arrays
 are allocated here instead: an anonymous private mapping advised ``MADV_HUGEPAGE`` (the kernel's
-``madvise`` mode), its start aligned to 2 MiB. Measured at 1e6 in the bench's conditions, the same
-index with its arrays copied to 4 KiB pages against huge pages, in one process: the octree's query on
-uniform 5.26 -> 4.89 us and clustered 5.64 -> 5.15; the hash grid's on uniform 4.68 -> 3.28; on the
-diagonal, both within noise. The octree, the hash grid and the scan (whose read floor then reads huge
-pages too) allocate their large arrays here, and every index's grown arrays
+``madvise`` mode), its start aligned to 2 MiB. At 1e6 in the bench's conditions, the same index on huge
+pages against its arrays copied to 4 KiB pages: the octree's and the hash grid's queries faster on uniform
+and clustered worlds, the hash grid's most; on the diagonal, no difference beyond noise (the figures: the
+bench results README, "Figures that used to live in code comments"). The octree, the hash grid and the scan
+(whose read floor then reads huge pages too) allocate their large arrays here, and every index's grown arrays
 (:func:`viewer.index._contract.grown`) come from here; the other indexes' builds keep numpy's.
 
 Elsewhere (no ``MADV_HUGEPAGE``, or an array below 2 MiB) these are plain ``np.zeros`` / ``np.full``.
 
 A mapping may also reserve address space after its array (``reserve`` rows), which :func:`extend` turns into
 more rows in place: a pool that must grow while the world moves then grows without copying (the octree's
-object pool: a copy or a repack of 1e6 objects is a pause of 0.1-0.4 s, a stutter in the frame it lands in).
+object pool: a copy or a repack of a large world's pool is a pause many frames long, a stutter in the frame it
+lands in).
 """
 
 from __future__ import annotations

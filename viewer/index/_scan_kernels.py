@@ -40,9 +40,10 @@ import math
 import os
 
 # OpenMP's default keeps a worker spinning after each parallel region; on a machine with as many busy
-# threads as cores that spin takes the core from the thread that runs the frame (measured here: a
-# one-thread 10k scan went from 10 us to 5 ms after a parallel call). Sleeping workers cost a wake-up
-# (~5 us measured) per parallel query instead. Set before numba loads its OpenMP pool; the user's value wins.
+# threads as cores that spin takes the core from the thread that runs the frame (a one-thread scan of a
+# small world ran hundreds of times slower right after a parallel call). Sleeping workers cost a wake-up
+# per parallel query instead, small beside a query large enough to run on every core. Set before numba
+# loads its OpenMP pool; the user's value wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import numba  # noqa: E402

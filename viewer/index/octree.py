@@ -122,9 +122,9 @@ class Octree(SphereIndex):
     @classmethod
     def warm_up(cls) -> None:
         """:meth:`SphereIndex.warm_up` in two parts, so that a first build overlaps most of it: the
-        kernels a build runs are loaded at once (a tiny build), the rest (query, updates: ~60 ms of
-        numba cache loads) by a thread started then. This call, and the end of every build, wait for
-        that thread, so a built octree never loads a kernel later (no frame does)."""
+        kernels a build runs are loaded at once (a tiny build), the rest (query, updates: numba cache
+        loads the build need not wait for) by a thread started then. This call, and the end of every
+        build, wait for that thread, so a built octree never loads a kernel later (no frame does)."""
         t = cls._warm_up_start()
         if t is not None:
             cls._warm_up_wait(t)
@@ -304,8 +304,8 @@ class Octree(SphereIndex):
         return corner, _level_of_edge(edge), snap
 
     def _grow_nodes(self) -> None:
-        # in place while the build's reserve lasts (as _make_room): a copy of 1e5 node rows cost a
-        # moving frame 0.1 s here, mostly the first touch of the new pages
+        # in place while the build's reserve lasts (as _make_room): a copy of many node rows stalls the
+        # moving frame it lands in, mostly on the first touch of the new pages
         cap = self._node.shape[0]
         node = _pages.extend(self._node, cap + max(cap // 4, 16))
         if node is None:
@@ -324,8 +324,8 @@ class Octree(SphereIndex):
         address space reserved after it (the build and every repack reserve ``POOL_RESERVE`` times
         the pool), the pool is lengthened in place by a quarter: no copy, so no pause in the frame it
         happens in (the first moving frame after a bulk build, whose blocks were exactly full, used to
-        repack 1e6 objects here: 0.2-0.45 s; a drifting world's pool then grows to about twice its
-        objects). Once the reserve is used up: copy every node's block, in node
+        repack every object here, a pause far longer than a frame at 1e6; a drifting world's pool then
+        grows to about twice its objects). Once the reserve is used up: copy every node's block, in node
         order, into a new pool, each with a quarter more room than it holds (so the next moves into
         it append without moving the block and rewriting its objects' ids), dropping the free blocks.
         The new pool has half again as many slots as the blocks take, and never fewer than now."""
@@ -333,7 +333,7 @@ class Octree(SphereIndex):
         more = cap + max(cap // 4, 16)
         obj = _pages.extend(self._obj, more)
         # (the new slots' ids are left 0, not -1: a slot past the pool's top is written before it is read,
-        # and filling it would touch the fresh pages in this frame: 8 ms at 1e6)
+        # and filling it would touch every fresh page in this frame, the very cost growing in place avoids)
         oid = None if obj is None else _pages.extend(self._oid, more)
         if oid is not None:
             self._obj, self._oid = obj, oid
@@ -450,7 +450,7 @@ class Octree(SphereIndex):
         """The refit spread over frames (:func:`~._octree_kernels.refit_some`): the growths counted
         since the last step buy ``REFIT_PACE`` objects refitted each, so a pass round the whole tree
         follows every N / REFIT_PACE growths (amortised O(1) a move, and never a whole refit in one
-        frame: 0.2-0.3 s at 1e6)."""
+        frame: at 1e6, a stutter)."""
         budget = int(self._meta[K.LOOSE]) * K.REFIT_PACE
         self._meta[K.LOOSE] = 0
         while K.refit_some(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
