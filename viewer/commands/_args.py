@@ -67,6 +67,18 @@ def load_scene(args: argparse.Namespace, progress=None, quiet: bool = False):
         print(f"imported {args.scene}: {import_line(scene)}", file=sys.stderr, flush=True)
     return scene
 
+
+def load_scene_shown(args: argparse.Namespace, *, quiet: bool = False, min_total: int = 0):
+    """:func:`load_scene` with the loading's progress on stderr (unless ``quiet``; only for a scene of at least
+    ``min_total`` objects), labelled by :func:`loading_label`."""
+    from ..terminal.progress import ProgressCallback
+
+    loading = ProgressCallback(loading_label(args.scene), enabled=not quiet, min_total=min_total)
+    scene = load_scene(args, progress=loading, quiet=quiet)
+    loading.close()
+    return scene
+
+
 #: the most frames one run renders or simulates: 1e7 frames is 46 hours at 60 frames per second, and
 #: every frame's pose is held in memory (with a CSV row of ~250 bytes per index and frame)
 MAX_FRAMES = 10_000_000

@@ -182,52 +182,26 @@ def _warn_if_take_of_another_scene(path_file: str, scene) -> None:
 
 
 def run(args) -> int:
-    """``viewer record``: the recording, inside the warm-up scope :func:`_warm_kernels` opens (the indexes
-    built while it is open compile only what the recording runs)."""
+    """``viewer record``: the recording, inside the warm-up scope :func:`viewer.drivers.warm.warm_kernels`
+    opens (the indexes built while it is open compile only what the recording runs)."""
     from contextlib import ExitStack
 
     with ExitStack() as scopes:
         return _record(args, scopes)
 
 
-def _warm_kernels(scene, names, *, probe: bool, quiet: bool, scopes, views: int = 1) -> None:
-    """Compile (or load from numba's cache) the kernels this recording runs, and only those, before
-    anything is timed, saying so on stderr when they compile (a first run: :mod:`viewer.kernels.compile`):
-    the recorded indexes' build and query, ``query_many`` with ``views`` > 1, ``move_many`` in a moving world
-    (a :func:`viewer.index.warm_scope` left open in ``scopes`` for the rest of the command, so the indexes
-    built later compile nothing more),
-    the octree's for the generated path's probe (``probe``: :mod:`viewer.paths.generate` flies the GL-free
-    pipeline over an octree), and the frame's kernels (the movers' in a moving world). Every session still
-    warms up before its first recorded frame (:meth:`viewer.render.ViewerSession.warm_up`), finding them warm."""
-    import sys
-
-    from ..frame.pipeline import warm
-    from ..kernels.compile import reporting
-    from ..index import INDEXES, warm_scope, warm_up
-
-    moving = scene.moves
-    points = ["build", "query"] + (["query_many"] if views > 1 else []) + (["move_many"] if moving else [])
-    scopes.enter_context(warm_scope(points))
-    indexes = [n for n in names if n in INDEXES]  # (gpu culling warms up in its session)
-    if probe and "octree" not in indexes:
-        indexes.append("octree")
-    with reporting(sys.stderr, enabled=not quiet):
-        warm_up(indexes)
-        warm(motion=moving)
-
-
 def _record(args, scopes) -> int:
     import sys
 
-    from ..index import INDEXES
-    from ..paths import FRAME_DT, generated_path, load_path, save_path
     from ..drivers.replay import check_indexes, replay
+    from ..drivers.warm import default_indexes, warm_kernels
     from ..files.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
+    from ..paths import FRAME_DT, generated_path, load_path, save_path
 
     # every input checked before anything is written
     if args.path and args.speed is not None:
         raise UserError("--speed paces a generated path; --path FILE keeps its own times, so it would be ignored")
-    names = args.indexes or [n for n in ("scan", "octree") if n in INDEXES]
+    names = args.indexes or default_indexes("scan", "octree")
     names = check_indexes(names)
     cam_path = load_path(args.path) if args.path else None
     out = prepare_out_dir(args.out, create=False, what="-o")  # created once the scene has loaded
@@ -244,14 +218,13 @@ def _record(args, scopes) -> int:
     if not args.force:
         _check_no_recording(out, names)
 
-    from ..terminal.progress import ProgressCallback
-
-    loading = ProgressCallback(_args.loading_label(args.scene), enabled=not args.quiet)
-    scene = _args.load_scene(args, progress=loading, quiet=args.quiet)
-    loading.close()
+    scene = _args.load_scene_shown(args, quiet=args.quiet)
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
-    _warm_kernels(scene, names, probe=cam_path is None, quiet=args.quiet, scopes=scopes, views=args.views)
+    # compiled before anything is timed: the recorded indexes' build and query, query_many for views > 1,
+    # move_many in a moving world; the octree's for the generated path's probe
+    points = ["build", "query"] + (["query_many"] if args.views > 1 else []) + (["move_many"] if scene.moves else [])
+    warm_kernels(scene, names, points, scopes=scopes, probe=cam_path is None, quiet=args.quiet)
     if cam_path is None:
         try:
             cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])

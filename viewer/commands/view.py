@@ -168,11 +168,13 @@ def check_mode_flags(args) -> None:
 
 
 def run(args) -> int:
+    from contextlib import ExitStack
+
     from ..drivers.replay import check_indexes
-    from ..index import INDEXES
+    from ..drivers.warm import compiling, default_indexes, warm_kernels
 
     check_mode_flags(args)
-    index = check_indexes([args.index or ("octree" if "octree" in INDEXES else "brute")])[0]
+    index = check_indexes([args.index or (default_indexes("octree") or ["brute"])[0]])[0]
     takes = None
     if not args.headless:
         from ..system.display import display_problem
@@ -195,21 +197,13 @@ def run(args) -> int:
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
     print(f"loading {args.scene} ...", file=sys.stderr)
-    from ..terminal.progress import ProgressCallback
-
-    loading = ProgressCallback(_args.loading_label(args.scene), min_total=1_000_000)  # a big recipe, a slow file
-    scene = _args.load_scene(args, progress=loading)
-    loading.close()
-    from ..kernels.compile import reporting
-    from ..index import warm_scope
-
-    with warm_scope(view_points(args, scene)):
+    scene = _args.load_scene_shown(args, min_total=1_000_000)  # a big recipe, a slow file
+    with ExitStack() as scopes:
         # compiled before the window opens (on a first run it would stay black, saying nothing, while numba compiles)
         # and before the headless run's lines
-        with reporting(sys.stderr):  # a first run says that it compiles, and how long it takes
-            _warm_kernels(scene, index)
+        warm_kernels(scene, [index], view_points(args, scene), scopes=scopes)
         if args.headless:
-            with reporting(sys.stderr):  # (a GPU mode's kernels, compiled with its session)
+            with compiling():  # (a GPU mode's kernels, compiled with its session)
                 return _headless(args, scene, index, cam_path)
         return _window(args, scene, index, takes)
 
@@ -222,17 +216,6 @@ def view_points(args, scene) -> tuple[str, ...]:
     batch = not args.headless or (args.views or 1) > 1
     moves = scene.moves or not args.headless
     return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moves else ())
-
-
-def _warm_kernels(scene, index: str) -> None:
-    """Compile (or load from numba's cache) the kernels of ``index`` inside the command's warm scope and the
-    frame's, before the session starts (which warms them again, finding them warm)."""
-    from ..frame.pipeline import warm
-    from ..index import INDEXES, warm_up
-
-    if index in INDEXES:
-        warm_up([index])
-    warm(motion=scene.moves)
 
 
 def _headless(args, scene, index: str, cam_path) -> int:
