@@ -6,15 +6,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import math
-import sys
 from pathlib import Path
 
 from viewer.errors import UserError
 
 from . import _args
 
-#: what a bench writes into --out: its table, its metadata and its figures (viewer.bench.plots.plot_bench)
-BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png")
 
 
 def _sizes(text: str) -> list[int]:
@@ -179,13 +176,10 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from viewer.scenes import GENERATORS
 
-    from viewer.bench.report import BASELINE, baseline_line, format_table, json_rows, machine_line, write_csv
-    from viewer.bench.run import (BenchConfig, check_index_spec, measured_shares, parse_index_spec,
-                                  parse_radius_spec, run_bench)
-    from viewer.system.machine import machine, system
-    from viewer.files.output import filled_dir, refuse_replacing
+    from viewer.bench.report import BASELINE
+    from viewer.bench.run import BenchConfig, check_index_spec, parse_index_spec, parse_radius_spec
+    from viewer.bench.runner import bench_and_write
     from viewer.index import INDEXES
-    from viewer.recording.meta import package_versions, write_json_atomic
     from viewer.scenes import check_import_options
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
@@ -219,40 +213,11 @@ def run(args) -> int:
     _args.once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
                show=lambda m: m[0])  # the same model however written (20 or 20.0)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-    refuse_replacing([out / f for f in BENCH_FILES], f"--out {out}", "viewer bench", args.force)
-    with filled_dir(out, _args.writable_dir):  # removed again when refused or stopped before writing
-        cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
-                          radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
-                          import_options={k: v for k, v in options.items() if v is not None})
-        from viewer.kernels.compile import reporting
-
-        with reporting(sys.stderr):  # a first run says what it compiles while "warming kernels"
-            table = run_bench(cfg)
-        where = machine()
-        print(machine_line(where))
-        print(baseline_line(table))
-        import shutil
-
-        width = shutil.get_terminal_size().columns
-        print(format_table(table, width=width, wide=args.wide))
-        if not args.wide and table:
-            print(f"(the columns that fit {width} characters; --wide prints every one, bench.csv has them all)")
-        write_csv(table, out / "bench.csv")
-        shares = measured_shares(cfg)
-        write_json_atomic(out / "bench.json", {
-            "machine": {"platform": system(), **where},
-            "packages": package_versions(), "command": list(sys.argv),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "config": {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
-                       "rounds": args.rounds, "updates": args.updates, "dynamic": shares, "frames": args.frames,
-                       "seed": args.seed},
-            "columns": list(table[0]) if table else [],
-            "rows": json_rows(table),
-        })
-        print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
-        if not args.no_plots and table:
-            from viewer.bench.plots import plot_bench
-
-            for path in plot_bench(table, out, machine=where["cpu"]):
-                print(f"wrote {path}", file=sys.stderr)
-    return 0
+    cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
+                      radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
+                      import_options={k: v for k, v in options.items() if v is not None})
+    config = {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
+              "rounds": args.rounds, "updates": args.updates, "dynamic": None, "frames": args.frames,
+              "seed": args.seed}
+    return bench_and_write(cfg, out, config=config, force=args.force, wide=args.wide, plots=not args.no_plots,
+                           writable_dir=_args.writable_dir)

@@ -1,0 +1,65 @@
+"""``viewer bench`` after its arguments: the run (:func:`viewer.bench.run.run_bench`, its compilations said
+on stderr), then the machine and baseline lines, the table, ``bench.csv``, ``bench.json`` (the machine,
+package versions, command, settings and every row) and the figures, into one output directory that is
+removed again when the run is refused or stopped before writing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+import sys
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["BENCH_FILES", "bench_and_write"]
+
+#: what a bench writes into its directory: its table, its metadata and its figures (viewer.bench.plots.plot_bench)
+BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png")
+
+
+def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, plots: bool,
+                    writable_dir: Callable) -> int:
+    """Run the bench ``cfg`` (a :class:`viewer.bench.run.BenchConfig`) and write its results into ``out``.
+
+    config : what ``bench.json`` records of the settings, in order (its ``dynamic`` is replaced by the shares
+    of moving objects measured); force : replace results already in ``out``
+    (refused before anything runs otherwise); wide : print every column (else those that fit the terminal);
+    plots : draw the figures; writable_dir : ``writable_dir(out)`` makes and checks the directory
+    Returns the exit status (0).
+    """
+    from ..files.output import filled_dir, refuse_replacing
+    from ..kernels.compile import reporting
+    from ..recording.meta import package_versions, write_json_atomic
+    from ..system.machine import machine, machine_line, system
+    from .report import baseline_line, format_table, json_rows, write_csv
+    from .run import measured_shares, run_bench
+
+    refuse_replacing([out / f for f in BENCH_FILES], f"--out {out}", "viewer bench", force)
+    with filled_dir(out, writable_dir):  # removed again when refused or stopped before writing
+        with reporting(sys.stderr):  # a first run says what it compiles while "warming kernels"
+            table = run_bench(cfg)
+        where = machine()
+        print(machine_line(where))
+        print(baseline_line(table))
+        width = shutil.get_terminal_size().columns
+        print(format_table(table, width=width, wide=wide))
+        if not wide and table:
+            print(f"(the columns that fit {width} characters; --wide prints every one, bench.csv has them all)")
+        write_csv(table, out / "bench.csv")
+        shares = measured_shares(cfg)
+        write_json_atomic(out / "bench.json", {
+            "machine": {"platform": system(), **where},
+            "packages": package_versions(), "command": list(sys.argv),
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "config": {**config, "dynamic": shares},  # (the shares measured, in the place config keeps for them)
+            "columns": list(table[0]) if table else [],
+            "rows": json_rows(table),
+        })
+        print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
+        if plots and table:
+            from .plots import plot_bench
+
+            for path in plot_bench(table, out, machine=where["cpu"]):
+                print(f"wrote {path}", file=sys.stderr)
+    return 0
