@@ -148,47 +148,93 @@ def test_save_path_into_the_new_recording_directory(scene_file, tmp_path):
     assert not other.exists()
 
 
-@pytest.mark.parametrize(
-    "case, path_text, message",
-    [
-        ("missing", None, "no such camera path file"),
-        ("empty", "", "empty file"),
-        ("malformed", "[[keyframe]\n", "not valid TOML"),
-        ("one keyframe", "[[keyframe]]\nt = 0\nposition = [0, 0, 0]\nyaw = 0\npitch = 0\n", "at least 2 keyframes"),
-    ],
-)
-def test_bad_path_files_exit_2_and_write_nothing(scene_file, tmp_path, capsys, case, path_text, message):
-    p = tmp_path / "p.toml"
-    if path_text is not None:
-        p.write_text(path_text)
-    out = tmp_path / "out"
-    assert main(["record", str(scene_file), "--path", str(p), "-o", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert message in err and str(p) in err and "Traceback" not in err
-    assert err.count("\n") == 1  # one clear message
-    assert not out.exists()
+def keyframes(*ts, x=(0.0, 100.0)) -> str:
+    return "".join(f"[[keyframe]]\nt = {t!r}\nposition = [{xi!r}, 10.0, 50.0]\nyaw = 0.0\npitch = 0.0\n\n"
+                   for t, xi in zip(ts, x))
 
 
-def test_unwritable_output_and_unknown_index_exit_2(scene_file, tmp_path, capsys):
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    assert main(["record", str(scene_file), "-o", str(blocker / "runs")]) == 2
-    assert "cannot create the output directory" in capsys.readouterr().err
-    assert main(["record", str(scene_file), "-o", str(blocker)]) == 2
-    assert "not a directory" in capsys.readouterr().err
-    assert main(["record", str(scene_file), "--index", "nosuch", "-o", str(tmp_path / "o")]) == 2
-    assert "unknown index 'nosuch'" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
-    bad_scene = tmp_path / "bad.npz"
-    bad_scene.write_bytes(b"not a zip")
-    assert main(["record", str(bad_scene), "-o", str(tmp_path / "o")]) == 2
-    assert "bad.npz" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
-    bad_scene.unlink()
-    with pytest.raises(SystemExit) as exc:
-        main(["record", str(scene_file), "--size", "big", "-o", str(tmp_path / "o")])
-    assert exc.value.code == 2
-    assert sorted(os.listdir(tmp_path)) == ["file"]
+#: the files of the table below, each made in the test's directory: name -> how
+HOSTILE_FILES = {
+    "empty.toml": lambda p: p.write_text(""),
+    "malformed.toml": lambda p: p.write_text("[[keyframe]\n"),
+    "one-keyframe.toml": lambda p: p.write_text("[[keyframe]]\nt = 0\nposition = [0, 0, 0]\nyaw = 0\npitch = 0\n"),
+    "far.toml": lambda p: p.write_text(keyframes(1e300, 1.0000001e300)),
+    "a-file": lambda p: p.write_text("x"),
+    "bad.npz": lambda p: p.write_bytes(b"not a zip"),
+    "far.npz": lambda p: _far_scene(p.parent, 2.0**63, spread=0.0),
+    "pipe.toml": lambda p: os.mkfifo(p),
+    "flight.toml": lambda p: p.write_text("# my edits\n"),
+}
+SCENE, SMALL_SCENE, OUT = "{scene}", "{small}", "{out}"
+QUICK = ["--frames", "3", "--size", "64x64"]
+
+
+def _row(id: str, argv: list, words: list, status: int = 2):
+    return pytest.param(argv, words, status, id=id)
+
+
+#: every hostile input of ``viewer record``: (argv, words its one error line holds, exit status). {scene} is a
+#: 3,000-object scene, {small} a 2,000-object recipe, {out} the output directory (never made), {NAME} a file of
+#: HOSTILE_FILES in the test's directory (never changed). A scene collapsed to a point (centres at 2**63) has no
+#: camera path (it said 'path speed must be a positive number, got None', or an IndexError with --speed); a path
+#: whose times pass 2**100 s is refused before recording, not after (when its own output was refused); a
+#: --save-path onto a device or an existing file is refused before anything is written.
+REFUSED = [
+    _row("path-missing", ["record", SCENE, "--path", "{missing.toml}", "-o", OUT],
+         ["{missing.toml}", "no such camera path file"]),
+    _row("path-empty", ["record", SCENE, "--path", "{empty.toml}", "-o", OUT], ["{empty.toml}", "empty file"]),
+    _row("path-malformed", ["record", SCENE, "--path", "{malformed.toml}", "-o", OUT],
+         ["{malformed.toml}", "not valid TOML"]),
+    _row("path-of-one-keyframe", ["record", SCENE, "--path", "{one-keyframe.toml}", "-o", OUT],
+         ["{one-keyframe.toml}", "at least 2 keyframes"]),
+    _row("path-past-2**100-s", ["record", SMALL_SCENE, "--path", "{far.toml}", *QUICK, "-o", OUT],
+         ["{far.toml}", "keyframe times span", "2**100 s"]),
+    _row("speed-past-2**100-s", ["record", SMALL_SCENE, "--speed", "1e-300", *QUICK, "-o", OUT],
+         ["--speed 1e-300", "2**100 s"]),
+    _row("out-under-a-file", ["record", SCENE, "-o", "{a-file}/runs"], ["cannot create the output directory"]),
+    _row("out-is-a-file", ["record", SCENE, "-o", "{a-file}"], ["not a directory"]),
+    _row("unknown-index", ["record", SCENE, "--index", "nosuch", "-o", OUT], ["unknown index 'nosuch'"]),
+    _row("scene-not-a-zip", ["record", "{bad.npz}", "-o", OUT], ["{bad.npz}"]),
+    _row("size-not-a-size", ["record", SCENE, "--size", "big", "-o", OUT], ["--size"]),
+    _row("scene-collapsed-to-a-point", ["record", "{far.npz}", "--frames", "3", "-o", OUT, "-q", "--index", "scan"],
+         ["{far.npz}", "no camera path", "--path"]),
+    _row("scene-collapsed-to-a-point-with-speed", ["record", "{far.npz}", "--frames", "3", "-o", OUT, "-q",
+                                                   "--index", "scan", "--speed", "5"],
+         ["{far.npz}", "no camera path", "--path"]),
+    _row("save-path-onto-a-pipe", ["record", SMALL_SCENE, "--frames", "3", "-q", "--index", "scan", "-o", OUT,
+                                   "--save-path", "{pipe.toml}"], ["--save-path", "{pipe.toml}", "not a regular file"]),
+    _row("save-path-onto-a-file", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--save-path", "{flight.toml}"],
+         ["--save-path {flight.toml}", "exists already", "--force"]),
+]
+
+
+def _state(d: Path) -> dict:
+    """What is in ``d``: each entry's kind and, for a regular file, its bytes."""
+    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() and not p.is_fifo() else p.lstat().st_mode
+            for p in d.rglob("*")}
+
+
+@pytest.mark.parametrize("argv, words, status", REFUSED)
+def test_a_hostile_input_is_refused_with_one_line_and_nothing_written(scene_file, small, tmp_path, argv, words,
+                                                                         status):
+    d = tmp_path / "in"
+    d.mkdir()
+    fill = {SCENE: str(scene_file), SMALL_SCENE: str(small), OUT: str(tmp_path / "out"),
+            "{missing.toml}": str(d / "missing.toml")}
+    for name, make in HOSTILE_FILES.items():
+        make(d / name)
+        fill["{" + name + "}"] = str(d / name)
+    before = _state(d)
+
+    def filled(a: str) -> str:
+        for k, v in fill.items():
+            a = a.replace(k, v)
+        return a
+
+    code, _, err = run_cli(*map(filled, argv))
+    assert code == status, err
+    refused(code, err, *map(filled, words))
+    assert not (tmp_path / "out").exists() and _state(d) == before
 
 
 def test_sigterm_mid_recording_leaves_complete_rows(scene_file, tmp_path):
@@ -283,31 +329,6 @@ def _far_scene(tmp_path: Path, offset: float, spread: float = 100.0, name: str =
     return p
 
 
-@pytest.mark.parametrize("extra", [[], ["--speed", "5"]])
-def test_a_scene_too_far_out_for_any_path_names_its_file(tmp_path, extra):
-    """All centres at 2**63: the box collapses to a point in float64. Before: 'path speed must be a
-    positive number, got None' (no file), or an IndexError traceback with --speed."""
-    p = _far_scene(tmp_path, 2.0**63, spread=0.0)
-    out = tmp_path / "out"
-    status, _, err = run_cli("record", p, "--frames", "3", "-o", out, "-q", "--index", "scan", *extra)
-    refused(status, err, str(p), "no camera path", "--path")
-    assert not out.exists()
-
-
-def test_save_path_onto_a_device_or_pipe_is_refused_and_leaves_it_alone(tmp_path, small):
-    """Before: 'viewer record SCENE --save-path /dev/null' exited 0 having renamed a regular file over
-    /dev/null (as root: the device gone for every process). A FIFO stands in for the device here."""
-    import stat
-
-    fifo = tmp_path / "pipe.toml"
-    os.mkfifo(fifo)
-    out = tmp_path / "out"
-    status, _, err = run_cli("record", small, "--frames", "3", "-q", "--index", "scan", "-o", out,
-                            "--save-path", fifo)
-    refused(status, err, "--save-path", str(fifo), "not a regular file")
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not out.exists()
-
-
 def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
     """A UTF-8 byte-order mark (some editors and spreadsheets write one) before a recipe, a camera path or a
     recording: before, 'not valid TOML: Invalid statement (at line 1, column 1)' and 'header does not match
@@ -331,41 +352,6 @@ def test_files_saved_with_a_byte_order_mark_are_read(tmp_path):
     rows = len(read_run(csv))
     csv.write_bytes(bom + csv.read_bytes())
     assert len(read_run(csv)) == rows == 3
-
-
-def test_record_save_path_never_overwrites_a_file_without_force(tmp_path, small):
-    """'--save-path FILE ... e.g. to edit a generated path by hand'. Before: running the same command line
-    again (with a new -o) silently replaced the file, hand edits and all. Now refused before anything is
-    written, as a recorded run is; --force replaces it."""
-    mine = tmp_path / "flight.toml"
-    mine.write_text("# my edits\n")
-    out = tmp_path / "out"
-    status, _, err = run_cli("record", small, "--frames", "3", "--size", "64x64", "-o", out, "--save-path", mine)
-    refused(status, err, f"--save-path {mine}", "exists already", "--force")
-    assert mine.read_text() == "# my edits\n" and not out.exists()
-
-
-def keyframes(*ts, x=(0.0, 100.0)) -> str:
-    return "".join(f"[[keyframe]]\nt = {t!r}\nposition = [{xi!r}, 10.0, 50.0]\nyaw = 0.0\npitch = 0.0\n\n"
-                   for t, xi in zip(ts, x))
-
-
-@pytest.mark.parametrize("how", ["path", "speed"])
-def test_a_path_longer_than_the_domain_is_refused_before_recording(tmp_path, small, how):
-    """A recording's t column holds seconds from the path's start, and its reader refuses a value past
-    2**100. Before: a path file with keyframes at t = 1e300 and 1.0000001e300 (or a generated path at
-    --speed 1e-300) was recorded, then 'record' exited 2 naming its own output ("out/scan.csv:3: column
-    't': 5e+292 is outside the numeric domain"), leaving runs that compare and plot refuse."""
-    out = tmp_path / "out"
-    if how == "path":
-        flight = tmp_path / "far.toml"
-        flight.write_text(keyframes(1e300, 1.0000001e300))
-        argv, words = ["--path", flight], [str(flight), "keyframe times span", "2**100 s"]
-    else:
-        argv, words = ["--speed", "1e-300"], ["--speed 1e-300", "2**100 s"]
-    status, _, err = run_cli("record", small, *argv, "--frames", "3", "--size", "64x64", "-o", out)
-    refused(status, err, *words)
-    assert not out.exists()
 
 
 def test_a_disk_that_fills_during_record_keeps_whole_rows(tmp_path, small):
