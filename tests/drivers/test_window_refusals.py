@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.xwindow import open_window, reap, xdo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,12 +76,11 @@ FLAG_CASES = [
 
 
 @pytest.mark.parametrize("args,words", FLAG_CASES, ids=[" ".join(a) for a, _ in FLAG_CASES])
-def test_a_flag_out_of_range_or_for_the_other_mode_is_one_message(scene_file, tmp_path, args, words):
+def test_a_flag_out_of_range_or_for_the_other_mode_is_one_message(scene_file, tmp_path, monkeypatch, args, words):
     path = tmp_path / "p.toml"
     path.write_text('[[keyframe]]\nt = 0\nposition = [0, 0, 0]\n[[keyframe]]\nt = 1\nposition = [1, 0, 0]\n')
-    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}  # refused before any display is asked for
-    cmd = [sys.executable, "-m", "viewer", "view", str(scene_file), *(a.format(path=path) for a in args)]
-    r = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    monkeypatch.delenv("DISPLAY", raising=False)  # refused before any display is asked for
+    r = run_cli("view", scene_file, *(a.format(path=path) for a in args), cwd=ROOT)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("viewer view: error:")]
