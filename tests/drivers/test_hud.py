@@ -4,14 +4,12 @@ returned row's, in the saved image's pixels too), the HUD fits a 1280-wide frame
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from viewer.scenes import generate_scene
+
+from tests.support.cli import run_cli
 
 W, H = 1280, 720
 
@@ -80,9 +78,7 @@ def test_headless_view_names_what_it_draws_and_the_build_time(tmp_path):
 
     glb = write_glb(tmp_path / "level.glb")
     shot = tmp_path / "level.png"
-    r = subprocess.run([sys.executable, "-m", "viewer", "view", str(glb), "--headless", "--hud", "--frames", "4",
-                        "--size", "320x240", "--screenshot", str(shot)],
-                       capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    r = run_cli("view", glb, "--headless", "--hud", "--frames", "4", "--size", "320x240", "--screenshot", shot)
     assert r.returncode == 0, r.stderr
     head = next(l for l in r.stderr.splitlines() if " frames of " in l)
     print(head)
