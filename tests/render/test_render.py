@@ -13,6 +13,8 @@ import pytest
 
 from viewer.camera import FlyCamera, InputState
 
+from tests.support.cli import run_cli
+
 pytestmark = pytest.mark.gl
 
 W, H = 160, 120
@@ -314,9 +316,8 @@ def tiny_npz(tmp_path):
 def test_view_command_headless(tmp_path):
     path = tiny_npz(tmp_path)
     shot = tmp_path / "out.png"
-    cmd = [sys.executable, "-m", "viewer", "view", str(path), "--headless", "--frames", "3", "--size", "64x48",
-           "--screenshot", str(shot), "--index", "brute"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    out = run_cli("view", path, "--headless", "--frames", "3", "--size", "64x48", "--screenshot", shot,
+                  "--index", "brute")
     assert out.returncode == 0, out.stderr
     assert "median frame" in out.stdout and shot.is_file()
 
