@@ -19,6 +19,8 @@ from viewer.errors import UserError  # noqa: E402
 from viewer.sweep import bundled_sweeps, columns, load_sweep, run_sweep  # noqa: E402
 from viewer.sweep.plots import speedup_column  # noqa: E402
 
+from tests.support.cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -100,8 +102,7 @@ def test_cli_bad_file_exits_2_one_line_nothing_written(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [0]\n')
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "viewer", "sweep", str(p), "-o", str(out)], capture_output=True,
-                       text=True)
+    r = run_cli("sweep", p, "-o", out)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and str(p) in r.stderr and "axes.n" in r.stderr
     assert not out.exists()
@@ -110,8 +111,7 @@ def test_cli_bad_file_exits_2_one_line_nothing_written(tmp_path):
 def test_dry_run_lists_tasks_with_memory_estimates_and_runs_nothing(tmp_path):
     p = _sweep_file(tmp_path)
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "viewer", "sweep", str(p), "-o", str(out), "--dry-run"],
-                       capture_output=True, text=True)
+    r = run_cli("sweep", p, "-o", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if "GiB" in ln and "to run" in ln]
     assert len(lines) == 4
