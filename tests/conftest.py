@@ -101,6 +101,19 @@ def gl(request):
     ctx.release()
 
 
+@pytest.fixture(autouse=True)
+def _shared_gl_context_current(request):
+    """A test of a shared GL context (``gl``, ``compute_gl``) runs with that context current: a command run in
+    this process (:func:`tests.support.cli.run_cli`: ``record``, ``view --headless``) makes a context of its own
+    and releases it, leaving none current, and the shared context's next draw would go nowhere."""
+    for name in ("gl", "compute_gl"):
+        if name in request.fixturenames:
+            shared = request.getfixturevalue(name)
+            ctx = getattr(shared, "ctx", None) or (shared[0] if isinstance(shared, tuple) else shared)
+            ctx.__enter__()  # makes it current; nothing to undo: the next test makes its own current
+    yield
+
+
 @pytest.fixture(scope="module")
 def compute_gl():
     """A headless EGL context that runs the GPU culling mode's compute shaders, and its shader library, as

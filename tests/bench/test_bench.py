@@ -9,13 +9,14 @@ import json
 import pytest
 
 from viewer.bench.report import COLUMNS
-from viewer.cli import main
+
+from tests.support.cli import run_cli
 
 
 def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
     out = tmp_path / "b"
-    code = main(["bench", "--wide", "--n", "1000,2000", "--scene", "uniform,clustered", "--index", "octree,kdtree",
-                 "--queries", "20", "--updates", "50", "--frames", "2", "--out", str(out), "--no-first-build"])
+    code = run_cli("bench", "--wide", "--n", "1000,2000", "--scene", "uniform,clustered", "--index", "octree,kdtree",
+                   "--queries", "20", "--updates", "50", "--frames", "2", "--out", out, "--no-first-build").returncode
     assert code == 0
     printed = capsys.readouterr().out
     where, head = printed.splitlines()[:2]
@@ -65,8 +66,8 @@ def test_small_bench_writes_rows_and_plots(tmp_path, capsys):
 
 def test_first_build_in_a_fresh_process(tmp_path):
     out = tmp_path / "b"
-    assert main(["bench", "--n", "500", "--scene", "uniform", "--index", "scan", "--queries", "5", "--updates", "0",
-                 "--dynamic", "none", "--out", str(out), "--no-plots"]) == 0
+    assert run_cli("bench", "--n", "500", "--scene", "uniform", "--index", "scan", "--queries", "5", "--updates", "0",
+                   "--dynamic", "none", "--out", out, "--no-plots").returncode == 0
     rows = list(csv.DictReader(open(out / "bench.csv")))
     assert [r["index"] for r in rows] == ["scan", "brute"]
     for r in rows:
@@ -79,8 +80,9 @@ def test_scene_files_and_bundled_recipes_are_workloads(tmp_path):
     path = tmp_path / "tiny.npz"
     save_scene(generate_scene("clustered", 700, seed=3), path)
     out = tmp_path / "b"
-    assert main(["bench", "--scene", f"{path},uniform", "--n", "300", "--index", "octree", "--queries", "8",
-                 "--updates", "0", "--dynamic", "none", "--out", str(out), "--no-plots", "--no-first-build"]) == 0
+    assert run_cli("bench", "--scene", f"{path},uniform", "--n", "300", "--index", "octree", "--queries", "8",
+                   "--updates", "0", "--dynamic", "none", "--out", out, "--no-plots",
+                   "--no-first-build").returncode == 0
     rows = list(csv.DictReader(open(out / "bench.csv")))
     assert {(r["workload"], r["n"]) for r in rows} == {("uniform-300", "300"), (rows[-1]["workload"], "700")}
     assert len(rows) == 6
@@ -90,8 +92,8 @@ def test_every_size_skipped_exits_2(tmp_path, capsys, monkeypatch):
     from viewer.bench import run
 
     monkeypatch.setattr(run, "available_bytes", lambda: 1000)
-    code = main(["bench", "--n", "500", "--scene", "uniform", "--index", "octree", "--queries", "2", "--updates", "0",
-                 "--dynamic", "none", "--out", str(tmp_path / "b"), "--no-plots", "--no-first-build"])
+    code = run_cli("bench", "--n", "500", "--scene", "uniform", "--index", "octree", "--queries", "2", "--updates", "0",
+                   "--dynamic", "none", "--out", tmp_path / "b", "--no-plots", "--no-first-build").returncode
     assert code == 2
     err = capsys.readouterr().err
     assert "nothing measured" in err and "memory" in err and "Traceback" not in err
@@ -100,9 +102,9 @@ def test_every_size_skipped_exits_2(tmp_path, capsys, monkeypatch):
 
 def test_index_options_are_separate_entries(tmp_path):
     out = tmp_path / "b"
-    assert main(["bench", "--n", "1000", "--scene", "uniform", "--index", "octree;octree:max_depth=8",
-                 "--queries", "5", "--updates", "0", "--dynamic", "none", "--out", str(out), "--no-plots",
-                 "--no-first-build"]) == 0
+    assert run_cli("bench", "--n", "1000", "--scene", "uniform", "--index", "octree;octree:max_depth=8", "--queries",
+                   "5", "--updates", "0", "--dynamic", "none", "--out", out, "--no-plots",
+                   "--no-first-build").returncode == 0
     labels = [r["index"] for r in csv.DictReader(open(out / "bench.csv"))]
     assert labels == ["scan", "brute", "octree", "octree:max_depth=8"]
 
@@ -118,8 +120,8 @@ def test_index_options_are_separate_entries(tmp_path):
     ],
 )
 def test_bad_input_exits_2(tmp_path, capsys, args, message):
-    code = main(["bench", "--n", "500", "--queries", "2", "--updates", "0", "--dynamic", "none",
-                 "--out", str(tmp_path / "b"), "--no-plots", "--no-first-build", *args])
+    code = run_cli("bench", "--n", "500", "--queries", "2", "--updates", "0", "--dynamic", "none", "--out",
+                   tmp_path / "b", "--no-plots", "--no-first-build", *args).returncode
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
@@ -127,10 +129,9 @@ def test_bad_input_exits_2(tmp_path, capsys, args, message):
 
 
 def test_bad_size_is_an_argparse_error(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["bench", "--n", "lots"])
-    assert exc.value.code == 2
-    assert "not a size" in capsys.readouterr().err
+    code, _, err = run_cli("bench", "--n", "lots")
+    assert code == 2
+    assert "not a size" in err
 
 
 def _recording(path, index: str, query_ms: list[float]):

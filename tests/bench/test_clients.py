@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from viewer.bench.clients import client_paths, measure_clients, shares_work
-from viewer.cli import main
 from viewer.index import make_index
 
 from tests.support.cli import refused
+from tests.support.cli import run_cli
 
 
 def test_client_paths_stay_in_the_world_and_move(rng):
@@ -42,8 +42,8 @@ def test_measure_clients_times_both_ways_and_counts_what_brute_force_finds(rng):
 
 def test_clients_command_writes_a_row_per_index_layout_and_k(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["clients", "--scene", "clustered", "--n", "3000", "--k", "1,5", "--ticks", "3",
-                 "--index", "octree,scan", "--out", str(out)])
+    code = run_cli("clients", "--scene", "clustered", "--n", "3000", "--k", "1,5", "--ticks", "3", "--index",
+                   "octree,scan", "--out", out).returncode
     assert code == 0
     printed = capsys.readouterr().out
     assert printed.startswith("machine: ")
@@ -63,7 +63,5 @@ def test_clients_command_writes_a_row_per_index_layout_and_k(tmp_path, capsys):
     (["--scene", "nowhere.toml"], ["--scene", "nowhere.toml"]),
 ])
 def test_clients_refuses_bad_flags(tmp_path, capsys, flags, words):
-    with pytest.raises(SystemExit) as exc:
-        code = main(["clients", "--n", "100", "--ticks", "3", "--out", str(tmp_path / "o"), *flags])
-        raise SystemExit(code)
-    refused(exc.value.code, capsys.readouterr().err, *words)
+    code, _, err = run_cli("clients", "--n", "100", "--ticks", "3", "--out", tmp_path / "o", *flags)
+    refused(code, err, *words)

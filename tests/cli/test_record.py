@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from viewer.cli import main
 from viewer.kernels.compile import HEADER
 from viewer.recording import COLUMNS, meta_path_for, read_run
 
@@ -103,8 +102,8 @@ def test_interleaved_indexes_follow_each_other_equally_often(scene_file, tmp_pat
 def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, capsys):
     out = tmp_path / "runs"
     names = _indexes()
-    rc = main(["record", str(scene_file), "--frames", "25", "--size", "128x72", "-o", str(out),
-               "--save-path", str(tmp_path / "path.toml"), *sum((["--index", n] for n in names), [])])
+    rc = run_cli("record", scene_file, "--frames", "25", "--size", "128x72", "-o", out, "--save-path",
+                 tmp_path / "path.toml", *sum((["--index", n] for n in names), [])).returncode
     assert rc == 0
     cap = capsys.readouterr()
     assert "100.0%" in cap.err and "ETA" in cap.err
@@ -122,8 +121,8 @@ def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, 
         assert meta["path"]["generated"] == "flythrough" and meta["path"]["frames"] == 25
         assert meta["interleaved"] == names
     # the saved path replays to the same poses
-    rc = main(["record", str(scene_file), "--path", str(tmp_path / "path.toml"), "--frames", "25", "--size", "128x72",
-               "-o", str(tmp_path / "again"), "--index", names[0], "-q"])
+    rc = run_cli("record", scene_file, "--path", tmp_path / "path.toml", "--frames", "25", "--size", "128x72", "-o",
+                 tmp_path / "again", "--index", names[0], "-q").returncode
     assert rc == 0
     a, b = read_run(out / f"{names[0]}.csv"), read_run(tmp_path / "again" / f"{names[0]}.csv")
     for c in ("cam_x", "cam_y", "cam_z", "yaw", "pitch", "visible"):
@@ -138,13 +137,13 @@ def test_save_path_into_the_new_recording_directory(scene_file, tmp_path):
     from viewer.paths import load_path
 
     out = tmp_path / "new"
-    assert main(["record", str(scene_file), "--frames", "4", "--size", "64x64", "-o", str(out), "-q",
-                 "--save-path", str(out / "path.toml"), "--index", "octree"]) == 0
+    assert run_cli("record", scene_file, "--frames", "4", "--size", "64x64", "-o", out, "-q", "--save-path",
+                   out / "path.toml", "--index", "octree").returncode == 0
     assert sorted(p.name for p in out.iterdir()) == ["octree.csv", "octree.meta.json", "path.toml"]
     assert len(load_path(out / "path.toml")) >= 2
     other = tmp_path / "other"
-    assert main(["record", str(scene_file), "--frames", "4", "-o", str(other), "-q",
-                 "--save-path", str(other / "sub" / "path.toml"), "--index", "octree"]) == 2
+    assert run_cli("record", scene_file, "--frames", "4", "-o", other, "-q", "--save-path", other / "sub" / "path.toml",
+                   "--index", "octree").returncode == 2
     assert not other.exists()
 
 
@@ -573,7 +572,6 @@ def test_a_first_record_says_it_compiles_and_compiles_only_what_it_runs(scene_fi
 
 @pytest.mark.gl
 def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every_frame(scene_file, tmp_path, capsys):
-    from viewer.cli import main
     from viewer.commands.record import DEMO_FRAMES
     from viewer.paths import generated_path
     from viewer.recording import read_run
@@ -583,13 +581,13 @@ def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every
     full = len(generated_path(load_scene(str(scene_file)), speed=speed).sample(dt=1 / 60))
     assert full > DEMO_FRAMES
     args = ["record", str(scene_file), "--index", "brute", "--size", "32x18", "--speed", str(speed)]
-    assert main([*args, "-o", str(tmp_path / "demo")]) == 0
+    assert run_cli(*args, "-o", tmp_path / "demo").returncode == 0
     err = capsys.readouterr().err
     assert f"{DEMO_FRAMES} frames" in err and "a demo" in err and f"--full records all {full}" in err, err
     run = read_run(tmp_path / "demo" / "brute.csv")
     assert len(run["frame"]) == DEMO_FRAMES
 
-    assert main([*args, "--full", "-o", str(tmp_path / "full")]) == 0
+    assert run_cli(*args, "--full", "-o", tmp_path / "full").returncode == 0
     err = capsys.readouterr().err
     assert "a demo" not in err and f"{full} frames" in err, err
     run = read_run(tmp_path / "full" / "brute.csv")

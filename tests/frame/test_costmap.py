@@ -160,7 +160,6 @@ SMALL = 'generator = "clustered"\nn = 2000\nseed = 3\nworld = 1000.0\n'
 
 
 def test_radius_scale_scales_only_the_view_distances(tmp_path, capsys):
-    from viewer.cli import main
     from viewer.scenes import load_scene
 
     plain, scaled = tmp_path / "plain.toml", tmp_path / "scaled.toml"
@@ -173,32 +172,27 @@ def test_radius_scale_scales_only_the_view_distances(tmp_path, capsys):
     assert "radius_scale" not in a.recipe and b.recipe["radius_scale"] == 0.5
     # the command line writes it into the file's recipe, so a recording of the file uses it
     out = tmp_path / "s.npz"
-    assert main(["scene", "generate", str(plain), "--radius-scale", "0.5", "-o", str(out)]) == 0, capsys.readouterr()
+    assert run_cli("scene", "generate", plain, "--radius-scale", "0.5", "-o", out).returncode == 0, capsys.readouterr()
     c = load_scene(out)
     assert np.array_equal(c.radii, b.radii) and c.recipe["radius_scale"] == 0.5
-    assert main(["scene", "info", str(out)]) == 0
+    assert run_cli("scene", "info", out).returncode == 0
     assert "radius_scale" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("value, words", [("0", "> 0"), ("-1", "> 0"), ('"big"', "number"), ("1e7", "<= 1e+06")])
 def test_a_bad_radius_scale_in_a_recipe_is_refused_naming_it(tmp_path, capsys, value, words):
-    from viewer.cli import main
-
     p = tmp_path / "bad.toml"
     p.write_text(SMALL + f"radius_scale = {value}\n")
-    code = main(["scene", "info", str(p)])
+    code = run_cli("scene", "info", p).returncode
     refused(code, capsys.readouterr().err, "radius_scale", words, "bad.toml")
 
 
 def test_a_bad_radius_scale_flag_is_refused(tmp_path, capsys):
-    from viewer.cli import main
-
     p = tmp_path / "mine.toml"
     p.write_text(SMALL)
     for bad in ("0", "-2", "x"):
-        with pytest.raises(SystemExit) as exc:
-            main(["scene", "generate", str(p), "--radius-scale", bad, "-o", str(tmp_path / "o.npz")])
-        refused(exc.value.code, capsys.readouterr().err, "--radius-scale")
+        code, _, err = run_cli("scene", "generate", p, "--radius-scale", bad, "-o", tmp_path / "o.npz")
+        refused(code, err, "--radius-scale")
     assert sorted(q.name for q in tmp_path.iterdir()) == ["mine.toml"]
 
 

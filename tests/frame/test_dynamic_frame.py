@@ -15,6 +15,8 @@ from viewer.frame.pipeline import FramePipeline
 from viewer.index import brute_query
 from viewer.recording import COLUMNS, SCHEMAS, Recorder, build_meta, read_run
 
+from tests.support.cli import run_cli
+
 DT = 1.0 / 60.0
 MOTION = {"share": 0.3, "speed": 40.0, "radius_pulse": 0.2, "radius_period": 1.0}
 
@@ -137,16 +139,15 @@ def test_the_csv_has_schema_2_columns_and_version_1_still_reads(tmp_path):
 
 def test_soak_checks_frames_and_reports_memory(tmp_path, capsys):
     from viewer.scenes import save_scene
-    from viewer.cli import main
 
     path = save_scene(dynamic_scene(), tmp_path / "dyn.npz")
-    assert main(["soak", str(path), "--frames", "300", "--check-every", "10", "--report-every", "100",
-                 "--hysteresis", "10%"]) == 0
+    assert run_cli("soak", path, "--frames", "300", "--check-every", "10", "--report-every", "100", "--hysteresis",
+                   "10%").returncode == 0
     out = capsys.readouterr()
     assert "300 frames" in out.out and "checked 30 frames" in out.out and "0 mismatches" in out.out
     assert "RSS" in out.out and "frame 300: RSS" in out.err
     static = save_scene(generate_scene("uniform", 100, seed=1), tmp_path / "static.npz")
-    assert main(["soak", str(static), "--frames", "5"]) == 2
+    assert run_cli("soak", static, "--frames", "5").returncode == 2
     assert "no [motion]" in capsys.readouterr().err
 
 
@@ -176,14 +177,12 @@ COUNTS = ("frame", "t", "cam_x", "cam_y", "cam_z", "objects", "candidates", "vis
 
 @pytest.mark.gl
 def test_viewer_record_on_a_dynamic_recipe_gives_identical_counts_twice(tmp_path):
-    from viewer.cli import main
-
     recipe = tmp_path / "dyn.toml"
     recipe.write_text(DYNAMIC_RECIPE)
     runs = {}
     for name, extra in (("a", []), ("b", []), ("h", ["--hysteresis", "25%"])):
-        assert main(["record", str(recipe), "--generated", "clusters", "--frames", "90", "--size", "64x48",
-                     "--index", "octree", "brute", "-q", "-o", str(tmp_path / name), *extra]) == 0
+        assert run_cli("record", recipe, "--generated", "clusters", "--frames", "90", "--size", "64x48", "--index",
+                       "octree", "brute", "-q", "-o", tmp_path / name, *extra).returncode == 0
         runs[name] = {i: read_run(tmp_path / name / f"{i}.csv") for i in ("octree", "brute")}
     a, b, h = runs["a"], runs["b"], runs["h"]
     for i in ("octree", "brute"):

@@ -8,11 +8,11 @@ import csv
 import numpy as np
 import pytest
 
-from viewer.cli import main
 from viewer.frame import FramePipeline, ViewSet, camera_for_scene
 from viewer.index import brute_query
 
 from tests.support.cli import refused
+from tests.support.cli import run_cli
 
 
 def moving_scene(n=3000, seed=5):
@@ -69,8 +69,8 @@ def test_a_views_row_equals_a_single_view_frame_at_its_pose(rng):
 
 def test_record_views_writes_k_rows_a_frame_that_separate_frames_reproduce(tmp_path):
     out = tmp_path / "rec"
-    assert main(["record", "clustered-100k", "--frames", "12", "--views", "4", "--size", "320x180",
-                 "--index", "octree", "scan", "-o", str(out), "-q"]) == 0
+    assert run_cli("record", "clustered-100k", "--frames", "12", "--views", "4", "--size", "320x180", "--index",
+                   "octree", "scan", "-o", out, "-q").returncode == 0
     from viewer.recording import read_run, read_runs
     from viewer.scenes import load_scene
 
@@ -92,9 +92,8 @@ def test_record_views_writes_k_rows_a_frame_that_separate_frames_reproduce(tmp_p
 
 
 def test_record_refuses_a_bad_view_count(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["record", "clustered-100k", "--views", "0", "-o", str(tmp_path / "o")])
-    refused(exc.value.code, capsys.readouterr().err, "--views", "1..16")
+    code, _, err = run_cli("record", "clustered-100k", "--views", "0", "-o", tmp_path / "o")
+    refused(code, err, "--views", "1..16")
 
 
 def test_split_screen_tiles_draw_every_view(tmp_path):

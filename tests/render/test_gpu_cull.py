@@ -311,11 +311,10 @@ def test_record_writes_a_gpu_csv_beside_the_indexes(tmp_path):
 
 
 def test_unknown_names_list_gpu(capsys, tmp_path):
-    from viewer.cli import main
     from viewer.render.modes import check_cullers, culler_names
 
     assert culler_names()[-1] == "gpu" and check_cullers(["octree", "gpu", "gpu"]) == ["octree", "gpu"]
-    assert main(["record", "clustered-100k", "--index", "nosuch", "-o", str(tmp_path / "x")]) == 2
+    assert run_cli("record", "clustered-100k", "--index", "nosuch", "-o", tmp_path / "x").returncode == 2
     err = capsys.readouterr().err
     assert "unknown index 'nosuch'" in err and "gpu" in err
     assert not (tmp_path / "x").exists()

@@ -9,10 +9,11 @@ import csv
 import numpy as np
 import pytest
 
-from viewer.cli import main
 from viewer.recording.schema import SCHEMA_VERSION, columns_for
 from viewer.reports.compare import BAND_COUNTS, band_columns, compare_runs
 from viewer.recording.reader import read_runs
+
+from tests.support.cli import run_cli
 
 FRAMES = 11
 
@@ -70,7 +71,7 @@ def test_compare_prints_band_rows(tmp_path, capsys):
     ba, bb = band_table(rng), band_table(rng)
     a = write_run(tmp_path / "scan.csv", 6, "scan", ba, seed=1)
     b = write_run(tmp_path / "octree.csv", 6, "octree", bb, seed=2)
-    assert main(["compare", str(a), str(b)]) == 0
+    assert run_cli("compare", a, b).returncode == 0
     rows = parse_text(capsys.readouterr().out)
     for j, col in enumerate(BAND_COUNTS):
         for label, vals in (("scan", ba[:, j]), ("octree", bb[:, j])):
@@ -93,7 +94,7 @@ def test_compare_csv_format_carries_band_rows(tmp_path, capsys):
     rng = np.random.default_rng(6)
     ba = band_table(rng)
     a = write_run(tmp_path / "a.csv", 6, "octree", ba, seed=3)
-    assert main(["compare", "--format", "csv", str(a)]) == 0
+    assert run_cli("compare", "--format", "csv", a).returncode == 0
     got = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     by = {r["column"]: r for r in got}
     for j, col in enumerate(BAND_COUNTS):
@@ -107,7 +108,7 @@ def test_older_recordings_compare_unchanged(tmp_path, capsys, older):
     lacks is left out); its output is what it was before the band columns existed."""
     a = write_run(tmp_path / "old.csv", older, "scan", seed=4)
     b = write_run(tmp_path / "new.csv", 6, "octree", band_table(np.random.default_rng(1)), seed=5)
-    assert main(["compare", str(a)]) == 0
+    assert run_cli("compare", a).returncode == 0
     alone = parse_text(capsys.readouterr().out)
     assert not any(c in BAND_COUNTS for c, _ in alone)
     runs = read_runs([a])
@@ -117,7 +118,7 @@ def test_older_recordings_compare_unchanged(tmp_path, capsys, older):
     # the default columns are the stage times and the counts, as before the band columns
     want = [c for c in (*TIMED_COLUMNS, *COUNTS) if c in runs[0].columns]
     assert list(dict.fromkeys(r.column for r in compare_runs(runs, warn=None))) == want
-    assert main(["compare", str(a), str(b)]) == 0
+    assert run_cli("compare", a, b).returncode == 0
     mixed = parse_text(capsys.readouterr().out)
     assert not any(c in BAND_COUNTS for c, _ in mixed)
 
@@ -128,7 +129,7 @@ def test_scene_without_ranges_shows_no_band_rows(tmp_path, capsys):
     b = write_run(tmp_path / "b.csv", 6, "octree", None, seed=8)
     runs = read_runs([a, b])
     assert band_columns(runs) == ()
-    assert main(["compare", str(a), str(b)]) == 0
+    assert run_cli("compare", a, b).returncode == 0
     rows = parse_text(capsys.readouterr().out)
     assert ("drawn", "a") in rows and not any(c in BAND_COUNTS for c, _ in rows)
     # one run with bands is enough to show them for both
@@ -138,7 +139,7 @@ def test_scene_without_ranges_shows_no_band_rows(tmp_path, capsys):
 
 def test_stages_only_leaves_bands_out(tmp_path, capsys):
     a = write_run(tmp_path / "a.csv", 6, "scan", band_table(np.random.default_rng(3)), seed=1)
-    assert main(["compare", "--stages-only", str(a)]) == 0
+    assert run_cli("compare", "--stages-only", a).returncode == 0
     rows = parse_text(capsys.readouterr().out)
     assert rows and all(c.endswith("_ms") for c, _ in rows)
 

@@ -9,10 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from viewer.cli import main
 from viewer.reports.compare import compare_runs, format_table
 from viewer.errors import UserError
 from viewer.recording import COLUMNS, SCHEMA_VERSION, Recorder, build_meta, meta_path_for, read_run, read_runs
+
+from tests.support.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def _png_size(path):
 @pytest.mark.parametrize("size", [(1600, 1500), (900, 700)])
 def test_plot_writes_a_png_of_the_requested_size(real_runs, tmp_path, size):
     out = tmp_path / "fig.png"
-    rc = main(["plot", *map(str, real_runs), "-o", str(out), "--width", str(size[0]), "--height", str(size[1])])
+    rc = run_cli("plot", *map(str, real_runs), "-o", out, "--width", size[0], "--height", size[1]).returncode
     assert rc == 0
     assert _png_size(out) == (size, "PNG")
     assert [f.name for f in tmp_path.iterdir()] == ["fig.png"]  # no temporary file left
@@ -81,15 +82,15 @@ def test_plot_of_one_run_and_of_an_svg(real_runs, tmp_path):
 
 
 def test_plot_bad_output_and_inputs(real_runs, tmp_path, capsys):
-    assert main(["plot", str(real_runs[0]), "-o", str(tmp_path / "no" / "fig.png")]) == 2
+    assert run_cli("plot", real_runs[0], "-o", tmp_path / "no" / "fig.png").returncode == 2
     assert "does not exist" in capsys.readouterr().err
-    assert main(["plot", str(real_runs[0]), "-o", str(tmp_path / "fig.xyz")]) == 2
+    assert run_cli("plot", real_runs[0], "-o", tmp_path / "fig.xyz").returncode == 2
     assert "cannot write .xyz" in capsys.readouterr().err
-    assert main(["plot", str(tmp_path / "missing.csv"), "-o", str(tmp_path / "fig.png")]) == 2
+    assert run_cli("plot", tmp_path / "missing.csv", "-o", tmp_path / "fig.png").returncode == 2
     assert "no such file" in capsys.readouterr().err
     empty = tmp_path / "empty.csv"
     Recorder(empty).close()
-    assert main(["plot", str(empty), "-o", str(tmp_path / "fig.png")]) == 2
+    assert run_cli("plot", empty, "-o", tmp_path / "fig.png").returncode == 2
     assert "has no rows" in capsys.readouterr().err
     assert sorted(f.name for f in tmp_path.iterdir()) == ["empty.csv", "empty.meta.json"]
 
@@ -102,10 +103,10 @@ def test_other_schema_version_is_refused_by_plot_and_compare(real_runs, tmp_path
     meta = json.loads(meta_path_for(real_runs[0]).read_text())
     meta["schema"]["version"] = SCHEMA_VERSION + 1
     meta_path_for(p).write_text(json.dumps(meta))
-    assert main(["plot", str(p), "-o", str(tmp_path / "fig.png")]) == 2
+    assert run_cli("plot", p, "-o", tmp_path / "fig.png").returncode == 2
     err = capsys.readouterr().err
     assert "old.csv" in err and f"schema version {SCHEMA_VERSION + 1}" in err and "Traceback" not in err
-    assert main(["compare", str(p)]) == 2
+    assert run_cli("compare", p).returncode == 2
     assert not (tmp_path / "fig.png").exists()
 
 
@@ -154,18 +155,18 @@ def test_compare_matches_a_hand_computation(tmp_path):
 def test_compare_cli_prints_the_table(tmp_path, capsys):
     a = _small_csv(tmp_path / "a.csv", [1, 2, 3, 4, 5], [10, 20, 30, 40, 100], [0, 1, 2, 3, 4], label="A")
     b = _small_csv(tmp_path / "b.csv", [2, 4, 6, 8, 10], [5, 5, 5, 5, 5], [0, 0, 0, 0, 0], label="B")
-    assert main(["compare", str(a), str(b)]) == 0
+    assert run_cli("compare", a, b).returncode == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("query_ms") and " B " in ln)
     assert line.split()[-8:] == ["6.000", "9.600", "9.920", "10.000", "0.500", "0.500", "0.500", "0.500"]
-    assert main(["compare", str(a), str(b), "--format", "csv", "--stages-only"]) == 0
+    assert run_cli("compare", a, b, "--format", "csv", "--stages-only").returncode == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     from viewer.frame.stages import TIMED_COLUMNS
 
     assert {r["column"] for r in rows} == set(TIMED_COLUMNS) and "frame_ms" in TIMED_COLUMNS
     fb = next(r for r in rows if r["column"] == "frame_ms" and r["run"] == "B")
     assert float(fb["p95"]) == 5.0 and fb["x_faster_max"] == "20.0" and fb["x_faster_p95"] == "17.6"
-    assert main(["compare", str(a), "--format", "markdown"]) == 0
+    assert run_cli("compare", a, "--format", "markdown").returncode == 0
     assert capsys.readouterr().out.startswith("| column | run |")
 
 

@@ -72,7 +72,8 @@ def run_cli(*args, cwd=None) -> Ran:
     """Run ``viewer ARGS`` in this process, as the console script would, in ``cwd`` (default: the current
     directory); returns (exit status, stdout, stderr) as a :class:`Ran`. The one in-process runner: a fresh
     process costs a second of imports and the kernels' cache loads, so a test takes this one unless a process is
-    what it checks."""
+    what it checks. What the command wrote is also written on to this process's stdout and stderr afterwards (pytest
+    shows it beside a failure; ``capsys`` reads it)."""
     from viewer.cli import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -81,6 +82,8 @@ def run_cli(*args, cwd=None) -> Ran:
             status = main([str(a) for a in args])
         except SystemExit as exc:  # argparse's refusals
             status = exc.code if isinstance(exc.code, int) else 2
+    sys.stdout.write(out.getvalue())
+    sys.stderr.write(err.getvalue())
     return Ran(status, out.getvalue(), err.getvalue())
 
 
