@@ -17,7 +17,7 @@ import pytest
 from viewer.kernels.compile import HEADER
 from viewer.recording import COLUMNS, meta_path_for, read_run
 
-from tests.support.cli import refused, run_cli, run_process, small  # noqa: F401 (small: a fixture)
+from tests.support.cli import refused, run_cli, run_process, small, start_process  # noqa: F401 (small: a fixture)
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,16 +238,15 @@ def test_a_hostile_input_is_refused_with_one_line_and_nothing_written(scene_file
 
 def test_sigterm_mid_recording_leaves_complete_rows(scene_file, tmp_path):
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "viewer", "record", str(scene_file), "--frames", "200000", "--size", "64x64",
-           "--index", _indexes()[0], "-o", str(out), "-q"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start_process("record", scene_file, "--frames", "200000", "--size", "64x64", "--index", _indexes()[0],
+                         "-o", out, "-q")
     csv_path = out / f"{_indexes()[0]}.csv"
     end = time.monotonic() + 120
     while time.monotonic() < end:
         if csv_path.exists() and csv_path.read_bytes().count(b"\n") > 300:
             break
         if proc.poll() is not None:
-            pytest.fail(f"record ended early: {proc.stderr.read().decode()}")
+            pytest.fail(f"record ended early: {proc.stderr.read()}")
         time.sleep(0.05)
     else:
         proc.kill()
@@ -377,14 +376,13 @@ def test_a_disk_that_fills_during_record_keeps_whole_rows(tmp_path, small):
 
 def test_two_records_into_one_directory_do_not_interleave(tmp_path, small):
     out = tmp_path / "runs"
-    first = subprocess.Popen([sys.executable, "-m", "viewer", "record", str(small), "--index", "brute",
-                              "--frames", "1000000", "--size", "64x64", "-q", "-o", str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = start_process("record", small, "--index", "brute", "--frames", "1000000", "--size", "64x64", "-q",
+                          "-o", out)
     try:
         csv = out / "brute.csv"
         end = time.monotonic() + 120
         while not (csv.exists() and csv.read_bytes().count(b"\n") > 300):
-            assert first.poll() is None and time.monotonic() < end, first.stderr.read().decode()
+            assert first.poll() is None and time.monotonic() < end, first.stderr.read()
             time.sleep(0.05)
         status, _, err = run_cli("record", small, "--index", "brute", "--frames", "10", "--size", "64x64",
                                 "-o", out)

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import SMALL, refused, run_cli, small  # noqa: F401 (small: a fixture)
+from tests.support.cli import SMALL, refused, run_cli, small, start_process  # noqa: F401 (small: a fixture)
 
 
 def test_soak_with_a_step_too_small_for_its_path(tmp_path):
@@ -38,10 +36,8 @@ def moving(tmp_path_factory) -> Path:
 
 def test_a_ctrl_c_soak_prints_its_summary_then_exits_130(moving):
     """Ctrl-C mid-run: the summary of the frames done and checked is printed, exit status 130."""
-    proc = subprocess.Popen([sys.executable, "-m", "viewer.cli", "soak", str(moving), "--frames", "5e6",
-                             "--report-every", "200", "--check-every", "50"], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_process("soak", moving, "--frames", "5e6", "--report-every", "200", "--check-every", "50",
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         end = time.monotonic() + 120
         seen = ""

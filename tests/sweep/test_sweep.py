@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import math
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from viewer.errors import UserError  # noqa: E402
 from viewer.sweep import bundled_sweeps, columns, load_sweep, run_sweep  # noqa: E402
 from viewer.sweep.plots import speedup_column  # noqa: E402
 
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, start_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -243,8 +241,7 @@ def test_an_interrupted_sweep_keeps_finished_tasks_and_resumes(tmp_path, monkeyp
     """SIGINT to a real `viewer sweep` (a local cluster of one worker process), then the same sweep again."""
     p = _sweep_file(tmp_path, sizes=(1500, 3000, 6000))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "viewer", "sweep", str(p), "-o", str(out), "--no-plots", "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc = start_process("sweep", p, "-o", out, "--no-plots", "-q", cwd=tmp_path)
     csv_path = out / "sweep.csv"
     end = time.monotonic() + 240
     while time.monotonic() < end:
@@ -254,7 +251,7 @@ def test_an_interrupted_sweep_keeps_finished_tasks_and_resumes(tmp_path, monkeyp
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
     proc.wait(timeout=60)
-    assert proc.returncode in (0, 130), proc.stderr.read().decode()[-2000:]
+    assert proc.returncode in (0, 130), proc.stderr.read()[-2000:]
     done = {r["task"] for r in _rows(csv_path)}
     assert done
     _local(monkeypatch, processes=False)

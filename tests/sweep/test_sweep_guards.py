@@ -10,8 +10,6 @@ import fcntl
 import io
 import signal
 import socket
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -23,6 +21,8 @@ pytest.importorskip("distributed")
 
 from viewer.sweep import columns, load_sweep  # noqa: E402
 from viewer.sweep.results import AXIS_COLUMNS, REJECTED_NAME  # noqa: E402
+
+from tests.support.cli import run_process, start_process  # noqa: E402
 
 
 def _sweep_file(tmp_path: Path, sizes=(1500,), scenes=("uniform",), indexes=("octree",), name="h") -> Path:
@@ -42,12 +42,12 @@ def _sweep_file(tmp_path: Path, sizes=(1500,), scenes=("uniform",), indexes=("oc
     return p
 
 
-def _sweep(*args, timeout=120, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "viewer.cli", "sweep", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd)
+def _sweep(*args, timeout=120, cwd=None):
+    """``viewer sweep ARGS`` in a process of its own (a sweep starts a cluster): (exit status, stdout, stderr)."""
+    return run_process("sweep", *args, timeout=timeout, cwd=cwd)
 
 
-def _one_error(r: subprocess.CompletedProcess, *parts: str) -> None:
+def _one_error(r, *parts: str) -> None:
     """Exit 2, one line on stderr holding every one of ``parts``, no traceback."""
     assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     assert "Traceback" not in r.stderr
@@ -132,8 +132,7 @@ class _Peer:
 def test_a_second_sweep_into_a_running_sweeps_directory_is_refused_naming_it_and_its_pid(tmp_path):
     p = _sweep_file(tmp_path, sizes=(1500, 3000, 6000, 12000), scenes=("uniform", "clustered"))
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "viewer.cli", "sweep", str(p), "-o", str(out), "--no-plots", "-q"]
-    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = start_process("sweep", p, "-o", out, "--no-plots", "-q")
     try:
         lock = out / "sweep.lock"
         end = time.monotonic() + 120
@@ -141,7 +140,7 @@ def test_a_second_sweep_into_a_running_sweeps_directory_is_refused_naming_it_and
             if lock.exists() and lock.read_text().strip() == str(first.pid):
                 break
             time.sleep(0.1)
-        assert first.poll() is None, first.stderr.read().decode()[-2000:]
+        assert first.poll() is None, first.stderr.read()[-2000:]
         second = _sweep(p, "-o", out, "--no-plots", "-q", timeout=120)
         _one_error(second, str(out), f"pid {first.pid}", "another sweep is running")
         # let the first one record a task, then interrupt it: nothing it wrote was lost to the second
@@ -154,7 +153,7 @@ def test_a_second_sweep_into_a_running_sweeps_directory_is_refused_naming_it_and
         if first.poll() is None:
             first.send_signal(signal.SIGINT)
         first.wait(timeout=60)
-    assert first.returncode in (0, 130), first.stderr.read().decode()[-2000:]
+    assert first.returncode in (0, 130), first.stderr.read()[-2000:]
     rows = _rows(out / "sweep.csv")
     assert rows and all(r["status"] == "ok" for r in rows)
     for key in {r["task"] for r in rows}:
