@@ -1,13 +1,15 @@
 """Numba kernels of the index contract (:mod:`viewer.index._contract`): the contract's predicate itself
 (every index's kernels test a candidate with :func:`holds` and report it with :func:`emit`), the
 padding an index adds to a sphere's box so that the predicate never accepts a point outside it, the
-domain check of an array and the id pass of a batch check."""
+domain check of an array and the id pass of a batch check; for a batch of points walked in groups (the
+octree's and the hash grid's shared walks), a group's points loaded and each point's answer filed."""
 
 from __future__ import annotations
 
 from viewer.kernels.jit import njit_noref
 
-__all__ = ["PAD_ABS", "PAD_REL", "all_within", "box_pad", "emit", "first_bad_id", "holds", "scatter_views"]
+__all__ = ["PAD_ABS", "PAD_REL", "all_within", "box_pad", "emit", "file_group", "first_bad_id", "holds", "load_group",
+           "scatter_views"]
 
 # The predicate (dx*dx + dy*dy) + dz*dz <= r*r is evaluated in float64: its roundings accept points a
 # few ulps of |c| + r outside the exact sphere (PAD_REL covers them), and its squares underflow to 0
@@ -104,3 +106,31 @@ def scatter_views(scratch, start, count, offsets, out):
         pos += n
         offsets[k + 1] = pos
     return pos
+
+
+@njit_noref(inline="always")
+def load_group(points, order, g0, g, gx, gy, gz, cur):
+    """Load a group of a batch walked together: point ``i`` (< ``g``) of the group is ``points[order[g0 +
+    i]]`` (points (K, 3) float64, order (K,) int64), its coordinates go to ``gx[i]``, ``gy[i]``, ``gz[i]`` and
+    its count of ids found, ``cur[i]``, starts at 0."""
+    for i in range(g):
+        q = order[g0 + i]
+        gx[i] = points[q, 0]
+        gy[i] = points[q, 1]
+        gz[i] = points[q, 2]
+        cur[i] = 0
+
+
+@njit_noref(inline="always")
+def file_group(order, g0, g, base, span, cur, start, count, total, need):
+    """File the answers of a group loaded by :func:`load_group`: point ``i``'s ``cur[i]`` ids start at
+    ``base + i * span`` of the scratch (``start``, ``count`` (K,) int64, by the point's place in the batch,
+    as :func:`scatter_views` reads them); returns ``(total, need)`` grown by the group's ids and its
+    largest count."""
+    for i in range(g):
+        q = order[g0 + i]
+        start[q] = base + i * span
+        count[q] = cur[i]
+        total += cur[i]
+        need = max(need, cur[i])
+    return total, need

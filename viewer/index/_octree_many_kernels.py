@@ -12,6 +12,7 @@ import numpy as np
 
 from viewer.kernels.jit import njit_noref
 
+from ._contract_kernels import file_group, load_group
 from ._octree_kernels import (CHILD, COUNT, DEPTHS, EDGE, INV_STEPS, ROOT, SIB, STACK, START, _prefetch_entry,
                               _prefetch_siblings, _scan, aux_of, aux_views, node_views, query)
 from ._morton import spread3
@@ -178,13 +179,9 @@ def query_shared(points, order, group, node, obj, oid, aux, meta, seg, span, iwo
     for g0 in range(0, kk, group):
         g = min(group, kk - g0)
         base = g0 * span
+        load_group(points, order, g0, g, gx, gy, gz, cur)
         for i in range(g):
-            q = order[g0 + i]
-            gx[i] = points[q, 0]
-            gy[i] = points[q, 1]
-            gz[i] = points[q, 2]
             act[i] = i
-            cur[i] = 0
         deep = 0
         top = 0
         if nq[root, 6] <= nq[root, 9]:
@@ -251,12 +248,7 @@ def query_shared(points, order, group, node, obj, oid, aux, meta, seg, span, iwo
             for i in range(g):
                 most = max(most, np.int64(dcnt[row + i]))
                 dcnt[row + i] = 0
-        for i in range(g):
-            q = order[g0 + i]
-            start[q] = base + i * span
-            count[q] = cur[i]
-            total += cur[i]
-            need = max(need, cur[i])
+        total, need = file_group(order, g0, g, base, span, cur, start, count, total, need)
     acc[0] = cand
     acc[1] = total
     acc[2] = visited

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from viewer.kernels.jit import njit_noref
 
-from ..._contract_kernels import holds
+from ..._contract_kernels import file_group, holds, load_group
 from ._hashgrid_kernels import BIG_N, LEV0, NLEV, cell_at, cell_find, phase, query
 
 __all__ = ["query_cells", "query_many"]
@@ -72,12 +72,7 @@ def query_cells(points, order, group, inv, tab, ck, ed, ei, bd, bi, meta, seg, s
     for g0 in range(0, kk, group):
         g = min(group, kk - g0)
         base = g0 * span
-        for i in range(g):
-            q = order[g0 + i]
-            gx[i] = points[q, 0]
-            gy[i] = points[q, 1]
-            gz[i] = points[q, 2]
-            cur[i] = 0
+        load_group(points, order, g0, g, gx, gy, gz, cur)
         li = inv
         for lev in range(meta[NLEV]):
             if meta[LEV0 + lev] == 0:
@@ -150,12 +145,7 @@ def query_cells(points, order, group, inv, tab, ck, ed, ei, bd, bi, meta, seg, s
                     t = cur[p]
                     seg[base + p * span + min(t, last)] = ident
                     cur[p] = t + holds(gx[p], gy[p], gz[p], x, y, z, r)
-        for i in range(g):
-            q = order[g0 + i]
-            start[q] = base + i * span
-            count[q] = cur[i]
-            total += cur[i]
-            need = max(need, cur[i])
+        total, need = file_group(order, g0, g, base, span, cur, start, count, total, need)
     acc[0] = cand
     acc[1] = total
     acc[2] = nodes

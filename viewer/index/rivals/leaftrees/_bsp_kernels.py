@@ -27,12 +27,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba.extending import overload
 
 from viewer.kernels.jit import njit, njit_noref
 
 from . import _bvh_kernels as B
-from ._leaftree_kernels import fill_split, finish_query, gather_split, in_box, pop_node, relocate, scan_leaf
-from ._leaftree_kernels import select_kth, set_slot, split_leaf, start_query, swap_rows
+from ._leaftree_kernels import build_state, end_steps, fill_split, finish_query, gather_split, in_box, make_leaf
+from ._leaftree_kernels import next_node, place_in_room, pop_node, recompute, refit_up, scan_leaf, select_kth
+from ._leaftree_kernels import split_children, split_leaf, start_query, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = B.CHILD, B.START, B.CNT, B.CAP, B.PARENT, B.DEPTH
 NI_COLS = B.NI_COLS
@@ -251,22 +253,14 @@ def build_start(obj):
     """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
     ``D`` (n, 5) rows x, y, z, r, projection scratch (reordered in place into slot order), ``perm`` (n,)
     int64, ``nf`` (2n + 1, 12), ``ni`` (2n + 1, 6) int32, ``stack`` (2n + 1,) int64 of nodes still to
-    split and ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]``."""
+    split and ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]`` (``_leaftree_kernels.build_state``)."""
     n = obj.shape[0]
     D = np.empty((n, 5))  # x, y, z, r, projection scratch
     D[:, :4] = obj
-    perm = np.arange(n)
-    maxnodes = 2 * n + 1
-    nf = np.zeros((maxnodes, NF_COLS))
-    ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
-    ni[0, CHILD] = -1
-    ni[0, CNT] = n
-    ni[0, PARENT] = -1
+    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    nf = np.zeros((ni.shape[0], NF_COLS))
     nf[0, SLO] = -INF
     nf[0, SHI] = INF
-    stack = np.empty(maxnodes, dtype=np.int64)
-    stack[0] = 0
-    ctl = np.array([1, 1, 0], dtype=np.int64)
     return D, perm, nf, ni, stack, ctl
 
 
@@ -283,20 +277,12 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, count, pca, budge
     rlo = np.empty(nbins)
     rhi = np.empty(nbins)
     rcnt = np.zeros(nbins, dtype=np.int64)
-    sp = ctl[0]
-    nnodes = ctl[1]
-    maxdepth = ctl[2]
+    sp, nnodes, maxdepth = ctl[0], ctl[1], ctl[2]
     work = 0
     while sp > 0 and (budget < 0 or work < budget):
-        sp -= 1
-        node = stack[sp]
-        s = ni[node, START]
-        c = ni[node, CNT]
-        d = ni[node, DEPTH]
-        work += c
-        maxdepth = max(maxdepth, d)
+        sp, node, s, c, d, work, maxdepth = next_node(stack, sp, ni, work, maxdepth)
         if c <= leaf_size:
-            ni[node, CAP] = c
+            make_leaf(node, c, ni)
             continue
         cost = INF
         mid = s
@@ -320,24 +306,11 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, count, pca, budge
         nf[node, NZ] = nz
         nf[node, SPLIT] = split
         left = nnodes
-        nnodes += 2
-        ni[node, CHILD] = left
-        for j in range(2):
-            ch = left + j
-            cs = s if j == 0 else mid
-            ce = mid if j == 0 else s + c
-            ni[ch, CHILD] = -1
-            ni[ch, START] = cs
-            ni[ch, CNT] = ce - cs
-            ni[ch, PARENT] = node
-            ni[ch, DEPTH] = d + 1
-            nf[ch, SLO], nf[ch, SHI] = _interval(D, cs, ce, nx, ny, nz)
-            stack[sp] = ch
-            sp += 1
-    ctl[0] = sp
-    ctl[1] = nnodes
-    ctl[2] = maxdepth
-    return sp == 0
+        sp, nnodes = split_children(node, s, c, d, mid, ni, stack, sp, nnodes)
+        for ch in range(left, left + 2):
+            cs = ni[ch, START]
+            nf[ch, SLO], nf[ch, SHI] = _interval(D, cs, cs + ni[ch, CNT], nx, ny, nz)
+    return end_steps(ctl, sp, nnodes, maxdepth)
 
 
 # ----------------------------------------------------------------------------------------- query
@@ -379,14 +352,11 @@ def refit_all(obj, nf, ni, ex, st):
     B.refit_all(obj, nf, ni, ex.ravel(), st)
 
 
-@njit
-def _recompute(node, obj, nf, ni, ex):
-    return B._recompute(node, obj, nf, ni, ex.ravel())
-
-
-@njit
-def _refit_up(node, obj, nf, ni, ex):
-    B._refit_up(node, obj, nf, ni, ex.ravel())
+@overload(recompute, inline="always")
+def _recompute_bsp(node, obj, nf, ni, ex):
+    if ex.ndim == 4:  # the BSP tree's summed volume: the BVH's boxes
+        return lambda node, obj, nf, ni, ex: B._recompute(node, obj, nf, ni, ex.ravel())
+    return None
 
 
 # ----------------------------------------------------------------------------------------- updates
@@ -450,16 +420,10 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size):
     leaf = _find_leaf(x, y, z, nf, ni)
     _widen_path(leaf, x, y, z, r, nf, ni)
     fst = ex.ravel()
-    cnt = ni[leaf, CNT]
-    if cnt < ni[leaf, CAP] or cnt < leaf_size:
-        if cnt == ni[leaf, CAP]:
-            relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
-        set_slot(ni[leaf, START] + cnt, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
-        ni[leaf, CNT] = cnt + 1
-        B._refit_up(leaf, obj, nf, ni, fst)
+    if place_in_room(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size):
         return
-    m = cnt + 1
-    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
+    m = ni[leaf, CNT] + 1
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)
     order = np.argsort(tmp[:, a], kind="mergesort")
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     nf[leaf, NX] = 1.0 if a == 0 else 0.0
@@ -472,7 +436,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size):
         nf[c, SLO], nf[c, SHI] = _interval(obj, s, s + ni[c, CNT], nf[leaf, NX], nf[leaf, NY], nf[leaf, NZ])
         B._set_empty(nf, c)
         B._recompute(c, obj, nf, ni, fst)
-    B._refit_up(leaf, obj, nf, ni, fst)
+    refit_up(leaf, obj, nf, ni, fst)
 
 
 @njit
@@ -493,11 +457,11 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
         obj[slot, 2] = z
         obj[slot, 3] = r
         if refit:
-            _refit_up(leaf, obj, nf, ni, ex)
+            refit_up(leaf, obj, nf, ni, ex)
         return
     id = oid[slot]
     B._detach(slot, obj, oid, leafof, idslot, ni)
     if refit:
-        _refit_up(leaf, obj, nf, ni, ex)
+        refit_up(leaf, obj, nf, ni, ex)
     # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
     _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size)

@@ -22,12 +22,14 @@ point the exact predicate accepts can never fall outside it through rounding or 
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import overload
 
 from viewer.kernels.jit import njit, njit_noref
 
 from ..._contract_kernels import box_pad as _pad, emit, holds
-from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
-from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
+from ._leaftree_kernels import EMPTY_BOX, build_state, children_box, fill_split, gather_split, finish_query, in_box
+from ._leaftree_kernels import place_in_room, pop_node, recompute, refit_nodes, refit_up, select_kth, split_leaf
+from ._leaftree_kernels import end_steps, make_leaf, next_node, split_children, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = 0, 1, 2, 3, 4, 5
 NI_COLS = 6
@@ -94,7 +96,7 @@ def build_start(obj, rkey_eps):
     """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
     ``D`` (n, 5) rows x, y, z, r, log r (reordered in place into slot order), ``perm`` (n,) int64,
     ``nf`` (2n + 1, 6), ``ni`` (2n + 1, 6) int32, ``stack`` (2n + 1,) int64 of nodes still to split and
-    ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]``."""
+    ``ctl`` (3,) int64 ``[stack size, nnodes, maxdepth]`` (``_leaftree_kernels.build_state``)."""
     n = obj.shape[0]
     # one row per object, rows reordered in place as the tree splits them (sequential access, no
     # gathers through a permutation; narrow rows, as the swaps are the cost): x, y, z, r, log r
@@ -103,18 +105,8 @@ def build_start(obj, rkey_eps):
         for a in range(4):
             D[i, a] = obj[i, a]
         D[i, 4] = np.log(obj[i, 3] + rkey_eps)
-    perm = np.arange(n)
-    maxnodes = 2 * n + 1
-    nf = np.empty((maxnodes, 6))
-    ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
-    ni[0, CHILD] = -1
-    ni[0, START] = 0
-    ni[0, CNT] = n
-    ni[0, PARENT] = -1
-    ni[0, DEPTH] = 0
-    stack = np.empty(maxnodes, dtype=np.int64)
-    stack[0] = 0
-    ctl = np.array([1, 1, 0], dtype=np.int64)
+    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    nf = np.empty((ni.shape[0], 6))
     return D, perm, nf, ni, stack, ctl
 
 
@@ -123,9 +115,7 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
     """Split the nodes on ``stack`` (the state of :func:`build_start`) until the objects of the nodes
     taken reach ``budget`` (< 0: no limit); returns True when the tree is complete. A node is split
     whole, so one call does at least one node's work (the root's: every object)."""
-    sp = ctl[0]
-    nnodes = ctl[1]
-    maxdepth = ctl[2]
+    sp, nnodes, maxdepth = ctl[0], ctl[1], ctl[2]
     work = 0
     cnt_b = np.zeros(nbins, dtype=np.int64)
     box_b = np.empty((nbins, 6))
@@ -134,14 +124,7 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
     kmin = np.empty(4)
     kmax = np.empty(4)
     while sp > 0 and (budget < 0 or work < budget):
-        sp -= 1
-        node = stack[sp]
-        s = ni[node, START]
-        c = ni[node, CNT]
-        d = ni[node, DEPTH]
-        work += c
-        if d > maxdepth:
-            maxdepth = d
+        sp, node, s, c, d, work, maxdepth = next_node(stack, sp, ni, work, maxdepth)
         # node box and key ranges, in locals (no stores through arrays in the hot loop)
         b0, b1, b2, b3, b4, b5 = EMPTY_BOX
         k0 = INF
@@ -177,8 +160,7 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
         kmax[2] = m2
         kmax[3] = m3
         if c <= leaf_size:
-            ni[node, CHILD] = -1
-            ni[node, CAP] = c
+            make_leaf(node, c, ni)
             continue
         # a small floor on every extent: flat boxes (points on a plane) still rank by area
         ext = max(nf[node, 3] - nf[node, 0], nf[node, 4] - nf[node, 1], nf[node, 5] - nf[node, 2])
@@ -289,26 +271,8 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
                     a = q
             mid = s + c // 2
             select_kth(D, perm, a, s, s + c - 1, mid)
-        left = nnodes
-        nnodes += 2
-        ni[node, CHILD] = left
-        ni[node, CAP] = 0
-        for j in range(2):
-            ch = left + j
-            cs = s if j == 0 else mid
-            cc = mid - s if j == 0 else s + c - mid
-            ni[ch, CHILD] = -1
-            ni[ch, START] = cs
-            ni[ch, CNT] = cc
-            ni[ch, CAP] = 0
-            ni[ch, PARENT] = node
-            ni[ch, DEPTH] = d + 1
-            stack[sp] = ch
-            sp += 1
-    ctl[0] = sp
-    ctl[1] = nnodes
-    ctl[2] = maxdepth
-    return sp == 0
+        sp, nnodes = split_children(node, s, c, d, mid, ni, stack, sp, nnodes)
+    return end_steps(ctl, sp, nnodes, maxdepth)
 
 
 @njit
@@ -358,7 +322,7 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats):
 # ----------------------------------------------------------------------------------------- refit
 
 
-@njit
+@njit(inline="always")  # into the refit skeleton's loops: no call a node
 def _recompute(node, obj, nf, ni, fst):
     """Recompute ``node``'s box from its objects (leaf) or children; returns True if it changed and
     adds the volume change to ``fst[0]``."""
@@ -377,19 +341,17 @@ def _recompute(node, obj, nf, ni, fst):
     return True
 
 
-@njit
-def _refit_up(node, obj, nf, ni, fst):
-    while node >= 0:
-        if not _recompute(node, obj, nf, ni, fst):
-            return
-        node = ni[node, PARENT]
+@overload(recompute, inline="always")
+def _recompute_bvh(node, obj, nf, ni, ex):
+    if ex.ndim == 1:  # the BVH's summed volume (the BSP tree's, raveled)
+        return lambda node, obj, nf, ni, ex: _recompute(node, obj, nf, ni, ex)
+    return None
 
 
 @njit
 def refit_all(obj, nf, ni, fst, st):
     """Refit every node bottom-up (children have larger indices) and recompute ``fst[0]``."""
-    for i in range(st[NNODES] - 1, -1, -1):
-        _recompute(i, obj, nf, ni, fst)
+    refit_nodes(obj, nf, ni, fst, st)
     fst[0] = total_volume(nf, st[NNODES])
 
 
@@ -441,29 +403,18 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf
     """Put the object into ``leaf``: in a free slot of its range, else the range is moved to the end of
     storage with room for ``leaf_size``, else the leaf splits in two at the median of its longest centre
     axis. The caller has reserved 2 nodes and 2 * leaf_size slots."""
-    cnt = ni[leaf, CNT]
-    cap = ni[leaf, CAP]
-    if cnt < cap or cnt < leaf_size:
-        if cnt == cap:  # relocate the range to the end with room to spare
-            relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
-        set_slot(ni[leaf, START] + cnt, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
-        ni[leaf, CNT] = cnt + 1
-        _refit_up(leaf, obj, nf, ni, fst)
+    if place_in_room(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size):
         return
     # split: gather cnt + 1 objects, order them along the longest centre axis, halve
-    m = cnt + 1
-    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
+    m = ni[leaf, CNT] + 1
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)
     order = np.argsort(tmp[:, a])
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
-    for j in range(2):
-        c, lo_t, hi_t = child_range(left, j, m)
-        for t in range(lo_t, hi_t):
-            o = order[t]
-            set_slot(ni[c, START] + t - lo_t, tmp[o, 0], tmp[o, 1], tmp[o, 2], tmp[o, 3], tid[o], obj, oid, idslot,
-                     leafof, c)
+    fill_split(left, m, order, tmp, tid, obj, oid, idslot, leafof, ni)
+    for c in range(left, left + 2):
         _set_empty(nf, c)
         _recompute(c, obj, nf, ni, fst)
-    _refit_up(leaf, obj, nf, ni, fst)
+    refit_up(leaf, obj, nf, ni, fst)
 
 
 @njit
@@ -488,7 +439,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size
             id = oid[slot]
             _detach(slot, obj, oid, leafof, idslot, ni)
             if refit:
-                _refit_up(leaf, obj, nf, ni, fst)
+                refit_up(leaf, obj, nf, ni, fst)
             target = _choose_leaf(x, y, z, r, nf, ni)
             _place(target, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size)
             return
@@ -497,4 +448,4 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size
     obj[slot, 2] = z
     obj[slot, 3] = r
     if refit:
-        _refit_up(leaf, obj, nf, ni, fst)
+        refit_up(leaf, obj, nf, ni, fst)

@@ -24,12 +24,14 @@ exceeds the rounded distance to the centre (every step of ``(dx*dx + dy*dy) + dz
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import overload
 
 from viewer.kernels.jit import njit, njit_noref
 
 from ..._contract_kernels import emit, holds
-from ._leaftree_kernels import EMPTY_BOX, child_range, children_box, gather_split, finish_query, in_box, pop_node
-from ._leaftree_kernels import relocate, select_kth, set_slot, split_leaf, store_box, swap_rows
+from ._leaftree_kernels import EMPTY_BOX, build_state, child_range, children_box, gather_split, finish_query, in_box
+from ._leaftree_kernels import pop_node, recompute, refit_nodes, refit_up, relocate, select_kth, set_slot, split_leaf
+from ._leaftree_kernels import end_steps, make_leaf, next_node, split_children, store_box, swap_rows
 
 CHILD, START, CNT, CAP, PARENT, DEPTH, AXIS = 0, 1, 2, 3, 4, 5, 6
 NI_COLS = 7
@@ -70,19 +72,10 @@ def build_start(obj):
     """The state of a build over ``obj`` (n >= 1, 4) that :func:`build_steps` advances a slice at a time:
     ``D`` (n, 4) the rows (reordered in place into slot order), ``perm`` (n,) int64, ``nf`` (2n + 1, 8),
     ``ni`` (2n + 1, 7) int32, ``stack`` (2n + 1,) int64 of nodes still to split and ``ctl`` (3,) int64
-    ``[stack size, nnodes, maxdepth]``."""
-    n = obj.shape[0]
+    ``[stack size, nnodes, maxdepth]`` (``_leaftree_kernels.build_state``)."""
     D = obj.copy()
-    perm = np.arange(n)
-    maxnodes = 2 * n + 1
-    nf = np.zeros((maxnodes, NF_COLS))
-    ni = np.zeros((maxnodes, NI_COLS), dtype=np.int32)
-    ni[0, CHILD] = -1
-    ni[0, CNT] = n
-    ni[0, PARENT] = -1
-    stack = np.empty(maxnodes, dtype=np.int64)
-    stack[0] = 0
-    ctl = np.array([1, 1, 0], dtype=np.int64)
+    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    nf = np.zeros((ni.shape[0], NF_COLS))
     return D, perm, nf, ni, stack, ctl
 
 
@@ -91,21 +84,12 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, budget):
     """Split the nodes on ``stack`` (the state of :func:`build_start`) until the objects of the nodes
     taken reach ``budget`` (< 0: no limit); returns True when the tree is complete. A node is split
     whole, so one call does at least one node's work (the root's: every object)."""
-    sp = ctl[0]
-    nnodes = ctl[1]
-    maxdepth = ctl[2]
+    sp, nnodes, maxdepth = ctl[0], ctl[1], ctl[2]
     work = 0
     while sp > 0 and (budget < 0 or work < budget):
-        sp -= 1
-        node = stack[sp]
-        s = ni[node, START]
-        c = ni[node, CNT]
-        d = ni[node, DEPTH]
-        work += c
-        maxdepth = max(maxdepth, d)
+        sp, node, s, c, d, work, maxdepth = next_node(stack, sp, ni, work, maxdepth)
         if c <= leaf_size:
-            ni[node, CHILD] = -1
-            ni[node, CAP] = c
+            make_leaf(node, c, ni)
             # sort by radius, largest first (insertion sort: leaves are small)
             for i in range(s + 1, s + c):
                 j = i
@@ -135,25 +119,10 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, budget):
             a = 2
         mid = s + c // 2
         select_kth(D, perm, a, s, s + c - 1, mid)
-        left = nnodes
-        nnodes += 2
-        ni[node, CHILD] = left
         ni[node, AXIS] = a
-        ni[node, CAP] = 0
         nf[node, SPLIT] = D[mid, a]
-        for j in range(2):
-            ch = left + j
-            ni[ch, CHILD] = -1
-            ni[ch, START] = s if j == 0 else mid
-            ni[ch, CNT] = mid - s if j == 0 else s + c - mid
-            ni[ch, PARENT] = node
-            ni[ch, DEPTH] = d + 1
-            stack[sp] = ch
-            sp += 1
-    ctl[0] = sp
-    ctl[1] = nnodes
-    ctl[2] = maxdepth
-    return sp == 0
+        sp, nnodes = split_children(node, s, c, d, mid, ni, stack, sp, nnodes)
+    return end_steps(ctl, sp, nnodes, maxdepth)
 
 
 # ----------------------------------------------------------------------------------------- query
@@ -201,7 +170,7 @@ def query(px, py, pz, obj, oid, nf, ni, out, stack, levels, stats):
 # ----------------------------------------------------------------------------------------- refit
 
 
-@njit
+@njit(inline="always")  # into the refit skeleton's loops: no call a node
 def _recompute(node, obj, nf, ni):
     """Recompute node's centre box and largest radius from its objects or children; True if changed."""
     b0, b1, b2, b3, b4, b5 = EMPTY_BOX
@@ -227,20 +196,18 @@ def _recompute(node, obj, nf, ni):
     return changed
 
 
-@njit
-def _refit_up(node, obj, nf, ni):
-    while node >= 0:
-        if not _recompute(node, obj, nf, ni):
-            return
-        node = ni[node, PARENT]
+@overload(recompute, inline="always")
+def _recompute_kdtree(node, obj, nf, ni, ex):
+    if ex.ndim == 2:  # the kd-tree's node regions
+        return lambda node, obj, nf, ni, ex: _recompute(node, obj, nf, ni)
+    return None
 
 
 @njit
 def refit_all(obj, nf, ni, reg, st):
-    """Refit every node bottom-up (children have larger indices than parents). ``reg`` is unused (the
-    signature is the leaf-bucket trees' common one)."""
-    for i in range(st[NNODES] - 1, -1, -1):
-        _recompute(i, obj, nf, ni)
+    """Refit every node bottom-up (children have larger indices than parents); ``reg``, the node regions,
+    is unchanged (the skeleton's ``_leaftree_kernels.recompute`` knows the kd-tree by it)."""
+    refit_nodes(obj, nf, ni, reg, st)
 
 
 # ----------------------------------------------------------------------------------------- updates
@@ -364,7 +331,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
         set_slot(t, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
         ni[leaf, CNT] = cnt + 1
         if refit:
-            _refit_up(leaf, obj, nf, ni)
+            refit_up(leaf, obj, nf, ni, reg)
         return
     # split the full leaf
     m = cnt + 1
@@ -391,7 +358,7 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
     nf[leaf, SPLIT] = tmp[order[half], a]
     _child_regions(leaf, nf, ni, reg)
     if refit:
-        _refit_up(leaf, obj, nf, ni)
+        refit_up(leaf, obj, nf, ni, reg)
 
 
 @njit
@@ -413,11 +380,11 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size
             obj[slot, 3] = r
             _resort(slot, obj, oid, idslot, ni, leaf)
         if refit:
-            _refit_up(leaf, obj, nf, ni)
+            refit_up(leaf, obj, nf, ni, reg)
         return
     id = oid[slot]
     _detach(slot, obj, oid, idslot, leafof, ni)
     if refit:
-        _refit_up(leaf, obj, nf, ni)
+        refit_up(leaf, obj, nf, ni, reg)
     # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
     _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, True)

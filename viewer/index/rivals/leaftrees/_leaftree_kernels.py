@@ -1,8 +1,17 @@
 """Kernels the leaf-bucket binary trees (``bvh``, ``kdtree``, ``bsp``, ``spheretree``;
-:mod:`viewer.index.rivals.leaftrees._leaftree`) share: quickselect for their builds, the gather that splits a full leaf,
-the moves of a leaf's slot range, the allocation of a split leaf's children and the filling of them, the
+:mod:`viewer.index.rivals.leaftrees._leaftree`) share: the steps of their builds' loop (:func:`build_state`,
+:func:`next_node`, :func:`make_leaf`, :func:`split_children`, :func:`end_steps`: each tree writes only how it
+splits a node), the skeleton of their refits (:func:`refit_up`, :func:`refit_nodes`, :func:`place_in_room`:
+each tree writes only how it bounds a node), quickselect, the gather that splits a full leaf, the moves of a
+leaf's slot range, the allocation of a split leaf's children and the filling of them, the
 slot -> leaf map, a leaf's scan. ``ni`` columns 0..5 are CHILD, START, CNT, CAP, PARENT, DEPTH in every
-tree; ``st`` is [nnodes, nslots, garbage, maxdepth]."""
+tree; ``st`` is [nnodes, nslots, garbage, maxdepth].
+
+**A tree's own bounds.** The refit skeleton calls :func:`recompute`, which each tree's kernel module
+implements for its own tree with numba's ``overload``, told apart by its extra array ``ex`` (its number of
+dimensions: 1 the BVH's summed volume, 2 the kd-tree's node regions, 3 the sphere tree's summed radius cubes, 4
+the BSP tree's summed volume), inlined: a compiled skeleton holds its tree's code alone, with no call a node.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,122 @@ import numpy as np
 from viewer.kernels.jit import njit
 
 from ..._contract_kernels import emit, holds
+
+# ----------------------------------------------------------------------------------------- each tree's steps
+
+
+def recompute(node, obj, nf, ni, ex):  # pragma: no cover - overloaded per tree
+    """Recompute ``node``'s bounds from its objects (a leaf) or its two children; True if they changed (the
+    tree's cost in ``ex`` follows). Implemented by each tree's kernel module for its ``ex``."""
+    raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------------------- build
+
+
+@njit
+def build_state(D, ni_cols):
+    """The state of a build over the rows ``D`` (n >= 1, k) that a tree's ``build_steps`` advances a slice at a
+    time, but for the tree's node floats (``nf``, 2n + 1 rows, which each tree allocates): ``perm`` (n,) int64
+    (slot -> input row), ``ni`` (2n + 1, ni_cols) int32 with the root (node 0: every row, no parent), ``stack``
+    (2n + 1,) int64 of nodes still to split (the root) and ``ctl`` (3,) int64 ``[stack size, nnodes,
+    maxdepth]``."""
+    n = D.shape[0]
+    maxnodes = 2 * n + 1
+    ni = np.zeros((maxnodes, ni_cols), dtype=np.int32)
+    ni[0, 0] = -1
+    ni[0, 2] = n
+    ni[0, 4] = -1
+    stack = np.empty(maxnodes, dtype=np.int64)
+    stack[0] = 0
+    ctl = np.array([1, 1, 0], dtype=np.int64)
+    return np.arange(n), ni, stack, ctl
+
+
+@njit(inline="always")
+def next_node(stack, sp, ni, work, maxdepth):
+    """Take the next node to split off a build's ``stack`` (``sp`` entries): ``(sp, node, start, count, depth,
+    work, maxdepth)``, its objects added to ``work`` and its depth to ``maxdepth``."""
+    sp -= 1
+    node = stack[sp]
+    c = ni[node, 2]
+    d = ni[node, 5]
+    return sp, node, ni[node, 1], c, d, work + c, max(maxdepth, d)
+
+
+@njit(inline="always")
+def make_leaf(node, c, ni):
+    """Node ``node`` of a build stays a leaf of its ``c`` objects (``cap == cnt``)."""
+    ni[node, 0] = -1
+    ni[node, 3] = c
+
+
+@njit(inline="always")
+def split_children(node, s, c, d, mid, ni, stack, sp, nnodes):
+    """Give node ``node`` of a build (rows ``[s, s + c)``, depth ``d``) its two children, rows ``[s, mid)``
+    and ``[mid, s + c)``, as nodes ``nnodes`` and ``nnodes + 1``, both pushed on ``stack`` (the right one on
+    top); returns ``(sp, nnodes)`` after them."""
+    ni[node, 0] = nnodes
+    ni[node, 3] = 0
+    for j in range(2):
+        ch = nnodes + j
+        ni[ch, 0] = -1
+        ni[ch, 1] = s if j == 0 else mid
+        ni[ch, 2] = mid - s if j == 0 else s + c - mid
+        ni[ch, 3] = 0
+        ni[ch, 4] = node
+        ni[ch, 5] = d + 1
+        stack[sp] = ch
+        sp += 1
+    return sp, nnodes + 2
+
+
+@njit(inline="always")
+def end_steps(ctl, sp, nnodes, maxdepth):
+    """Store a build's state (``ctl``: stack size, nnodes, maxdepth) after a slice; True when it is complete."""
+    ctl[0] = sp
+    ctl[1] = nnodes
+    ctl[2] = maxdepth
+    return sp == 0
+
+
+# ----------------------------------------------------------------------------------------- refit
+
+
+@njit
+def refit_up(node, obj, nf, ni, ex):
+    """Recompute ``node`` and its ancestors while their bounds change (the tree's :func:`recompute`)."""
+    while node >= 0:
+        if not recompute(node, obj, nf, ni, ex):
+            return
+        node = ni[node, 4]
+
+
+@njit
+def refit_nodes(obj, nf, ni, ex, st):
+    """Recompute every node bottom-up (children have larger indices than parents)."""
+    for i in range(st[0] - 1, -1, -1):
+        recompute(i, obj, nf, ni, ex)
+
+
+# ----------------------------------------------------------------------------------------- shared steps
+
+
+@njit(inline="always")
+def place_in_room(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size):
+    """Store object ``id`` (x, y, z, r) in the next free slot of ``leaf``, its range first moved to the end of
+    storage with room for ``leaf_size`` when it is full, and refit the chain above (:func:`refit_up`);
+    returns False, changing nothing, when the leaf holds ``leaf_size`` objects or more and must split."""
+    cnt = ni[leaf, 2]
+    cap = ni[leaf, 3]
+    if not (cnt < cap or cnt < leaf_size):
+        return False
+    if cnt == cap:
+        relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
+    set_slot(ni[leaf, 1] + cnt, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
+    ni[leaf, 2] = cnt + 1
+    refit_up(leaf, obj, nf, ni, ex)
+    return True
 
 
 @njit

@@ -1,9 +1,10 @@
-"""The update kernels the leaf-bucket trees (:mod:`viewer.index.rivals.leaftrees._leaftree`) share: remove, move, batch
-move and the bottom-up refit of a batch, written once. Each calls its tree's own ``_recompute``,
-``_move`` and ``_detach``, chosen at compile time by the number of dimensions of the extra array ``ex``
-(1: the BVH's summed volume; 2: the kd-tree's node regions; 3: the sphere tree's summed radius cubes;
-4: the BSP tree's summed box volume), so a compiled kernel holds only its tree's code. The array layout
-is described in :mod:`viewer.index.rivals.leaftrees._bvh_kernels` and
+"""The update kernels the leaf-bucket trees (:mod:`viewer.index.rivals.leaftrees._leaftree`) share: remove,
+move, batch move and the bottom-up refit of a batch, written once. Each calls its tree's own ``_move`` and
+``_detach``, chosen at compile time by the number of dimensions of the extra array ``ex`` (1: the BVH's
+summed volume; 2: the kd-tree's node regions; 3: the sphere tree's summed radius cubes; 4: the BSP tree's
+summed box volume), and the refit skeleton of :mod:`viewer.index.rivals.leaftrees._leaftree_kernels`
+(``refit_up``, and ``recompute``, which each tree implements for its ``ex``), so a compiled kernel holds only
+its tree's code. The array layout is described in :mod:`viewer.index.rivals.leaftrees._bvh_kernels` and
 :mod:`viewer.index.rivals.leaftrees._kdtree_kernels`.
 
 These entry points are compiled without numba's reference counting (``njit_noref``), and the helpers they
@@ -22,14 +23,11 @@ from . import _bsp_kernels as P
 from . import _bvh_kernels as B
 from . import _kdtree_kernels as D
 from . import _spheretree_kernels as S
+from ._leaftree_kernels import recompute, refit_up
 
 PARENT = B.PARENT
 assert PARENT == D.PARENT
 NNODES, NSLOTS = B.NNODES, B.NSLOTS
-
-
-def _recompute(node, obj, nf, ni, ex):  # pragma: no cover - replaced by the overload in kernels
-    raise NotImplementedError
 
 
 def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size, growth, refit):  # pragma: no cover
@@ -38,22 +36,6 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, ex, st, leaf_size,
 
 def _detach(slot, obj, oid, leafof, idslot, ni, ex):  # pragma: no cover
     raise NotImplementedError
-
-
-def refit_up(node, obj, nf, ni, ex):  # pragma: no cover
-    """Refit ``node`` and its ancestors while their bounds change (each tree's own ``_refit_up``)."""
-    raise NotImplementedError
-
-
-@overload(_recompute)
-def _recompute_impl(node, obj, nf, ni, ex):
-    if ex.ndim == 1:
-        return lambda node, obj, nf, ni, ex: B._recompute(node, obj, nf, ni, ex)
-    if ex.ndim == 3:
-        return lambda node, obj, nf, ni, ex: S._recompute(node, obj, nf, ni, ex)
-    if ex.ndim == 4:
-        return lambda node, obj, nf, ni, ex: P._recompute(node, obj, nf, ni, ex)
-    return lambda node, obj, nf, ni, ex: D._recompute(node, obj, nf, ni)
 
 
 @overload(_move)
@@ -76,17 +58,6 @@ def _detach_impl(slot, obj, oid, leafof, idslot, ni, ex):
     if ex.ndim != 2:  # the BVH's, the sphere tree's and the BSP tree's: the leaf's last object fills the hole
         return lambda slot, obj, oid, leafof, idslot, ni, ex: B._detach(slot, obj, oid, leafof, idslot, ni)
     return lambda slot, obj, oid, leafof, idslot, ni, ex: D._detach(slot, obj, oid, idslot, leafof, ni)
-
-
-@overload(refit_up)
-def _refit_up_impl(node, obj, nf, ni, ex):
-    if ex.ndim == 1:
-        return lambda node, obj, nf, ni, ex: B._refit_up(node, obj, nf, ni, ex)
-    if ex.ndim == 3:
-        return lambda node, obj, nf, ni, ex: S._refit_up(node, obj, nf, ni, ex)
-    if ex.ndim == 4:
-        return lambda node, obj, nf, ni, ex: P._refit_up(node, obj, nf, ni, ex)
-    return lambda node, obj, nf, ni, ex: D._refit_up(node, obj, nf, ni)
 
 
 @njit_noref
@@ -132,7 +103,7 @@ def refit_dirty(obj, nf, ni, ex, st, dirty):
     for i in range(st[NNODES] - 1, -1, -1):
         if dirty[i]:
             dirty[i] = 0
-            if _recompute(i, obj, nf, ni, ex):
+            if recompute(i, obj, nf, ni, ex):
                 p = ni[i, PARENT]
                 if p >= 0:
                     dirty[p] = 1

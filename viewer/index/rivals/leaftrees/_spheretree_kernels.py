@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba.extending import overload
 
 from viewer.kernels.jit import njit, njit_noref
 
 from . import _bvh_kernels as B
 from ..._contract_kernels import PAD_ABS
-from ._leaftree_kernels import fill_split, finish_query, gather_split, pop_node, relocate, scan_leaf, set_slot
-from ._leaftree_kernels import split_leaf, start_query
+from ._leaftree_kernels import fill_split, finish_query, gather_split, place_in_room, pop_node, recompute, refit_nodes
+from ._leaftree_kernels import refit_up, scan_leaf, split_leaf, start_query
 
 CHILD, START, CNT, CAP, PARENT, DEPTH = B.CHILD, B.START, B.CNT, B.CAP, B.PARENT, B.DEPTH
 NNODES = B.NNODES
@@ -129,7 +130,7 @@ def _merge(nf, a, b):
     return cx, cy, cz, rr
 
 
-@njit
+@njit(inline="always")  # into the refit skeleton's loops: no call a node
 def _recompute(node, obj, nf, ni, ex):
     """Recompute ``node``'s sphere from its objects (leaf) or its two children; True if it changed (the
     change of its radius cubed is added to the cost ``ex``)."""
@@ -149,21 +150,19 @@ def _recompute(node, obj, nf, ni, ex):
     return True
 
 
-@njit
-def _refit_up(node, obj, nf, ni, ex):
-    while node >= 0:
-        if not _recompute(node, obj, nf, ni, ex):
-            return
-        node = ni[node, PARENT]
+@overload(recompute, inline="always")
+def _recompute_spheretree(node, obj, nf, ni, ex):
+    if ex.ndim == 3:  # the sphere tree's summed radius cubes
+        return lambda node, obj, nf, ni, ex: _recompute(node, obj, nf, ni, ex)
+    return None
 
 
 @njit
 def refit_all(obj, nf, ni, ex, st):
     """Every node's sphere, bottom-up (children have larger indices), and the summed cost ``ex``."""
     nn = st[NNODES]
-    for i in range(nn - 1, -1, -1):
-        nf[i, RAD] = -1.0  # never equal to a recomputed radius: every node is rewritten
-        _recompute(i, obj, nf, ni, ex)
+    nf[:nn, RAD] = -1.0  # never equal to a recomputed radius: every node is rewritten
+    refit_nodes(obj, nf, ni, ex, st)
     total = 0.0
     for i in range(nn):
         total += _cube(nf[i, RAD])
@@ -226,23 +225,17 @@ def _place(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_
     """Put the object into ``leaf``: in a free slot, else in a relocated range with room, else the leaf
     splits in two at the median of its longest centre axis. The caller reserved 2 nodes, 2 * leaf_size
     slots."""
-    cnt = ni[leaf, CNT]
-    if cnt < ni[leaf, CAP] or cnt < leaf_size:
-        if cnt == ni[leaf, CAP]:
-            relocate(leaf, obj, oid, idslot, leafof, ni, st, leaf_size)
-        set_slot(ni[leaf, START] + cnt, x, y, z, r, id, obj, oid, idslot, leafof, leaf)
-        ni[leaf, CNT] = cnt + 1
-        _refit_up(leaf, obj, nf, ni, ex)
+    if place_in_room(leaf, x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size):
         return
-    m = cnt + 1
-    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
+    m = ni[leaf, CNT] + 1
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)
     order = np.argsort(tmp[:, a])
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     fill_split(left, m, order, tmp, tid, obj, oid, idslot, leafof, ni)
     for c in range(left, left + 2):
         nf[c, RAD] = NAN
         _recompute(c, obj, nf, ni, ex)
-    _refit_up(leaf, obj, nf, ni, ex)
+    refit_up(leaf, obj, nf, ni, ex)
 
 
 @njit
@@ -262,7 +255,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
         id = oid[slot]
         B._detach(slot, obj, oid, leafof, idslot, ni)
         if refit:
-            _refit_up(leaf, obj, nf, ni, ex)
+            refit_up(leaf, obj, nf, ni, ex)
         _place(_choose_leaf(x, y, z, r, nf, ni), x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size)
         return
     obj[slot, 0] = x
@@ -270,4 +263,4 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
     obj[slot, 2] = z
     obj[slot, 3] = r
     if refit:
-        _refit_up(leaf, obj, nf, ni, ex)
+        refit_up(leaf, obj, nf, ni, ex)
