@@ -352,10 +352,17 @@ def refit_all(obj, nf, ni, ex, st):
     B.refit_all(obj, nf, ni, ex.ravel(), st)
 
 
+@njit
+def _recompute(node, obj, nf, ni, ex):
+    """The BVH's recompute of a node's box, on the summed volume ``ex`` raveled (a function of its own, so the
+    ravel is compiled with reference counting even under a caller without it: the batch refit's)."""
+    return B._recompute(node, obj, nf, ni, ex.ravel())
+
+
 @overload(recompute, inline="always")
 def _recompute_bsp(node, obj, nf, ni, ex):
     if ex.ndim == 4:  # the BSP tree's summed volume: the BVH's boxes
-        return lambda node, obj, nf, ni, ex: B._recompute(node, obj, nf, ni, ex.ravel())
+        return lambda node, obj, nf, ni, ex: _recompute(node, obj, nf, ni, ex)
     return None
 
 
@@ -457,11 +464,11 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
         obj[slot, 2] = z
         obj[slot, 3] = r
         if refit:
-            refit_up(leaf, obj, nf, ni, ex)
+            refit_up(leaf, obj, nf, ni, ex.ravel())
         return
     id = oid[slot]
     B._detach(slot, obj, oid, leafof, idslot, ni)
     if refit:
-        refit_up(leaf, obj, nf, ni, ex)
+        refit_up(leaf, obj, nf, ni, ex.ravel())
     # the new leaf's chain is refitted now even in a batch (its flag would be lost otherwise)
     _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size)
