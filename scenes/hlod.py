@@ -28,7 +28,7 @@ The rule (the recipe's ``[hlod]`` table, :data:`HLOD_FIELDS`; :func:`add_hlod`):
 
 So for every group and every camera outside the window ``S <= |camera - p| < S + W`` exactly one of {the proxy,
 all its children} is meant to be drawn, or (beyond the proxy's end) neither, where no child was in range
-before the proxies were made either (tests/test_city_hlod.py checks it by brute force).
+before the proxies were made either (tests/scenes/test_city_hlod.py checks it by brute force).
 
 Proxies are appended after the scene's objects (rows N .. N + G - 1), so the generated objects keep
 their rows. Pure numpy: a sort of the cell keys, then per-group reductions; no per-object Python.
