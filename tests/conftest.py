@@ -19,9 +19,8 @@ def pytest_report_header(config):
     return lines
 
 
-#: seconds each kernel group took to compile from an empty cache, one process, this machine (AMD EPYC,
-#: 2026-11): only their order matters, for splitting the groups evenly among xdist workers
-#: (scan and loop32 measured again after their one-thread twins got cache entries of their own)
+#: the relative cost of compiling each kernel group from an empty cache (seconds in one process, as once
+#: measured): only their order matters, for splitting the groups evenly among xdist workers
 _COMPILE_S = {"octree": 28, "bsp": 20, "coherent": 14, "hashgrid": 11, "bvh": 10, "kdtree": 10, "scan": 10,
               "buckettree": 9, "spheretree": 9, "frame": 6, "looseoctree": 6, "loop32": 6, "quadtree": 5, "hgrid": 4}
 
@@ -53,8 +52,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """Under xdist, in a run of the whole suite, each worker first compiles (or loads from numba's cache) its
     own share of the kernels. From a fresh clone the cache is empty and every worker would otherwise compile
-    nearly every kernel itself (2 min 20 s of compiling, in one process here); shared out, a worker's later
-    tests load the others' kernels from the cache. Warm, loading a share takes about a second."""
+    nearly every kernel itself (minutes of compiling); shared out, a worker's later tests load the others'
+    kernels from the cache. Warm, loading a share is quick."""
     import os
 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
