@@ -526,7 +526,7 @@ def detached_pass(obj, flags, si, dl, cnt, ev, px, py, pz, T):
     while i < nd:
         if i + SKIP <= nd:
             # a block of readings none of which is due, skipped whole: its minimum is a vector reduction (a
-            # moving world's 100,000 readings, a few dozen due: ~3x faster than a branch per reading)
+            # moving world's many readings, a few dozen due: several times faster than a branch per reading)
             least = np.inf
             for j in range(i, i + SKIP):
                 least = min(least, dkey[j])
@@ -735,9 +735,9 @@ def finish_rebuild(flags, ev, cnt, nl, m):
 
 @njit(inline="always")
 def unpack(f64, i32, i64):
-    """The views of the three arenas (numba unboxes each array argument on every call, ~0.1 us each: a query
-    passes six). ``f64``: head (:data:`HEAD`), ``obj`` (cap, 4), ``nf`` (nn, 9), ``hkey`` (hcap,), ``dobj``
-    (dcap, 4), ``dkey`` (dcap,); ``i32``:
+    """The views of the three arenas (numba unboxes each array argument on every call, a cost a short query
+    feels for every array it passes: a query passes six). ``f64``: head (:data:`HEAD`), ``obj`` (cap, 4),
+    ``nf`` (nn, 9), ``hkey`` (hcap,), ``dobj`` (dcap, 4), ``dkey`` (dcap,); ``i32``:
     ``si`` (cap, 3), ``ni`` (nn, 3), ``hint`` (hcap, 2), ``dlist`` (dcap,); ``i64``: ``cnt``
     (:data:`N_COUNTERS`, the sizes at ``L_*``), ``scratch`` (STACK + hcap + 2,), ``lft`` (lcap,), ``ent`` (ecap,)."""
     cap = i64[L_CAP]
@@ -984,9 +984,9 @@ def spend(key, d2, dr):
 
 #: rows :func:`charge_rows` takes per block: its first pass writes their squared moves and radius changes into
 #: a scratch of 2 x CHARGE_BLOCK float64 (32 KiB, in L2), so that its second pass, the square roots and the
-#: budgets over contiguous arrays, runs in SIMD lanes (100,000 rows on an AMD EPYC, znver4: 0.38 -> 0.21 ms
-#: with radii kept, 0.42 -> 0.24 with new radii, in cache; one pass row by row never vectorised). In a frame of
-#: dynamic-1m the rows come from memory and it is no faster; dynamic-100k's update 0.13-0.17 -> 0.12 ms
+#: budgets over contiguous arrays, runs in SIMD lanes (rows in cache charged in about half the time, with radii
+#: kept or new; one pass row by row never vectorised). In a frame of dynamic-1m the rows come from memory and it
+#: is no faster; a world whose rows stay in cache (dynamic-100k) updates faster
 CHARGE_BLOCK = 2048
 
 

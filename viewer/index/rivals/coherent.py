@@ -262,7 +262,7 @@ class CoherentIndex(SphereIndex):
         if self._busy:
             return self._query_full(px, py, pz, out)
         # the common case (a frame of a flight: nothing pending, no margin, the event buffers large enough),
-        # with as few Python steps as it needs: they were ~0.6 us of a ~1.4 us query
+        # with as few Python steps as it needs: they had been nearly half of a short query's time
         nv, ne = K.query_packed(self._f64, self._i32, self._i64, self._flags, self._idt.slots, out, px, py, pz,
                                 JUMP_DUE, JUMP_SCALE, False, 0)
         self._nv = nv

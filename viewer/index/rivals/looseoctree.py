@@ -82,7 +82,7 @@ class LooseOctree(SphereIndex):
     at a grid's edge reach to infinity, so a centre moved or inserted outside the build's box is clamped onto
     it (exact; only slower there). A sphere too large for level 0 goes to one big list every query tests.
 
-    Promises (tested in ``tests/test_looseoctree_quadtree.py``):
+    Promises (tested in ``tests/index/test_looseoctree_quadtree.py``):
 
     - a query enters **at most 2 cells per axis, 8 per level** (``stats.max_nodes_per_level``), for every
       point, boundaries included, with ``k <= 2``: the cells whose loose bounds hold the point;

@@ -88,7 +88,7 @@ class RTreeIndex(SphereIndex):
     of every live box): what a user of the library does when a large share of a world moves. The rule
     compares the batch's size times the measured seconds of one delete + insert (timed on the first
     moves of a batch) with the measured seconds of the last bulk load (dynamic-1m, 100,000 of 1e6
-    objects moving: about 1 ms a delete + insert, 115 s a frame, against a load of a few seconds).
+    objects moving: one by one took tens of times longer a frame than a bulk load).
     ``nbytes`` adds to the wrapper's arrays the growth of the process's resident memory while the tree
     was built (the library exposes no size of its own), so it is an estimate.
 
@@ -97,7 +97,7 @@ class RTreeIndex(SphereIndex):
     centres : (N, 3) float64, world units
     radii : (N,) float64, world units, >= 0
     leaf_capacity : int, entries per leaf node (default 16; libspatialindex's default is 100, which
-        made deletes ten times slower here for the same query speed)
+        made deletes several times slower for the same query speed)
     index_capacity : int, entries per internal node (default 16)
     """
 

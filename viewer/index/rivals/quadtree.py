@@ -94,7 +94,7 @@ class Quadtree(SphereIndex):
     in the child's test box and subtree box (on the flat world candidates per visible object 6.6 -> 3.6
     with the quadrant lists). Boxes grow on inserts and moves and never shrink (looser, never wrong).
 
-    Promises (tested in ``tests/test_looseoctree_quadtree.py``):
+    Promises (tested in ``tests/index/test_looseoctree_quadtree.py``):
 
     - **at most 4 nodes entered per level** (``stats.max_nodes_per_level``), for every point, boundaries
       included: a child is entered only if the point is in its test box ``[a - S/2, a + 3S/2)`` on both

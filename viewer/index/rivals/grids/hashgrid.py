@@ -55,7 +55,7 @@ SPANS: tuple[int, ...] = (16, 8, 6, 4, 3, 2)
 #: few keep the grid within about 4x the octree's memory on every bench world (40 bytes a sphere + 52 an
 #: entry), and where a larger cap fits (the default three worlds) the grid keeps its single level, its
 #: fastest. 3.2 rather than 2.5: octaves and city-1m keep 4 cells a sphere (2.9 and 2.7 entries; 2 cells at
-#: 2.5: 8-17% slower), the star field 8 (2.9 entries; 4 at 2.5: 20% slower). The measurements:
+#: 2.5: their queries slower), the star field 8 (2.9 entries; 4 at 2.5: slower still). The measurements:
 #: viewer/index/README.md, "The hash grid's cap".
 ENTRY_BUDGET = 3.2
 #: where even the smallest of :data:`SPANS` averages more than :data:`ENTRY_BUDGET` entries (heavy-tailed
@@ -106,7 +106,7 @@ class CellTable:
     def fit(self) -> None:
         """Drop the room the build reserved: records for the cells in use (on huge pages, as built: a query
         reads them), a map at load <= 1/4 as :meth:`grow_for` leaves it (a map at ~1/2 with the records off
-        huge pages measured the clustered world's queries ~8% slower against the octree; the two were not
+        huge pages made the clustered world's queries slower against the octree; the two were not
         measured apart). The next insert that needs more grows them again."""
         top = int(self.cmeta[K.CELL_TOP])
         cap = max(16, top)

@@ -25,13 +25,13 @@ update call swaps it in and replays the flagged ids' current state into it (a mo
 remove each), less the ids of its own batch, which it then applies to the new tree; the trees that refit
 their bounds (BVH, sphere tree) take that replay and that batch in place, in one sweep, instead of
 reinserting objects that travelled since the snapshot one by one. Answers are exact at every step: the
-tree queried is always one that has taken every update. On ``dynamic-1m`` (1e6 objects, 10% moving;
-``viewer record dynamic-1m --frames 300``, worst ``update_ms`` over its median) the BVH went from 27x to
-2.4x, the sphere tree from 29x to 1.8x (its rebuild had been due every third frame), the BSP tree from
-16x to 1.7x and the kd-tree from 5.7x to 2.5x (issue 30).
+tree queried is always one that has taken every update. On ``dynamic-1m`` (1e6 objects, 10% moving) a
+tree's worst update, a whole rebuild in one frame (the sphere tree's had been due every third frame), had
+been many times the median update; staged, it is within a few times it (issue 30; the figures: the bench
+results README, "Figures that used to live in code comments").
 
 No frame pauses for memory either: the slot and node arrays sit in mappings with room to grow in place
-(:func:`viewer.index._pages.extend`), where a doubling by copy took 0.4-2 s at 1e6 under load; a tree
+(:func:`viewer.index._pages.extend`), where a doubling by copy at 1e6 pauses the frame it falls in; a tree
 whose moves reinsert (``leaf_slack``: the kd-tree) builds every leaf with room for ``leaf_size`` objects,
 so the first moving frame after a build does not move every full leaf to the end of storage.
 """
@@ -97,7 +97,7 @@ def _roomy(a: np.ndarray, rows: int, fill) -> np.ndarray:
 
 
 #: the most bytes one step of a staged rebuild's layout copies (the copies are cut into pieces of this size, so
-#: no moving frame pays for a whole array: at 1e6 objects the BVH's node arrays alone took 75 ms in one piece)
+#: no moving frame pays for a whole array: at 1e6 objects the BVH's node arrays alone, copied at once, are a stutter)
 STEP_BYTES = 16 << 20
 
 

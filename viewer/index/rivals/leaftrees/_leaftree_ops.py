@@ -9,7 +9,7 @@ its tree's code. The array layout is described in :mod:`viewer.index.rivals.leaf
 
 These entry points are compiled without numba's reference counting (``njit_noref``), and the helpers they
 call with them (numba types a callee in its caller's context): no array passed down costs an atomic
-increment and decrement (a batch of moves 25-35% faster). Nothing on their paths allocates; the trees'
+increment and decrement (a batch of moves much faster). Nothing on their paths allocates; the trees'
 ``insert``, which reaches a leaf's split and its scratch arrays, keeps the counting.
 """
 
