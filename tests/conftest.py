@@ -19,6 +19,15 @@ def pytest_report_header(config):
     return lines
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a worker per core and one more. A fair share of the suite waits on a process, a window or
+    Xvfb rather than computing, and the extra worker fills that wait (``--maxprocesses`` still caps it)."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores + 1
+
+
 #: the relative cost of compiling each kernel group from an empty cache (seconds in one process, as once
 #: measured): only their order matters, for splitting the groups evenly among xdist workers
 _COMPILE_S = {"octree": 28, "bsp": 20, "coherent": 14, "hashgrid": 11, "bvh": 10, "kdtree": 10, "scan": 10,
