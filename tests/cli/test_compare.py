@@ -5,12 +5,11 @@ runs, figures too large to print, a reference of zero, huge integers and wrongly
 from __future__ import annotations
 
 import csv
-import json
 
 import pytest
 
 from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
-from tests.support.recordings import CPU, RENDERER, edit, record, record_measured
+from tests.support.recordings import CPU, RENDERER, edit, record, record_measured, recording_with_meta
 
 
 @pytest.mark.gl
@@ -196,26 +195,11 @@ def test_a_ratio_against_a_reference_of_zero_is_a_dash(tmp_path):
     assert query.split()[-4:] == ["1.00", "1.00", "1.00", "1.00"], query  # other ratios as before
 
 
-def _recording(tmp_path, name="a", scene_name="s", **meta_changes):
-    from viewer.recording import Recorder, build_meta
-    from tests.recording.test_recording import fake_row
-
-    p = tmp_path / f"{name}.csv"
-    meta = build_meta(index="brute", headless=True)
-    meta["scene"] = {"name": scene_name, "n": 10}
-    with Recorder(p, meta) as rec:
-        for k in range(20):
-            rec.append(fake_row(k))
-    if meta_changes:
-        m = json.loads((tmp_path / f"{name}.meta.json").read_text())
-        m.update(meta_changes)
-        (tmp_path / f"{name}.meta.json").write_text(json.dumps(m))
-    return p
 
 
 @pytest.mark.parametrize("command", ["compare", "plot"])
 def test_a_400_digit_integer_in_a_recording(tmp_path, command):
-    p = _recording(tmp_path)
+    p = recording_with_meta(tmp_path)
     lines = p.read_text().splitlines()
     cells = lines[5].split(",")
     cells[11] = "9" * 400  # visible
@@ -230,7 +214,7 @@ def test_a_400_digit_integer_in_a_recording(tmp_path, command):
 
 @pytest.mark.parametrize("command", ["compare", "plot"])
 def test_metadata_whose_index_is_a_number(tmp_path, command):
-    p = _recording(tmp_path, index=7)
+    p = recording_with_meta(tmp_path, index=7)
     extra = ["-o", tmp_path / "f.png"] if command == "plot" else []
     status, _, err = run_cli(command, p, *extra)
     refused(status, err, "a.meta.json", "field 'index'")

@@ -4,7 +4,6 @@ names the machine and the renderer."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
-from tests.support.recordings import RENDERER, record, record_measured
+from tests.support.recordings import RENDERER, record, record_measured, recording_with_meta
 
 
 def test_a_message_cut_short_ends_at_a_word_with_an_ellipsis(tmp_path):
@@ -146,26 +145,11 @@ def test_a_run_of_one_frame_is_drawn(tmp_path):
     assert _blue(tmp_path / "one.png", 0.27) > 20  # the first row of stage panels (the legend is lower down)
 
 
-def _recording(tmp_path, name="a", scene_name="s", **meta_changes):
-    from viewer.recording import Recorder, build_meta
-    from tests.recording.test_recording import fake_row
-
-    p = tmp_path / f"{name}.csv"
-    meta = build_meta(index="brute", headless=True)
-    meta["scene"] = {"name": scene_name, "n": 10}
-    with Recorder(p, meta) as rec:
-        for k in range(20):
-            rec.append(fake_row(k))
-    if meta_changes:
-        m = json.loads((tmp_path / f"{name}.meta.json").read_text())
-        m.update(meta_changes)
-        (tmp_path / f"{name}.meta.json").write_text(json.dumps(m))
-    return p
 
 
 def test_plot_draws_mathtext_in_titles_and_names_as_written(tmp_path):
     hostile = r"$\frac{1}{0$"
-    p = _recording(tmp_path, scene_name=hostile)
+    p = recording_with_meta(tmp_path, scene_name=hostile)
     out = tmp_path / "f.png"
     status, _, err = run_cli("plot", p, "-o", out, "--title", hostile, "--width", "400", "--height", "400")
     assert status == 0 and "Traceback" not in err, err

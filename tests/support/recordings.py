@@ -56,3 +56,24 @@ def record_measured(path: Path, frames: int = 12, *, index: str = "octree", scen
                 row[c] = 0.0 if (c == "motion_ms" and not moving) else 0.01 * (j + 1) * (1 + k % 4)
             rec.append(row)
     return path
+
+
+def recording_with_meta(tmp_path: Path, name: str = "a", scene_name: str = "s", **meta_changes) -> Path:
+    """A 20-frame recording ``<name>.csv`` of brute force in ``tmp_path`` (scene ``scene_name``, 10 objects), its
+    metadata's keys replaced by ``meta_changes``."""
+    import json
+
+    from viewer.recording import Recorder, build_meta
+    from tests.recording.test_recording import fake_row
+
+    p = tmp_path / f"{name}.csv"
+    meta = build_meta(index="brute", headless=True)
+    meta["scene"] = {"name": scene_name, "n": 10}
+    with Recorder(p, meta) as rec:
+        for k in range(20):
+            rec.append(fake_row(k))
+    if meta_changes:
+        m = json.loads((tmp_path / f"{name}.meta.json").read_text())
+        m.update(meta_changes)
+        (tmp_path / f"{name}.meta.json").write_text(json.dumps(m))
+    return p
