@@ -1,27 +1,62 @@
-"""``viewer clients``: steps outside the numeric domain and empty budgets refused naming the flag; the
-verdict when a batch is slower than single queries."""
+"""``viewer clients``: every hostile flag refused with one line naming it, nothing written; the verdict when a
+batch is slower than single queries."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
 from tests.support.cli import refused, run_cli, small, with_flags  # noqa: F401 (small: a fixture)
 
+#: a scene file whose recipe is refused only when its workload comes up, after --out is made
+BAD_RECIPE = 'generator = "uniform"\nn = 100\n[radius]\nmodel = "log-uniform"\nmin = 0\nmax = 1\n'
 
-@pytest.mark.parametrize("flags, words", [
-    (["--step", "1e300"], ["--step 1e+300", "numeric domain", "at most"]),
-    (["--layout", "hotspots", "--ticks", "100000", "--step", "1e26"], ["--step 1e+26", "numeric domain"]),
-    (["--budget", "0"], ["--budget", "positive"]),
-    (["--budget", "nan"], ["--budget", "positive"]),
-], ids=["step-1e300", "step-walks-out", "budget-0", "budget-nan"])
-def test_clients_steps_out_of_the_domain_and_empty_budgets_are_refused(tmp_path, small, flags, words):
-    """Before: --step 1e300 died with a ValueError traceback from the index contract (points outside the
-    domain); --budget 0 and --budget nan were taken (every tick skipped, or none)."""
-    out = tmp_path / "out"
-    status, _, err = run_cli(*with_flags(["clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3",
-                                         "--out", out], flags))
-    refused(status, err, *words)
-    assert not out.exists()
+
+def _bad_recipe(tmp_path):
+    (tmp_path / "bad.toml").write_text(BAD_RECIPE)
+    return ["--scene", tmp_path / "bad.toml"]
+
+
+#: every hostile input of ``viewer clients``: (flags over the quick run's, words its one error line holds, exit
+#: status, setup, quiet). ``setup`` (or None) prepares a file in the test's directory and returns the flags that
+#: name it; ``quiet``: nothing on stdout (a refusal when the workload comes up follows the machine line).
+#: A step that walks the clients out of the numeric domain is refused up front (it was a ValueError traceback
+#: from the index contract); a budget must be positive (0 and nan skipped every tick, or none); --n is bounded
+#: by the largest scene (it was refused only while generating the workload, naming no flag, --out left behind);
+#: a recipe refused after --out is made leaves no directory.
+REFUSED = [
+    pytest.param(["--step", "1e300"], ["--step 1e+300", "numeric domain", "at most"], 2, None, True, id="step-1e300"),
+    pytest.param(["--layout", "hotspots", "--ticks", "100000", "--step", "1e26"], ["--step 1e+26", "numeric domain"],
+                 2, None, True, id="step-walks-out"),
+    pytest.param(["--step", "-1"], ["--step"], 2, None, True, id="step-negative"),
+    pytest.param(["--budget", "0"], ["--budget", "positive"], 2, None, True, id="budget-0"),
+    pytest.param(["--budget", "nan"], ["--budget", "positive"], 2, None, True, id="budget-nan"),
+    pytest.param(["--k", "0"], ["--k", "1..65536"], 2, None, True, id="k-0"),
+    pytest.param(["--layout", "ring"], ["--layout", "spread"], 2, None, True, id="layout-unknown"),
+    pytest.param(["--index", "nope"], ["--index", "nope"], 2, None, True, id="index-unknown"),
+    pytest.param(["--scene", "nowhere.toml"], ["--scene", "nowhere.toml"], 2, None, True, id="scene-missing"),
+    pytest.param(["--scene", "uniform", "--n", "6e8"], ["--n", "1..500,000,000", "'6e8'"], 2, None,
+                 True, id="n-past-the-largest-scene"),
+    pytest.param(["--out", "{tmp}/out/deep"], ["bad.toml", "radius.min"], 2, _bad_recipe,
+                 False, id="recipe-refused-after-out-is-made"),
+]
+
+
+@pytest.mark.parametrize("flags, words, status, setup, quiet", REFUSED)
+def test_a_hostile_flag_is_refused_with_one_line_and_nothing_written(tmp_path, small, flags, words, status, setup,
+                                                                      quiet):
+    """Exit status 2, one error line naming the flag (or the file), nothing on stdout (where the refusal comes
+    before the machine line), nothing written in the test's directory: no --out directory, not even an empty one."""
+    quick = ["clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3", "--out", tmp_path / "out"]
+    extra = setup(tmp_path) if setup else []
+    before = sorted(os.listdir(tmp_path))
+    args = [str(a).replace("{tmp}", str(tmp_path)) for a in with_flags(with_flags(quick, extra), flags)]
+    code, stdout, err = run_cli(*args)
+    assert code == status, err
+    refused(code, err, *words)
+    assert stdout == "" if quiet else stdout.startswith("machine: ")
+    assert sorted(os.listdir(tmp_path)) == before
 
 
 def test_the_clients_verdict_says_a_slower_batch_saves_nothing():
