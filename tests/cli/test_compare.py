@@ -1,15 +1,20 @@
-"""``viewer compare`` on odd recordings: runs of different scenes, machines or renderers (warned), negative
-times or counts (refused naming file, row and column), control characters in labels (escaped), empty and stopped
-runs, figures too large to print, a reference of zero, huge integers and wrongly typed metadata."""
+"""``viewer compare`` on odd recordings: runs of different scenes, machines or renderers (warned), control
+characters in labels (escaped), empty and stopped runs, figures too large to print, a reference of zero; and
+every hostile recording (a negative time or count, a value past the numeric domain, a 400-digit integer, wrongly
+typed metadata, another schema version, only empty runs, a link that leads nowhere) in one table, each refused
+with one line naming the file (and its line and column, for a bad cell)."""
 
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 
-from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
-from tests.support.recordings import CPU, RENDERER, edit, record, record_measured, recording_with_meta
+from viewer.recording import SCHEMA_VERSION
+
+from tests.support.cli import refused, run_cli
+from tests.support.recordings import CPU, RENDERER, edit, edit_meta, record, record_measured, recording_with_meta
 
 
 @pytest.mark.gl
@@ -35,19 +40,6 @@ def test_compare_warns_when_runs_are_of_different_scenes(world, tmp_path):
     assert "query_ms" in out
     status, _, err = run_cli("compare", a, a)  # the same scene and path: no warning
     assert status == 0 and "warning" not in err, err
-
-
-@pytest.mark.parametrize("column, value", [("query_ms", "-5"), ("visible", "-3"), ("dt", "-0.25")])
-def test_a_negative_time_or_count_is_refused_naming_file_row_and_column(tmp_path, column, value):
-    """A time or a count below zero is refused by compare and by plot, like NaN: file, line, column."""
-    p = record(tmp_path / "run.csv")
-    edit(p, column, 4, value)  # the fifth frame: line 6 of the file
-    commands = [("compare", p)] + ([("plot", p, "-o", tmp_path / "fig.png")] if column == "query_ms" else [])
-    for args in commands:
-        status, _, err = run_cli(*args)
-        line = refused(status, err, f"{p}:6", repr(column), value, "below zero")
-        print(line)
-    assert not (tmp_path / "fig.png").exists()
 
 
 def test_negative_positions_and_angles_are_still_read(tmp_path):
@@ -82,8 +74,8 @@ def test_compare_escapes_control_characters_in_labels(tmp_path, fmt):
 
 
 def test_compare_and_plot_skip_an_empty_run_with_a_warning(tmp_path):
-    """An empty recording among others (a 0-frame take of an older viewer) is left out with a warning;
-    only empty recordings are still an error."""
+    """An empty recording among others (a 0-frame take of an older viewer) is left out with a warning (only
+    empty recordings are an error: see the table of refusals)."""
     from viewer.recording import Recorder, build_meta
 
     full = record(tmp_path / "rec" / "take-1.csv", label="flown")
@@ -97,8 +89,6 @@ def test_compare_and_plot_skip_an_empty_run_with_a_warning(tmp_path):
     status, _, err = run_cli("plot", full, empty, "-o", tmp_path / "fig.png")
     assert status == 0 and str(empty) in err and "no rows" in err, err
     assert (tmp_path / "fig.png").stat().st_size > 0
-    status, _, err = run_cli("compare", empty)
-    print(refused(status, err, str(empty), "no rows"))
 
 
 def test_compare_and_plot_say_which_runs_ended_early(tmp_path):
@@ -134,13 +124,11 @@ def test_compare_and_plot_say_which_runs_ended_early(tmp_path):
     assert "stopped (ended early)" in text and "killed (ended early)" in text and "whole (ended" not in text
 
 
-def test_compare_writes_a_huge_figure_short_and_refuses_one_past_the_domain(tmp_path):
+def test_compare_writes_a_huge_figure_short(tmp_path):
     """Hand-edited recordings. Before: query times of 1e29 ms were printed digit by digit (34 characters
     each, a speed-up of 5e31 as 32 digits; 1e308: 309), and 1e308 in every row made the medians overflow to
-    inf with a numpy RuntimeWarning on stderr. Now a figure past 1e15 is written as 1e+29, and a value
-    outside the numeric domain (|value| <= 2**100, as for a scene) is refused, naming file, line and column."""
-    from tests.support.recordings import edit, record
-
+    inf with a numpy RuntimeWarning on stderr. Now a figure past 1e15 is written as 1e+29 (and a value outside
+    the numeric domain, |value| <= 2**100 as for a scene, is refused: see the table of refusals)."""
     a, b = record(tmp_path / "a.csv", index="scan"), record(tmp_path / "b.csv", index="octree")
     for row in range(12):
         edit(b, "query_ms", row, "1e29")
@@ -149,11 +137,6 @@ def test_compare_writes_a_huge_figure_short_and_refuses_one_past_the_domain(tmp_
         status, out, err = run_cli("compare", a, b, "--format", fmt)
         assert status == 0 and "Traceback" not in err and "Warning" not in err, err
         assert "1e+29" in out and "5e+31" in out and "0000000000000000" not in out + err, out + err
-    edit(b, "query_ms", 3, "1e308")
-    for argv in (["compare", a, b], ["plot", a, b, "-o", tmp_path / "p.png"]):
-        status, _, err = run_cli(*argv)
-        refused(status, err, f"{b}:5", "column 'query_ms'", "1e308 is outside the numeric domain")
-    assert not (tmp_path / "p.png").exists()
 
 
 def test_compare_names_the_machine_and_renderer_and_warns_when_they_differ(tmp_path):
@@ -196,25 +179,84 @@ def test_a_ratio_against_a_reference_of_zero_is_a_dash(tmp_path):
 
 
 
-
-@pytest.mark.parametrize("command", ["compare", "plot"])
-def test_a_400_digit_integer_in_a_recording(tmp_path, command):
-    p = recording_with_meta(tmp_path)
-    lines = p.read_text().splitlines()
-    cells = lines[5].split(",")
-    cells[11] = "9" * 400  # visible
-    lines[5] = ",".join(cells)
-    p.write_text("\n".join(lines) + "\n")
-    extra = ["-o", tmp_path / "f.png"] if command == "plot" else []
-    status, _, err = run_cli(command, p, *extra)
-    line = refused(status, err, f"{p}:6", "'visible'", "64-bit integer")
-    assert len(line) < 300
-    assert not (tmp_path / "f.png").exists()
+def _past_the_domain(tmp: Path) -> dict:
+    """Two runs, the second's query time of its fourth frame (line 5 of the file) 1e308."""
+    return {"a": record(tmp / "a.csv", index="scan"), "b": edit(record(tmp / "b.csv", index="octree"), "query_ms", 3,
+                                                               "1e308")}
 
 
-@pytest.mark.parametrize("command", ["compare", "plot"])
-def test_metadata_whose_index_is_a_number(tmp_path, command):
-    p = recording_with_meta(tmp_path, index=7)
-    extra = ["-o", tmp_path / "f.png"] if command == "plot" else []
-    status, _, err = run_cli(command, p, *extra)
-    refused(status, err, "a.meta.json", "field 'index'")
+def _only_an_empty_run(tmp: Path) -> dict:
+    """A recording of no frames (a 0-frame take of an older viewer)."""
+    from viewer.recording import Recorder, build_meta
+
+    empty = tmp / "rec" / "take-2.csv"
+    empty.parent.mkdir()
+    Recorder(empty, build_meta(index="brute", headless=True, label="empty")).close()
+    return {"run": empty}
+
+
+def _link_in_a_loop(tmp: Path) -> dict:
+    """``link.csv`` -> ``other.csv`` -> ``link.csv``."""
+    (tmp / "other.csv").symlink_to(tmp / "link.csv")
+    (tmp / "link.csv").symlink_to(tmp / "other.csv")
+    return {"run": tmp / "link.csv"}
+
+
+def _dangling_link(tmp: Path) -> dict:
+    """``link.csv`` -> a file that is not there."""
+    (tmp / "link.csv").symlink_to(tmp / "gone.csv")
+    return {"run": tmp / "link.csv"}
+
+
+def _no_recipe_names(line: str, err: str) -> bool:
+    return "bundled recipes" not in err  # a recording is no scene: a link that leads nowhere is not 'no such file'
+
+
+def _row(id: str, args: list, words: list, setup=None, check=None, status: int = 2):
+    return pytest.param(setup, args, words, status, check, id=id)
+
+
+#: every hostile input of ``viewer compare``, one row each: (id, argv, words the one error line holds, setup,
+#: check). ``setup(tmp_path)`` writes the recordings and returns their paths by name, filled into argv's and the
+#: words' ``{name}``; ``check(line, err)``, when given, must hold of the error line and stderr. A time or a count
+#: below zero is refused like NaN (positions and angles are not: a camera at x < 0 is normal); the fifth frame's
+#: cell is line 6 of the file.
+REFUSED = [
+    *(_row(f"negative-{column}", ["compare", "{run}"], ["{run}:6", repr(column), value, "below zero"],
+           lambda t, c=column, v=value: {"run": edit(record(t / "run.csv"), c, 4, v)})
+      for column, value in [("query_ms", "-5"), ("visible", "-3"), ("dt", "-0.25")]),
+    _row("value-past-the-numeric-domain", ["compare", "{a}", "{b}"],
+         ["{b}:5", "column 'query_ms'", "1e308 is outside the numeric domain"], _past_the_domain),
+    _row("400-digit-integer", ["compare", "{run}"], ["{run}:6", "'visible'", "64-bit integer"],
+         lambda t: {"run": edit(recording_with_meta(t), "visible", 4, "9" * 400)},
+         check=lambda line, err: len(line) < 300),
+    _row("metadata-index-a-number", ["compare", "{run}"], ["a.meta.json", "field 'index'"],
+         lambda t: {"run": recording_with_meta(t, index=7)}),
+    _row("other-schema-version", ["compare", "{run}"], ["old.csv", f"schema version {SCHEMA_VERSION + 1}"],
+         lambda t: {"run": edit_meta(record(t / "old.csv"), lambda m: m["schema"].update(version=SCHEMA_VERSION + 1))}),
+    _row("only-empty-runs", ["compare", "{run}"], ["{run}", "no rows"], _only_an_empty_run),
+    _row("link-in-a-loop", ["compare", "{run}"], ["{run}", "symbolic link that leads nowhere"], _link_in_a_loop,
+         check=_no_recipe_names),
+    _row("dangling-link", ["compare", "{run}"], ["{run}", "symbolic link that leads nowhere"], _dangling_link,
+         check=_no_recipe_names),
+]
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("setup, args, words, status, check", REFUSED)
+def test_a_hostile_recording_is_refused_with_one_line_and_nothing_written(tmp_path, setup, args, words, status,
+                                                                          check):
+    """Exit status 2, one error line naming the file (for a bad cell its line and column), no traceback, nothing
+    on stdout, nothing written."""
+    files = setup(tmp_path) if setup else {}
+    before = _listing(tmp_path)
+    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
+    assert code == status, err
+    line = refused(code, err, *(w.format(**files) for w in words))
+    print(line)
+    assert out == "", out
+    assert check is None or check(line, err), line
+    assert _listing(tmp_path) == before

@@ -26,13 +26,28 @@ def record(path: Path, frames: int = 12, label: str | None = None, scene: str = 
     return path
 
 
-def edit(path: Path, column: str, row: int, value: str) -> None:
-    """Set ``column`` of data row ``row`` (0: the first frame) of the CSV at ``path`` to ``value``, by hand."""
+def edit(path: Path, column: str, row: int, value: str) -> Path:
+    """Set ``column`` of data row ``row`` (0: the first frame) of the CSV at ``path`` to ``value``, by hand;
+    returns ``path``."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     rows[1 + row][rows[0].index(column)] = value
     with open(path, "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(rows)
+    return path
+
+
+def edit_meta(path: Path, change) -> Path:
+    """The metadata of the recording at ``path`` changed by hand: ``change(meta)`` edits the loaded dict in
+    place, which is written back; returns ``path``."""
+    import json
+
+    from viewer.recording.meta import meta_path_for
+
+    meta = json.loads(meta_path_for(path).read_text())
+    change(meta)
+    meta_path_for(path).write_text(json.dumps(meta))
+    return path
 
 
 def record_measured(path: Path, frames: int = 12, *, index: str = "octree", scene: str = "tiny", cpu: str = CPU,
