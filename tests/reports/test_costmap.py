@@ -1,6 +1,7 @@
 """``viewer map``: exact visible counts on a plane of camera positions (a grid of equal spheres whose
 answer is counted by hand; a random scene against brute force), the CSV's rows, the PNGs, the budget
-search's promise, the recipe's ``radius_scale``, and every bad flag refused with exit status 2."""
+search's promise, the recipe's ``radius_scale``. The command's hostile inputs are one table in
+tests/cli/test_map.py."""
 
 from __future__ import annotations
 
@@ -194,52 +195,6 @@ def test_a_bad_radius_scale_flag_is_refused(tmp_path, capsys):
         code, _, err = run_cli("scene", "generate", p, "--radius-scale", bad, "-o", tmp_path / "o.npz")
         refused(code, err, "--radius-scale")
     assert sorted(q.name for q in tmp_path.iterdir()) == ["mine.toml"]
-
-
-# --------------------------------------------------------------------------- bad flags
-
-
-@pytest.mark.parametrize("flags, words", [
-    (["--plane", "q=1"], ["--plane", "AXIS=VALUE"]),
-    (["--plane", "y"], ["--plane", "AXIS=VALUE"]),
-    (["--plane", "y=nan"], ["--plane", "AXIS=VALUE"]),
-    (["--plane", "y=1e9"], ["--plane", "outside the scene's world box"]),
-    (["--res", "0"], ["--res", "at least 1"]),
-    (["--res", "1e5"], ["--res", "at most"]),
-    (["--slices", "0"], ["--slices", "at least 1"]),
-    (["--budget", "-1"], ["--budget", "at least 1"]),
-    (["--budget", "125"], ["--budget", "every view-distance scale"]),
-    (["--budget", "1e300"], ["--budget 1e+300:", "every view-distance scale"]),  # not 301 digits
-    (["--index", "nosuch"], ["nosuch"]),
-    (["--index", "gpu"], ["gpu"]),
-    (["--plane", "y=1", "--slices", "2"], ["not allowed"]),
-])
-def test_bad_flags_are_refused_and_nothing_is_written(tmp_path, capsys, grid_scene, flags, words):
-    out = tmp_path / "map"
-    code, _, err = run_cli("map", grid_scene, *flags, "--res", "3", "-o", out) if "--res" not in flags else \
-        run_cli("map", grid_scene, *flags, "-o", out)
-    refused(code, err, *words)
-    assert not out.exists()
-
-
-def test_an_unwritable_out_is_refused_before_any_work(tmp_path, capsys, grid_scene):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", blocker / "map")
-    refused(code, err, "-o", "not a directory")
-    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", blocker)
-    refused(code, err, "-o", "not a directory")
-    (tmp_path / "map").mkdir()
-    (tmp_path / "map" / "visible.png").mkdir()  # a directory where a figure goes
-    code, _, err = run_cli("map", grid_scene, "--res", "3", "-o", tmp_path / "map")
-    refused(code, err, "-o", "visible.png")
-    assert sorted(p.name for p in (tmp_path / "map").iterdir()) == ["visible.png"]
-
-
-def test_a_missing_scene_is_refused(tmp_path, capsys):
-    code, _, err = run_cli("map", tmp_path / "nope.npz", "-o", tmp_path / "map")
-    refused(code, err, "nope.npz")
-    assert not (tmp_path / "map").exists()
 
 
 def test_sampling_pulls_in_no_plotting_library_and_no_gl():
