@@ -1,31 +1,21 @@
 """``viewer plot`` on odd recordings and targets: a label of 60,000 characters, a legend of many runs, one
-frame, mathtext in titles, a dash or a .pgf without TeX as the output, messages cut at a word; the default plot
-names the machine and the renderer."""
+frame, mathtext in titles, messages cut at a word; the default plot names the machine and the renderer; and every
+hostile input (a damaged recording, a missing or empty one, an output it cannot write: a dash, a .pgf without TeX,
+an unknown format, a missing directory, a name too long) in one table, each refused with one line, no image
+written."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
-from tests.support.recordings import RENDERER, record, record_measured, recording_with_meta
+from viewer.recording import SCHEMA_VERSION
 
-
-def test_a_message_cut_short_ends_at_a_word_with_an_ellipsis(tmp_path):
-    """Metadata nested 100,000 levels deep. Before: '...: not a metadata file this viewer can read: maximum
-    recursion depth exceeded while decoding a JSON array from a unicode stri' (cut at 80 characters, mid-word,
-    with no sign of the cut). Now cut after a whole word, with '...'."""
-    csv = tmp_path / "run.csv"
-    csv.write_text("frame,t\n0,0\n")
-    (tmp_path / "run.meta.json").write_text("[" * 100_000 + "]" * 100_000)
-    status, _, err = run_cli("plot", csv, "-o", tmp_path / "p.png")
-    line = refused(status, err, "run.meta.json", "not a metadata file this viewer can read")
-    assert line.endswith(" a unicode..."), line
-    assert not (tmp_path / "p.png").exists()
+from tests.support.cli import refused, run_cli
+from tests.support.recordings import RENDERER, edit, edit_meta, record, record_measured, recording_with_meta
 
 
 @pytest.mark.parametrize("text, most, want", [
@@ -42,28 +32,8 @@ def test_clip_cuts_after_a_whole_word(text, most, want):
     assert got == want and len(got) <= most
 
 
-def test_plot_to_pgf_without_tex_is_refused_before_drawing(tmp_path, monkeypatch):
-    """matplotlib lists .pgf among the formats it writes, but lays PGF's text out with xelatex. Before: without
-    it, 'plot RUN.csv -o a.pgf' drew the whole figure, then died with "RuntimeError: 'xelatex' not found;
-    install it or change rcParams['pgf.texsystem']..." (a traceback, exit 1)."""
-    import shutil
-
-    from tests.support.recordings import record
-
-    run = record(tmp_path / "a.csv", index="scan")
-    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
-    status, _, err = run_cli("plot", run, "-o", tmp_path / "p.pgf")
-    line = refused(status, err, f"{tmp_path / 'p.pgf'}: cannot write .pgf images (PGF needs xelatex, not installed")
-    assert "pgf," not in line and "png" in line
-    assert not [p for p in os.listdir(tmp_path) if "p.pgf" in p]
-
-
-@pytest.mark.gl
-def test_plot_to_a_dash_is_refused_and_writes_no_file(world, tmp_path):
-    """'-o -' does not write a file named '-': refused, naming the flag; --help says so."""
-    status, out, err = run_cli("plot", world["runs"] / "brute.csv", "-o", "-", cwd=tmp_path)
-    print(refused(status, err, "-o -", "standard output"))
-    assert out == "" and list(tmp_path.iterdir()) == []
+def test_plot_help_says_the_output_is_not_a_dash():
+    """'-o -' is refused (see the table of refusals), and --help says so."""
     status, out, _ = run_cli("plot", "--help")
     assert status == 0 and "not '-'" in out
 
@@ -156,3 +126,93 @@ def test_plot_draws_mathtext_in_titles_and_names_as_written(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     status, outp, err = run_cli("compare", p)
     assert status == 0 and hostile in outp
+
+
+def _nested_metadata(tmp: Path) -> dict:
+    """A one-frame CSV whose metadata is nested 100,000 levels deep."""
+    (tmp / "run.csv").write_text("frame,t\n0,0\n")
+    (tmp / "run.meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    return {"run": tmp / "run.csv"}
+
+
+def _no_rows(tmp: Path) -> dict:
+    """A recording of no frames, written without metadata."""
+    from viewer.recording import Recorder
+
+    Recorder(tmp / "empty.csv").close()
+    return {"run": tmp / "empty.csv"}
+
+
+def _no_xelatex(monkeypatch) -> None:
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+
+
+def _run(tmp: Path) -> dict:
+    return {"run": record(tmp / "a.csv", index="scan")}
+
+
+def _row(id: str, args: list, words: list, setup=_run, check=None, patch=None, status: int = 2):
+    return pytest.param(setup, args, words, status, check, patch, id=id)
+
+
+#: every hostile input of ``viewer plot``, one row each: (id, argv, words the one error line holds, setup, check,
+#: patch). ``setup(tmp_path)`` writes the recordings (by default one good run) and returns their paths by name,
+#: filled with ``{tmp}`` (the test's directory, also the working directory) into argv's and the words'
+#: ``{name}``; ``check(line, err)``, when given, must hold of the error line and stderr; ``patch(monkeypatch)``
+#: changes the environment first. A message cut short ends at a whole word with '...' (it was cut mid-word at 80
+#: characters); .pgf is among matplotlib's formats but laid out with xelatex, so without it the figure was drawn
+#: and then died with a traceback; '-o -' wrote a file named '-'.
+REFUSED = [
+    _row("negative-query_ms", ["plot", "{run}", "-o", "{tmp}/fig.png"], ["{run}:6", "'query_ms'", "-5", "below zero"],
+         lambda t: {"run": edit(record(t / "run.csv"), "query_ms", 4, "-5")}),
+    _row("value-past-the-numeric-domain", ["plot", "{a}", "{b}", "-o", "{tmp}/p.png"],
+         ["{b}:5", "column 'query_ms'", "1e308 is outside the numeric domain"],
+         lambda t: {"a": record(t / "a.csv", index="scan"),
+                    "b": edit(record(t / "b.csv", index="octree"), "query_ms", 3, "1e308")}),
+    _row("400-digit-integer", ["plot", "{run}", "-o", "{tmp}/f.png"], ["{run}:6", "'visible'", "64-bit integer"],
+         lambda t: {"run": edit(recording_with_meta(t), "visible", 4, "9" * 400)},
+         check=lambda line, err: len(line) < 300),
+    _row("metadata-index-a-number", ["plot", "{run}", "-o", "{tmp}/f.png"], ["a.meta.json", "field 'index'"],
+         lambda t: {"run": recording_with_meta(t, index=7)}),
+    _row("other-schema-version", ["plot", "{run}", "-o", "{tmp}/fig.png"],
+         ["old.csv", f"schema version {SCHEMA_VERSION + 1}"],
+         lambda t: {"run": edit_meta(record(t / "old.csv"), lambda m: m["schema"].update(version=SCHEMA_VERSION + 1))}),
+    _row("metadata-nested-too-deep-cut-at-a-word", ["plot", "{run}", "-o", "{tmp}/p.png"],
+         ["run.meta.json", "not a metadata file this viewer can read"], _nested_metadata,
+         check=lambda line, err: line.endswith(" a unicode...")),
+    _row("missing-recording", ["plot", "{tmp}/missing.csv", "-o", "{tmp}/fig.png"], ["no such file"],
+         lambda t: {}),
+    _row("recording-of-no-rows", ["plot", "{run}", "-o", "{tmp}/fig.png"], ["has no rows"], _no_rows),
+    _row("pgf-without-xelatex", ["plot", "{run}", "-o", "{tmp}/p.pgf"],
+         ["{tmp}/p.pgf: cannot write .pgf images (PGF needs xelatex, not installed"],
+         check=lambda line, err: "pgf," not in line and "png" in line, patch=_no_xelatex),
+    _row("unknown-format", ["plot", "{run}", "-o", "{tmp}/fig.xyz"], ["cannot write .xyz"]),
+    _row("output-directory-missing", ["plot", "{run}", "-o", "{tmp}/no/fig.png"], ["does not exist"]),
+    _row("output-a-dash", ["plot", "{run}", "-o", "-"], ["-o -", "standard output"]),
+    _row("output-name-over-255-bytes", ["plot", "{run}", "-o", "{tmp}/" + "n" * 300 + ".png"],
+         ["-o", "bytes long", "at most"]),
+]
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("setup, args, words, status, check, patch", REFUSED)
+def test_a_hostile_input_is_refused_with_one_line_and_no_image(tmp_path, monkeypatch, setup, args, words, status,
+                                                                check, patch):
+    """Exit status 2, one error line naming the file or the flag (for a bad cell its line and column), no
+    traceback, nothing on stdout, no image nor temporary file written."""
+    files = {"tmp": tmp_path, **setup(tmp_path)}
+    if patch:
+        patch(monkeypatch)
+    before = _listing(tmp_path)
+    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
+    assert code == status, err
+    line = refused(code, err, *(w.format(**files) for w in words))
+    print(line)
+    assert out == "", out
+    assert check is None or check(line, err), line
+    assert _listing(tmp_path) == before

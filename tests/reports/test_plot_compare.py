@@ -81,35 +81,6 @@ def test_plot_of_one_run_and_of_an_svg(real_runs, tmp_path):
     assert (tmp_path / "fig.svg").read_text().lstrip().startswith("<?xml")
 
 
-def test_plot_bad_output_and_inputs(real_runs, tmp_path, capsys):
-    assert run_cli("plot", real_runs[0], "-o", tmp_path / "no" / "fig.png").returncode == 2
-    assert "does not exist" in capsys.readouterr().err
-    assert run_cli("plot", real_runs[0], "-o", tmp_path / "fig.xyz").returncode == 2
-    assert "cannot write .xyz" in capsys.readouterr().err
-    assert run_cli("plot", tmp_path / "missing.csv", "-o", tmp_path / "fig.png").returncode == 2
-    assert "no such file" in capsys.readouterr().err
-    empty = tmp_path / "empty.csv"
-    Recorder(empty).close()
-    assert run_cli("plot", empty, "-o", tmp_path / "fig.png").returncode == 2
-    assert "has no rows" in capsys.readouterr().err
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["empty.csv", "empty.meta.json"]
-
-
-def test_other_schema_version_is_refused_by_plot_and_compare(real_runs, tmp_path, capsys):
-    import shutil
-
-    p = tmp_path / "old.csv"
-    shutil.copy(real_runs[0], p)
-    meta = json.loads(meta_path_for(real_runs[0]).read_text())
-    meta["schema"]["version"] = SCHEMA_VERSION + 1
-    meta_path_for(p).write_text(json.dumps(meta))
-    assert run_cli("plot", p, "-o", tmp_path / "fig.png").returncode == 2
-    err = capsys.readouterr().err
-    assert "old.csv" in err and f"schema version {SCHEMA_VERSION + 1}" in err and "Traceback" not in err
-    assert run_cli("compare", p).returncode == 2
-    assert not (tmp_path / "fig.png").exists()
-
-
 # ----------------------------------------------------------------------------- compare
 
 
