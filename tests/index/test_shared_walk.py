@@ -224,3 +224,44 @@ def test_hashgrid_big_list_and_overflow(rng):
         ix.query_many_into(pts, offsets, small)
     assert err.value.needed == ids_full.size and np.array_equal(offsets, offsets_full)
     assert np.array_equal(small, ids_full[:small.size])
+
+
+@pytest.mark.parametrize("make", [Octree, HashGrid], ids=["octree", "hashgrid"])
+def test_batch_walked_in_chunks_when_segments_would_exceed_their_budget(make, rng, monkeypatch):
+    """With segments bounded to a few thousand ids, a batch where one point sees every object and the rest
+    see few is walked in chunks, their answers packed: each view still equals its single query (order
+    included) and brute force, and the counters sum the single queries'."""
+    import viewer.index._contract as contract
+
+    monkeypatch.setattr(contract, "SEGMENT_IDS", 4000)
+    n = 2500
+    c = rng.uniform(-100, 100, (n, 3))
+    r = rng.uniform(0.5, 8.0, n)
+    r[:] = np.where(np.arange(n) % 7 == 0, np.linalg.norm(c, axis=1) + 1.0, r)  # a seventh hold the origin
+    pts = rng.uniform(-100, 100, (300, 3))
+    pts[[0, 150, 299]] = 0.0
+    assert_shared_exact(make(c, r), pts, c, r, groups=(1, 64))
+
+
+@pytest.mark.parametrize("make", [Octree, HashGrid], ids=["octree", "hashgrid"])
+def test_batch_memory_follows_its_answer_not_k_times_the_largest(make, rng):
+    """65,536 points, one of which sees all 20,000 objects: a segment a point at the largest answer's size
+    would reserve 65,536 x 25,000 ids (6.5 GB); the batch's numpy allocations peak under 256 MiB and the
+    answer is exact."""
+    import tracemalloc
+
+    n = 20_000
+    c = rng.uniform(-1000, 1000, (n, 3))
+    r = np.linalg.norm(c, axis=1) + 1.0  # every sphere holds the origin ...
+    far = rng.uniform(5000, 6000, (65_536, 3))  # ... and none of these
+    far[12345] = 0.0
+    ix = make(c, r)
+    tracemalloc.start()
+    try:
+        offsets, ids = ix.query_many(far)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 << 20, peak
+    assert offsets[-1] == n and np.array_equal(np.sort(ids), np.arange(n))
+    assert offsets[12345] == 0 and offsets[12346] == n

@@ -148,6 +148,9 @@ def warm_scope(entry_points: Iterable[str]) -> Iterator[None]:
 #: (a batch's ordering and set-up cost more than a few points share: a batch of one cost the octree more than
 #: twice its plain query)
 BATCH_FROM = 16
+#: the most ids the segments of a shared batch walk hold at once (int32: 64 MiB); see
+#: :meth:`SphereIndex._query_in_segments`
+SEGMENT_IDS = 1 << 24
 #: move_many remembers a checked batch of at least this many ids (a copy), to skip the id checks when it recurs
 _REMEMBERED_BATCH = 64
 
@@ -638,6 +641,46 @@ class SphereIndex:
                 break
             scratch = self._batch_scratch = np.empty(max(total, 2 * scratch.shape[0]), dtype=np.int64)
         return CK.scatter_views(scratch, start, count, offsets, out)
+
+    def _query_in_segments(self, points: np.ndarray, offsets: np.ndarray, out: np.ndarray, order: np.ndarray,
+                           walk) -> int:
+        """A ``_query_many`` for an index whose batch kernel walks groups of points together and files each
+        point's ids in a segment of ``span`` ids (one point's answer cannot be counted before the walk).
+
+        ``walk(order, seg, span, start, count, acc) -> total`` answers ``points[order[j]]`` into
+        ``seg[j * span:]``, writing each view's ``start`` and ``count`` and the counters into ``acc``; it
+        returns -(at least the most ids one point found) when that exceeded ``span``. The segments a walk
+        holds at once are bounded by :data:`SEGMENT_IDS`: a batch whose K x span would not fit is walked in
+        chunks, each chunk's answers packed after the last's, so memory follows the true answer, never K
+        times the largest one. ``span`` (kept in ``_shared_span``) grows to the largest answer seen."""
+        k = points.shape[0]
+        start = np.empty(k, dtype=np.int64)
+        count = np.empty(k, dtype=np.int64)
+        acc = np.zeros(4, dtype=np.int64)
+        sums = np.zeros(4, dtype=np.int64)
+        packed = np.empty(0, dtype=np.int32)
+        end = c0 = 0
+        while c0 < k:
+            span = self._shared_span
+            chunk = min(k - c0, max(1, SEGMENT_IDS // span))
+            if self._shared_seg.size < chunk * span:
+                self._shared_seg = np.empty(chunk * span, dtype=np.int32)
+            part = order[c0:c0 + chunk]
+            total = walk(part, self._shared_seg, span, start, count, acc)
+            if total < 0:
+                self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
+                continue
+            sums[:3] += acc[:3]
+            sums[3] = max(sums[3], acc[3])
+            if chunk == k:  # the whole batch in one walk: read straight from its segments
+                self._stats[:] = sums
+                return CK.scatter_views(self._shared_seg, start, count, offsets, out)
+            if packed.size < end + total:
+                packed = np.resize(packed, max(end + total, 2 * packed.size))
+            end = CK.pack_segments(self._shared_seg, part, start, count, packed, end)
+            c0 += chunk
+        self._stats[:] = sums
+        return CK.scatter_views(packed, start, count, offsets, out)
 
     def _insert(self, x: float, y: float, z: float, r: float) -> int:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -9,7 +9,7 @@ from __future__ import annotations
 from viewer.kernels.jit import njit_noref
 
 __all__ = ["PAD_ABS", "PAD_REL", "all_within", "box_pad", "emit", "file_group", "first_bad_id", "holds", "load_group",
-           "scatter_views"]
+           "pack_segments", "scatter_views"]
 
 # The predicate (dx*dx + dy*dy) + dz*dz <= r*r is evaluated in float64: its roundings accept points a
 # few ulps of |c| + r outside the exact sphere (PAD_REL covers them), and its squares underflow to 0
@@ -105,6 +105,22 @@ def scatter_views(scratch, start, count, offsets, out):
             out[pos + i] = scratch[s + i]
         pos += n
         offsets[k + 1] = pos
+    return pos
+
+
+@njit_noref
+def pack_segments(seg, order, start, count, packed, pos):
+    """Copy the answers of a chunk of a batch out of its segments: view ``order[j]``'s ``count`` ids at
+    ``seg[start[q]:]`` go to ``packed[pos:]`` one view after another, and its ``start`` is moved there.
+    Returns the new end of ``packed`` (which must hold them all)."""
+    for j in range(order.shape[0]):
+        q = order[j]
+        s = start[q]
+        n = count[q]
+        for i in range(n):
+            packed[pos + i] = seg[s + i]
+        start[q] = pos
+        pos += n
     return pos
 
 

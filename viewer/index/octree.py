@@ -371,17 +371,9 @@ class Octree(SphereIndex):
         keys = np.empty(k, dtype=np.int64)
         MK.curve_keys(points, keys)
         order = np.argsort(keys, kind="stable")
-        start = np.empty(k, dtype=np.int64)
-        count = np.empty(k, dtype=np.int64)
-        while True:
-            span = self._shared_span
-            if self._shared_seg.size < k * span:
-                self._shared_seg = np.empty(k * span, dtype=np.int32)
-            total = MK.query_shared(points, order, group, self._node, self._obj, self._oid, self._aux, self._meta,
-                                    self._shared_seg, span, iwork, arena, gxyz, lists, start, count, self._stats)
-            if total >= 0:
-                return CK.scatter_views(self._shared_seg, start, count, offsets, out)
-            self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
+        return self._query_in_segments(points, offsets, out, order, lambda part, seg, span, start, count, acc: (
+            MK.query_shared(points, part, group, self._node, self._obj, self._oid, self._aux, self._meta, seg, span,
+                            iwork, arena, gxyz, lists, start, count, acc)))
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)

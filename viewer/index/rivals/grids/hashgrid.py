@@ -367,18 +367,9 @@ class HashGrid(GrowingIndex):
             self._shared_seg = np.empty(0, dtype=np.int32)
         _, gxyz, keys, cur = w
         order = self._curve_order(points)
-        start = np.empty(k, dtype=np.int64)
-        count = np.empty(k, dtype=np.int64)
-        while True:
-            span = self._shared_span
-            if self._shared_seg.size < k * span:
-                self._shared_seg = np.empty(k * span, dtype=np.int32)
-            total = MK.query_cells(points, order, group, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd,
-                                   self._bi, self._meta, self._shared_seg, span, gxyz, keys, cur, start, count,
-                                   self._stats)
-            if total >= 0:
-                return CK.scatter_views(self._shared_seg, start, count, offsets, out)
-            self._shared_span = max(-total + (-total >> 2), span + 1)  # 25% to spare: one more run, not several
+        return self._query_in_segments(points, offsets, out, order, lambda part, seg, span, start, count, acc: (
+            MK.query_cells(points, part, group, self._inv, ct.tab, ct.ck, self._ed, self._ei, self._bd, self._bi,
+                           self._meta, seg, span, gxyz, keys, cur, start, count, acc)))
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
