@@ -35,7 +35,6 @@ REFUSED = [
     _row("record-frames-1e10", ["record", SCENE, "--frames", "1e10", "-o", OUT], ["--frames", "at most"]),
     _row("record-frames-1e99", ["record", SCENE, "--frames", "1e99", "-o", OUT], ["--frames", "at most"]),
     _row("view-frames-1e99", ["view", SCENE, "--headless", "--frames", "1e99"], ["--frames", "at most"]),
-    _row("soak-frames-1e99", ["soak", SCENE, "--frames", "1e99"], ["--frames", "at most"]),
     _row("record-dt-1e-300", ["record", SCENE, "--dt", "1e-300", "-o", OUT], ["--dt", "limit", "--frames N"]),
     _row("record-speed-1e-3", ["record", SCENE, "--speed", "1e-3", "-o", OUT], ["--speed 0.001", "limit"]),
     _row("view-dt-1e-300", ["view", SCENE, "--headless", "--dt", "1e-300"], ["--dt", "limit"]),

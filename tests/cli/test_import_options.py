@@ -115,8 +115,6 @@ def test_soak_takes_the_rule(level, tmp_path):
     (["view", "clustered-100k", "--headless", "--frames", "3", "--view-distance", "constant:value=500"],
      "--view-distance", "a recipe (.toml)"),
     (["record", "uniform-100k", "-o", "rec", "--columns", "x=a"], "--columns", "a recipe (.toml)"),
-    (["soak", "dynamic-100k", "--frames", "3", "--view-distance", "constant:value=500"], "--view-distance",
-     "a recipe (.toml)"),
     (["scene", "info", "NPZ", "--view-distance", "constant:value=500"], "--view-distance", "scene data (.npz)"),
 ])
 def test_refused_for_a_recipe_or_npz_naming_the_flag(level, tmp_path, argv, flag, kind):

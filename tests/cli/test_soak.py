@@ -1,6 +1,7 @@
-"""``viewer soak``: a step too small for the path, a denormal --dt and a motion that moves no object are refused
-naming the flag or field; Ctrl-C prints the summary of the frames done and exits 130; the machine is printed beside
-the frame times."""
+"""``viewer soak``: every hostile input (a step too small for the path, a denormal --dt, a motion that moves no
+object, a scene with no motion, too many frames, an import option with a recipe) in one table, each refused with one
+line naming the flag or field, nothing on stdout, nothing written; Ctrl-C prints the summary of the frames done and
+exits 130; the machine is printed beside the frame times."""
 
 from __future__ import annotations
 
@@ -11,27 +12,93 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import SMALL, refused, run_cli, small, start_process  # noqa: F401 (small: a fixture)
-
-
-def test_soak_with_a_step_too_small_for_its_path(tmp_path):
-    p = tmp_path / "moving.toml"
-    p.write_text(SMALL + "[motion]\nshare = 0.1\n")
-    status, _, err = run_cli("soak", p, "--dt", "1e-300")
-    refused(status, err, "--dt", "limit")
+from tests.support.cli import SMALL, refused, run_cli, start_process
 
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _tiny_dynamic(tmp: Path) -> dict:
+    """The bundled dynamic-100k recipe at 2,000 objects, as ``tiny-dynamic.toml`` in ``tmp``."""
+    text, k = re.subn(r"(?m)^n = .*$", "n = 2000", (ROOT / "scenes" / "dynamic-100k.toml").read_text())
+    assert k == 1
+    p = tmp / "tiny-dynamic.toml"
+    p.write_text(text)
+    return {"scene": p}
+
+
+def _recipe(text: str):
+    """A setup writing the recipe ``text`` as ``mv.toml``."""
+    def setup(tmp: Path) -> dict:
+        (tmp / "mv.toml").write_text(text)
+        return {"scene": tmp / "mv.toml"}
+    return setup
+
+
+def _still_scene(tmp: Path) -> dict:
+    """A generated scene of 100 objects with nothing moving, saved as ``static.npz``."""
+    from viewer.scenes import generate_scene, save_scene
+
+    return {"scene": save_scene(generate_scene("uniform", 100, seed=1), tmp / "static.npz")}
+
+
+def _alone(line: str, err: str) -> bool:
+    """The error line is all of stderr, but for progress lines ('loading ...')."""
+    return [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("loading ")] == [line]
+
+
+def _row(id: str, args: list, words: list, setup=None, check=None, status: int = 2):
+    return pytest.param(setup, args, words, status, check, id=id)
+
+
+#: every hostile input of ``viewer soak``, one row each: (id, argv, words the one error line holds, setup, check).
+#: ``setup(tmp_path)`` writes the scene and returns its path as ``scene``, filled into argv's and the words'
+#: ``{scene}``; ``check(line, err)``, when given, must hold of the error line and stderr. A --dt too small for the
+#: path names --dt and the limit, never 'give --frames N' when --frames is given (it does not change the path's
+#: sampling); a [motion] whose share rounds to no mover (0, or 1e-300 of 2,000 objects) used to soak 'mv: 2000
+#: objects, 0 moving' for all its frames and pass, checking a world that never moved; an import option with a
+#: recipe is refused before the recipe is generated.
+REFUSED = [
+    _row("dt-too-small-for-the-path", ["soak", "{scene}", "--dt", "1e-300"], ["--dt", "limit"],
+         _recipe(SMALL + "[motion]\nshare = 0.1\n")),
+    _row("denormal-dt-with-frames", ["soak", "{scene}", "--frames", "20", "--dt", "5e-324"],
+         ["--dt 4.94066e-324", "limit", "larger --dt"], _tiny_dynamic,
+         check=lambda line, err: "give --frames" not in line),
+    *(_row(f"motion-share-{share}-moves-no-object", ["soak", "{scene}", "--frames", "30", "-q"],
+           ["{scene}", "motion.share", "moves none of its 2,000 objects"],
+           _recipe(f"{SMALL}[motion]\nshare = {share}\n")) for share in ("0", "1e-300")),
+    _row("scene-without-motion", ["soak", "{scene}", "--frames", "5"], ["no [motion]"], _still_scene),
+    _row("frames-1e99", ["soak", "{scene}", "--frames", "1e99"], ["--frames", "at most"], _recipe(SMALL),
+         check=lambda line, err: "warming" not in err),
+    _row("view-distance-with-a-recipe", ["soak", "dynamic-100k", "--frames", "3", "--view-distance",
+                                         "constant:value=500"],
+         ["--view-distance applies only to a file imported on the fly", "a recipe (.toml)"], check=_alone),
+]
+
+
+def _listing(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("setup, args, words, status, check", REFUSED)
+def test_a_hostile_input_is_refused_with_one_line_before_any_work(tmp_path, setup, args, words, status, check):
+    """Exit status 2, one error line naming the flag or field, no traceback, nothing on stdout, nothing
+    written."""
+    files = setup(tmp_path) if setup else {}
+    before = _listing(tmp_path)
+    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
+    assert code == status, err
+    line = refused(code, err, *(w.format(**files) for w in words))
+    print(line)
+    assert out == "", out
+    assert check is None or check(line, err), line
+    assert _listing(tmp_path) == before
+
+
 @pytest.fixture(scope="module")
 def moving(tmp_path_factory) -> Path:
-    text = (ROOT / "scenes" / "dynamic-100k.toml").read_text()
-    text, k = re.subn(r"(?m)^n = .*$", "n = 2000", text)
-    assert k == 1
-    p = tmp_path_factory.mktemp("soak") / "tiny-dynamic.toml"
-    p.write_text(text)
-    return p
+    """The tiny dynamic recipe (see :func:`_tiny_dynamic`), once for the module."""
+    return _tiny_dynamic(tmp_path_factory.mktemp("soak"))["scene"]
 
 
 def test_a_ctrl_c_soak_prints_its_summary_then_exits_130(moving):
@@ -61,27 +128,6 @@ def test_a_ctrl_c_soak_prints_its_summary_then_exits_130(moving):
     assert m and int(m.group(1)) >= 200 and int(m.group(2)) >= 4, out
     assert "interrupted by Ctrl-C" in out and "memory: RSS" in out
     print(out.splitlines()[0])
-
-
-def test_soak_with_a_denormal_dt_names_dt_not_frames(moving):
-    """A --dt of 5e-324 with --frames given: refused, naming --dt and the limit, with no advice to 'give
-    --frames N' (which was given, and does not change the path's sampling)."""
-    status, _, err = run_cli("soak", moving, "--frames", "20", "--dt", "5e-324")
-    line = refused(status, err, "--dt 4.94066e-324", "limit", "larger --dt")
-    assert "give --frames" not in line
-    print(line)
-
-
-@pytest.mark.parametrize("share", ["0", "1e-300"])
-def test_a_soak_whose_motion_moves_no_object_is_refused(tmp_path, share):
-    """'A scene without [motion] is refused (nothing would move)'. Before: a [motion] table whose share
-    rounds to no mover (0, or 1e-300 of 2,000 objects) soaked 'mv: 2000 objects, 0 moving' for all its
-    frames (1e5 by default) and passed, checking a world that never moved."""
-    recipe = tmp_path / "mv.toml"
-    recipe.write_text(f'generator = "uniform"\nn = 2000\nworld = 1000.0\n[motion]\nshare = {share}\n')
-    status, out, err = run_cli("soak", recipe, "--frames", "30", "-q")
-    refused(status, err, str(recipe), "motion.share", "moves none of its 2,000 objects")
-    assert out == ""
 
 
 def test_soak_prints_the_machine_beside_its_frame_times(tmp_path):
