@@ -1,68 +1,119 @@
-"""``viewer sweep`` refusals before any task runs: a name that is not a plain name, --n past the largest
-scene, a radius parameter or an index given twice; a lock file that cannot take its pid and a CSV that fills the
-disk are one message each, the whole rows kept."""
+"""``viewer sweep``'s hostile inputs, one table: sweep files whose name, axes, indexes or fields are bad (a name
+that is not a plain name, --n past the largest scene, a radius parameter or an index given twice, TOML nested
+too deeply, index options no task could build), a scheduler address of another scheme, a results file that is a
+symbolic link, each refused with one line before any task runs. Apart from the table: a lock file that cannot take
+its pid and a CSV that fills the disk are one message each, the whole rows kept."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
+from tests.support.cli import refused, run_cli
+
+pytest.importorskip("distributed")
+
+HEAD = 'format = "viewer-sweep"\nversion = 1\n'
+#: a sweep of one small task, sound but for what a row adds or changes
+TASK = ('name = "h"\nindexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [1500]\nqueries = [20]\n'
+        'dynamic = ["none"]\nupdates = [20]\n')
 
 
-@pytest.mark.parametrize("name, shown", [
-    ("../../elsewhere/x", "'../../elsewhere/x'"),
-    ("a\\u001b[2Jb", "'a\\x1b[2Jb'"),
-], ids=["slash", "escape"])
-def test_a_sweep_name_that_is_not_a_plain_name_is_refused(tmp_path, name, shown):
-    """Before: a sweep file's name chose its default results directory runs/sweep-NAME, so a name with '/'
-    sent the results outside runs/, and an ESC sequence in it reached the terminal raw ('sweep NAME: ...')."""
+def _named(name: str) -> str:
+    return f'{HEAD}name = "{name}"\nindexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [1000]\n'
+
+
+def _axes(extra: str, indexes: str = '["octree"]') -> str:
+    """A sweep file's indexes and axes: the uniform scene, then ``extra``."""
+    return f'indexes = {indexes}\n[axes]\nscene = ["uniform"]\n{extra}'
+
+
+def _symlinked_results(work: Path) -> None:
+    """OUT/sweep.csv a symbolic link to a file the sweep has no business writing."""
+    (work / "out").mkdir()
+    (work / "victim.csv").write_text("precious\n")
+    (work / "out" / "sweep.csv").symlink_to(work / "victim.csv")
+
+
+DRY = ["--dry-run", "-o", "out"]
+RUN = ["--no-plots", "-o", "out"]
+
+#: every hostile input of ``viewer sweep``: (the sweep file's text, flags after it, words its one error line holds
+#: ({file} is the sweep file, which runs in its own directory), exit status, setup). ``setup`` (or None) prepares
+#: the directory it runs in. A sweep file's name chose its default results directory runs/sweep-NAME (a '/' sent
+#: the results outside runs/, an ESC sequence reached the terminal raw); --n took up to 1e9 (a scene holds at most
+#: 5e8); a radius parameter given twice silently took the last; "octree" and " octree" passed as two indexes and
+#: the run measured one.
+REFUSED = [
+    pytest.param(_named("../../elsewhere/x"), ["--dry-run"], ["{file}", "name", "plain name", "'../../elsewhere/x'"],
+                 2, None, id="name-slash"),
+    pytest.param(_named("a\\u001b[2Jb"), ["--dry-run"], ["{file}", "name", "plain name", "'a\\x1b[2Jb'"], 2, None,
+                 id="name-escape"),
+    pytest.param(HEAD + 'name = "t"\n' + _axes('n = [1000]\nradius = ["log-uniform:min=1,max=5,min=2"]\n'), DRY,
+                 ["{file}", "axes.radius", "parameter 'min' is given twice"], 2, None, id="radius-parameter-twice"),
+    pytest.param(HEAD + 'name = "t"\n' + _axes("n = [6e8]\n"), DRY, ["{file}", "axes.n", "1..5e+08"], 2, None,
+                 id="n-past-the-largest-scene"),
+    pytest.param(_axes("n = [1000]\n", '["octree", " octree"]'), DRY,
+                 ["{file}", "indexes", "an index spec is listed twice"], 2, None, id="index-twice-with-a-space"),
+    pytest.param(_axes("n = [10]\n").replace("uniform", "nowhere"), DRY,
+                 ["{file}", "axes.scene"], 2, None, id="scene-unknown"),
+    pytest.param(_axes("n = [1.5]\n"), DRY, ["{file}", "axes.n"], 2, None, id="n-not-whole"),
+    pytest.param(_axes("n = [0]\n"), ["-o", "out"], ["{file}", "axes.n"], 2, None, id="n-0"),
+    pytest.param(_axes("n = [10]\nwidth = [3]\n"), DRY, ["{file}", "axes.width"], 2, None, id="axis-unknown"),
+    pytest.param(_axes("n = [10]\n", '["nope"]'), DRY, ["{file}", "indexes"], 2, None, id="index-unknown"),
+    pytest.param(_axes(""), DRY, ["{file}", "axes.n"], 2, None, id="n-missing"),
+    pytest.param(_axes('n = [10]\ndynamic = ["2"]\n'), DRY, ["{file}", "axes.dynamic"], 2, None, id="dynamic-2"),
+    pytest.param(HEAD + TASK.replace('dynamic = ["none"]', 'dynamic = ["0"]\nframes = [2]'),
+                 ["-o", "out0"], ["dynamic", "(0, 1]"], 2, None, id="dynamic-0"),
+    pytest.param(_axes('n = [10]\nradius = ["wobbly"]\n'), DRY, ["{file}", "axes.radius"], 2, None,
+                 id="radius-unknown"),
+    pytest.param(_axes("n = [10]\nseed = [-1]\n"), DRY, ["{file}", "axes.seed"], 2, None, id="seed-negative"),
+    pytest.param(_axes("n = [10]\n", '"octree"'), DRY, ["{file}", "indexes"], 2, None, id="indexes-not-a-list"),
+    pytest.param('indexes = ["octree"\n', DRY, ["{file}", "not valid TOML"], 2, None, id="not-toml"),
+    pytest.param(_axes("n = " + "[" * 3000 + "]" * 3000 + "\n"), RUN, ["{file}", "nested too deeply"], 2, None,
+                 id="toml-nested-too-deeply"),
+    pytest.param(_axes("n = [1500]\n", '["octree:max_depth=0"]'), RUN,
+                 ["{file}", "indexes", "octree:max_depth=0", "max_depth"], 2, None, id="octree-max-depth-0"),
+    pytest.param(_axes("n = [1500]\n", '["octree", "hashgrid:cell_size=-5"]'), RUN,
+                 ["{file}", "indexes", "hashgrid:cell_size=-5", "cell_size"], 2, None,
+                 id="hashgrid-cell-size-negative"),
+    pytest.param("description = [1, 2]\n" + _axes("n = [1500]\n"), RUN, ["{file}", "description", "must be a string"],
+                 2, None, id="description-not-text"),
+    *(pytest.param(HEAD + TASK, ["-o", "out", "--scheduler", address], ["--scheduler", scheme], 2, None,
+                   id=f"scheduler-{address or 'empty'}")
+      for address, scheme in [("tls://127.0.0.1:8786", "tls://"), ("ucx://127.0.0.1:8786", "ucx://"),
+                              ("tcp://127.0.0.1", "tcp://"), ("", "--scheduler")]),
+    pytest.param(HEAD + TASK, ["--no-plots", "-q", "-o", "out"], ["out/sweep.csv", "symbolic link"], 2,
+                 _symlinked_results, id="results-a-symbolic-link"),
+]
+
+
+def _snapshot(d: Path) -> dict:
+    """Every path under ``d`` with its bytes (a link's: its target's)."""
+    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else None for p in sorted(d.rglob("*"))}
+
+
+@pytest.mark.parametrize("text, flags, words, status, setup", REFUSED)
+def test_a_hostile_sweep_is_refused_with_one_line_before_any_task(tmp_path, text, flags, words, status, setup):
+    """Exit status 2, one line on stderr naming the file and field (or the flag), nothing on stdout, and nothing
+    written in the directory the sweep runs in (no results directory; a file a link points at unchanged) but the
+    lock file a sweep that got as far as its output directory keeps."""
     work = tmp_path / "work"
     work.mkdir()
-    f = work / "s.toml"
-    f.write_text(f'format = "viewer-sweep"\nversion = 1\nname = "{name}"\nindexes = ["octree"]\n'
-                 '[axes]\nscene = ["uniform"]\nn = [1000]\n')
-    status, out, err = run_cli("sweep", f, "--dry-run", cwd=work)
-    refused(status, err, str(f), "name", "plain name", shown)
-    assert out == "" and [p.name for p in work.iterdir()] == ["s.toml"]
-
-
-def test_a_radius_parameter_given_twice_is_refused_in_bench_and_sweep(tmp_path):
-    """'--index octree:max_depth=5,max_depth=6' and '--view-distance constant:value=1,value=2' are refused.
-    Before: '--radius constant:value=1,value=2' silently measured value=2 (the workload labelled
-    uniform-1k-constant2), and a sweep file's radius axis took it the same way."""
-    out = tmp_path / "bench"
-    status, _, err = run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "scan", "--radius",
-                            "constant:value=1,value=2", "--no-plots", "--out", out)
-    refused(status, err, "--radius 'constant:value=1,value=2'", "parameter 'value' is given twice")
-    assert not out.exists()
-    sweep = tmp_path / "s.toml"
-    sweep.write_text('format = "viewer-sweep"\nversion = 1\nname = "t"\nindexes = ["octree"]\n[axes]\n'
-                     'scene = ["uniform"]\nn = [1000]\nradius = ["log-uniform:min=1,max=5,min=2"]\n')
-    status, out_text, err = run_cli("sweep", sweep, "--dry-run", "-o", tmp_path / "sw")
-    refused(status, err, str(sweep), "axes.radius", "parameter 'min' is given twice")
-    assert out_text == "" and not (tmp_path / "sw").exists()
-
-
-@pytest.mark.parametrize("argv", [
-    ["bench", "--n", "6e8", "--index", "scan", "--dynamic", "none", "--updates", "0", "--no-plots"],
-    ["clients", "--n", "6e8", "--scene", "uniform", "--index", "scan", "--k", "1", "--ticks", "3"],
-], ids=["bench", "clients"])
-def test_n_past_the_largest_scene_is_refused_as_a_flag(tmp_path, argv):
-    """A scene holds at most 500,000,000 objects (viewer.scenes.MAX_N); --n took up to 1e9. Before: clients
-    warmed its kernels, then died generating the workload with "field 'n': must be <= 5e+08" (naming no flag)
-    and left its --out directory behind; bench skipped the workload here, and on a machine with the memory
-    would have died the same way; a sweep's n axis took 1e9 too."""
-    out = tmp_path / "out"
-    status, _, err = run_cli(*argv, "--out", out)
-    refused(status, err, "--n", "1..500,000,000", "'6e8'")
-    assert not out.exists()
-    sweep = tmp_path / "s.toml"
-    sweep.write_text('format = "viewer-sweep"\nversion = 1\nname = "t"\nindexes = ["octree"]\n[axes]\n'
-                     'scene = ["uniform"]\nn = [6e8]\n')
-    status, _, err = run_cli("sweep", sweep, "--dry-run", "-o", out)
-    refused(status, err, str(sweep), "axes.n", "1..5e+08")
+    src = work / "s.toml"
+    src.write_text(text)
+    if setup:
+        setup(work)
+    before = _snapshot(work)
+    code, stdout, err = run_cli("sweep", src, *flags, cwd=work)
+    assert code == status, err
+    refused(code, err, *(w.replace("{file}", str(src)) for w in words))
+    assert stdout == "" and len(err.strip().splitlines()) == 1, err
+    after = _snapshot(work)
+    after.pop("out/sweep.lock", None)  # the lock file stays, as always (viewer/sweep/lock.py)
+    assert after == before
 
 
 def test_a_sweep_whose_lock_file_cannot_take_its_pid_is_one_message(tmp_path, monkeypatch):
@@ -111,14 +162,18 @@ def test_a_sweep_csv_that_fills_the_disk_keeps_its_whole_rows_and_says_so(tmp_pa
     assert path.read_bytes() == before
 
 
-def test_a_sweep_listing_an_index_twice_with_a_space_is_refused(tmp_path):
-    """``viewer bench --index "octree; octree"`` is refused ('--index lists octree twice'), and so was a sweep
-    listing "octree" twice; but the sweep compared the specs as written. Before: indexes = ["octree",
-    " octree"] passed ('1 tasks, each measuring octree, octree', exit 0) and the run measured octree once.
-    Now the specs are compared without their surrounding spaces, as bench labels them."""
-    src = tmp_path / "twice.toml"
-    src.write_text('indexes = ["octree", " octree"]\n[axes]\nscene = ["uniform"]\nn = [1000]\n')
-    out = tmp_path / "out"
-    status, stdout, err = run_cli("sweep", src, "--dry-run", "-o", out)
-    refused(status, err, "twice.toml", "indexes", "an index spec is listed twice")
-    assert stdout == "" and not out.exists()
+#: bench's halves of two refusals the sweep shares (a radius parameter given twice, --n past the largest scene)
+@pytest.mark.parametrize("args, words", [
+    (["--radius", "constant:value=1,value=2"],
+     ["--radius 'constant:value=1,value=2'", "parameter 'value' is given twice"]),
+    (["--n", "6e8", "--dynamic", "none", "--updates", "0"], ["--n", "1..500,000,000", "'6e8'"]),
+], ids=["radius-parameter-twice", "n-past-the-largest-scene"])
+def test_bench_refuses_what_a_sweep_file_refuses(tmp_path, args, words):
+    """Before: '--radius constant:value=1,value=2' silently measured value=2 (the workload labelled
+    uniform-1k-constant2); bench skipped a workload of --n 6e8 here, and on a machine with the memory would
+    have died generating it ("field 'n': must be <= 5e+08", naming no flag)."""
+    out = tmp_path / "bench"
+    status, _, err = run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "scan", *args, "--no-plots",
+                             "--out", out)
+    refused(status, err, *words)
+    assert not out.exists()

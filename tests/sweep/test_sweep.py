@@ -13,7 +13,6 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from viewer.errors import UserError  # noqa: E402
 from viewer.sweep import bundled_sweeps, columns, load_sweep, run_sweep  # noqa: E402
 from viewer.sweep.plots import speedup_column  # noqa: E402
 
@@ -74,36 +73,6 @@ def test_bundled_sweeps_load_and_multiply_their_axes():
         tasks = sw.tasks()
         assert len(tasks) == expected and len({t.key for t in tasks}) == expected
         assert all(t.indexes == sw.indexes for t in tasks)
-
-
-@pytest.mark.parametrize("body, field", [
-    ('indexes = ["octree"]\n[axes]\nscene = ["nowhere"]\nn = [10]', "axes.scene"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [1.5]', "axes.n"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [10]\nwidth = [3]', "axes.width"),
-    ('indexes = ["nope"]\n[axes]\nscene = ["uniform"]\nn = [10]', "indexes"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]', "axes.n"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [10]\ndynamic = ["2"]', "axes.dynamic"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [10]\nradius = ["wobbly"]', "axes.radius"),
-    ('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [10]\nseed = [-1]', "axes.seed"),
-    ('indexes = "octree"\n[axes]\nscene = ["uniform"]\nn = [10]', "indexes"),
-    ('indexes = ["octree"\n', "not valid TOML"),
-])
-def test_bad_sweep_files_name_the_file_and_field(tmp_path, body, field):
-    p = tmp_path / "bad.toml"
-    p.write_text(body)
-    with pytest.raises(UserError) as exc:
-        load_sweep(str(p))
-    assert str(p) in str(exc.value) and field in str(exc.value)
-
-
-def test_cli_bad_file_exits_2_one_line_nothing_written(tmp_path):
-    p = tmp_path / "bad.toml"
-    p.write_text('indexes = ["octree"]\n[axes]\nscene = ["uniform"]\nn = [0]\n')
-    out = tmp_path / "out"
-    r = run_cli("sweep", p, "-o", out)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and str(p) in r.stderr and "axes.n" in r.stderr
-    assert not out.exists()
 
 
 def test_dry_run_lists_tasks_with_memory_estimates_and_runs_nothing(tmp_path):
