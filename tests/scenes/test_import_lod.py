@@ -243,13 +243,9 @@ def test_bad_range_values_name_the_file_row_and_column(tmp_path, row, column, wo
     assert e.value.field == column and words in e.value.problem and str(p) in str(e.value)
 
 
-def test_bad_range_columns_exit_2_from_the_cli(tmp_path):
+def test_a_begin_beyond_the_view_distance_exits_2_from_scene_info(tmp_path):
+    """(Range columns with a gap, lod1 and lod3, are in scene import's table: tests/cli/test_scene_import.py.)"""
     p = tmp_path / "bad.csv"
-    p.write_text("x,y,z,r,lod1,lod3\n1,1,1,50,1,2\n")
-    r = run_cli("scene", "import", p, "-o", tmp_path / "o.npz", cwd=ROOT)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "bad.csv" in r.stderr and "'lod3'" in r.stderr and "no lod2" in r.stderr
-    assert not (tmp_path / "o.npz").exists()
     p.write_text("x,y,z,begin\n1,1,1,50\n")
     r = run_cli("scene", "info", p, "--view-distance", "constant:value=10", cwd=ROOT)
     assert r.returncode == 2 and "row 1: begin 50 is beyond the object's view distance 10" in r.stderr
