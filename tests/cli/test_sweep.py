@@ -66,7 +66,7 @@ REFUSED = [
     pytest.param(_axes(""), DRY, ["{file}", "axes.n"], 2, None, id="n-missing"),
     pytest.param(_axes('n = [10]\ndynamic = ["2"]\n'), DRY, ["{file}", "axes.dynamic"], 2, None, id="dynamic-2"),
     pytest.param(HEAD + TASK.replace('dynamic = ["none"]', 'dynamic = ["0"]\nframes = [2]'),
-                 ["-o", "out0"], ["dynamic", "(0, 1]"], 2, None, id="dynamic-0"),
+                 ["-o", "out0"], ["{file}", "axes.dynamic", "(0, 1]"], 2, None, id="dynamic-0"),
     pytest.param(_axes('n = [10]\nradius = ["wobbly"]\n'), DRY, ["{file}", "axes.radius"], 2, None,
                  id="radius-unknown"),
     pytest.param(_axes("n = [10]\nseed = [-1]\n"), DRY, ["{file}", "axes.seed"], 2, None, id="seed-negative"),
