@@ -3,11 +3,9 @@ batch is slower than single queries."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.support.cli import refused, run_cli, small, with_flags  # noqa: F401 (small: a fixture)
+from tests.support.cli import files_under, refused, run_cli, run_process, small, with_flags  # noqa: F401 (small: a fixture)
 
 #: a scene file whose recipe is refused only when its workload comes up, after --out is made
 BAD_RECIPE = 'generator = "uniform"\nn = 100\n[radius]\nmodel = "log-uniform"\nmin = 0\nmax = 1\n'
@@ -16,6 +14,12 @@ BAD_RECIPE = 'generator = "uniform"\nn = 100\n[radius]\nmodel = "log-uniform"\nm
 def _bad_recipe(tmp_path):
     (tmp_path / "bad.toml").write_text(BAD_RECIPE)
     return ["--scene", tmp_path / "bad.toml"]
+
+
+def _earlier_run(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "clients.csv").write_text("an earlier run\n")
+    return []
 
 
 #: every hostile input of ``viewer clients``: (flags over the quick run's, words its one error line holds, exit
@@ -40,6 +44,8 @@ REFUSED = [
                  True, id="n-past-the-largest-scene"),
     pytest.param(["--out", "{tmp}/out/deep"], ["bad.toml", "radius.min"], 2, _bad_recipe,
                  False, id="recipe-refused-after-out-is-made"),
+    pytest.param([], ["--out", "clients.csv exists already", "--force"], 2, _earlier_run, True,
+                 id="earlier-run-without-force"),
 ]
 
 
@@ -50,13 +56,32 @@ def test_a_hostile_flag_is_refused_with_one_line_and_nothing_written(tmp_path, s
     before the machine line), nothing written in the test's directory: no --out directory, not even an empty one."""
     quick = ["clients", "--scene", small, "--index", "scan", "--k", "1", "--ticks", "3", "--out", tmp_path / "out"]
     extra = setup(tmp_path) if setup else []
-    before = sorted(os.listdir(tmp_path))
+    before = files_under(tmp_path)
     args = [str(a).replace("{tmp}", str(tmp_path)) for a in with_flags(with_flags(quick, extra), flags)]
     code, stdout, err = run_cli(*args)
     assert code == status, err
     refused(code, err, *words)
     assert stdout == "" if quiet else stdout.startswith("machine: ")
-    assert sorted(os.listdir(tmp_path)) == before
+    assert files_under(tmp_path) == before
+
+
+def test_clients_whose_answers_exceed_the_memory_are_refused_before_measuring(tmp_path):
+    """65,536 clients over a world where each sees all of its 2,000 objects: a tick's answers hold 131 million
+    ids, about 3.8 GB to measure. Under a 2 GB address-space limit the command refuses after counting a sample
+    of clients, naming --k and both figures, exit 2, no traceback, no --out left behind."""
+    import resource
+
+    (tmp_path / "all.toml").write_text('generator = "uniform"\nn = 2000\nworld = 10.0\n[radius]\nmodel = "constant"\n'
+                                       'value = 100.0\n')
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    code, stdout, err = run_process("clients", "--scene", tmp_path / "all.toml", "--index", "octree", "--k", "65536",
+                                    "--ticks", "3", "--out", tmp_path / "out", preexec_fn=limited)
+    line = refused(code, err, "--k 65536", "ids", "2,000 a client", "this process may use")
+    assert "RLIMIT_AS" in line
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_clients_verdict_says_a_slower_batch_saves_nothing():

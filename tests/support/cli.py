@@ -30,6 +30,12 @@ def refused(status: int, err: str, *words: str) -> str:
     return lines[0]
 
 
+def files_under(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (relative path -> its bytes), and each directory (-> b""): what a refused
+    command must leave exactly as it was."""
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"") for p in sorted(Path(root).rglob("*"))}
+
+
 def with_flags(base: list, extra: list) -> list:
     """``base`` arguments with ``extra`` appended, each option of ``extra`` (``--name``) first dropped from ``base``
     with its values (a single-valued option may be given once)."""

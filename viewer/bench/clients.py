@@ -22,7 +22,7 @@ from ..errors import UserError
 from ..index import SphereIndex, grown_until_fits
 from ..timing.interleave import balanced_orders
 
-__all__ = ["LAYOUTS", "ClientsResult", "check_names", "check_step", "client_paths", "measure_clients", "run_clients",
+__all__ = ["LAYOUTS", "ClientsResult", "check_answer_memory", "check_names", "check_step", "client_paths", "measure_clients", "run_clients",
            "shares_work", "verdict"]
 
 #: how the clients are placed: over the whole world, or crowded into a few hot spots
@@ -126,7 +126,8 @@ class _Buffers:
 
     @staticmethod
     def _grow(needed: int) -> np.ndarray:
-        return np.empty(2 * needed, dtype=np.int64)
+        # an eighth to spare: the next tick's answer is about this one's (doubling would hold twice the answer)
+        return np.empty(needed + (needed >> 3) + 1, dtype=np.int64)
 
     def singles(self, ix: SphereIndex, pts: np.ndarray) -> tuple[float, int]:
         def tick(out: np.ndarray) -> tuple[float, int]:
@@ -192,6 +193,32 @@ def measure_clients(built: dict, paths: np.ndarray, budget_s: float = 20.0,
 # --------------------------------------------------------------------------- viewer clients, after its arguments
 
 
+#: bytes a client's visible id costs while a tick is measured: the batch's answer (int64) with an eighth to spare,
+#: the first tick's check (a batch answer and its copy, int64) and a shared walk's packed segments (int32)
+BYTES_PER_ID = 8 + 1 + 16 + 4
+#: clients sampled for :func:`check_answer_memory`
+_SAMPLED = 256
+
+
+def check_answer_memory(ix: SphereIndex, paths: np.ndarray, flag: str) -> None:
+    """Refuse with a :class:`UserError` naming ``flag`` when the answers of one tick of ``paths`` ((ticks, K, 3)
+    client positions) would not fit in the memory this process may use: the ids a client sees are counted for
+    up to 256 clients of the first tick, evenly spread, with ``ix`` (any exact index of the world), and scaled
+    to K. A tick's answer is legitimately large where many clients each see much of the world."""
+    from ..system.memory import available, format_bytes
+
+    k = paths.shape[1]
+    picks = np.unique(np.linspace(0, k - 1, min(k, _SAMPLED)).astype(np.int64))
+    seen = sum(ix.query(paths[0, j]).size for j in picks)
+    ids = seen * k / picks.size
+    need = int(ids * BYTES_PER_ID)
+    have, why = available()
+    if need > have:
+        raise UserError(f"{flag}: a tick's answers hold about {ids:,.0f} ids ({seen / picks.size:,.0f} a client, "
+                        f"counted for {picks.size} clients), about {format_bytes(need)} to measure; this process "
+                        f"may use {format_bytes(have)} ({why}); give fewer clients")
+
+
 def check_names(names: list[str]) -> list[str]:
     """The ``--index`` names, distinct, in order, without those whose libraries are missing here (``gpu``
     kept: whether a GL context can cull is known once it exists); a :class:`UserError` for an unknown name
@@ -247,6 +274,13 @@ def _build(name: str, wl, gl):
     return INDEXES[name](wl.centres, wl.radii)
 
 
+def _exact(wl) -> SphereIndex:
+    """An exact index of ``wl`` to count answers with when only the GPU is measured."""
+    from ..index import INDEXES
+
+    return INDEXES["octree"](wl.centres, wl.radii)
+
+
 def run_clients(workloads: list, names: list[str], *, ks: list[int], layouts: list[str], ticks: int, step: float,
                 budget: float, seed: int, out, config: dict, writable_dir) -> int:
     """Time every index of ``names`` (checked: :func:`check_names`) on each workload (``workloads``:
@@ -285,6 +319,8 @@ def run_clients(workloads: list, names: list[str], *, ks: list[int], layouts: li
             for layout in layouts:
                 for k in ks:
                     paths = client_paths(wl.centres, k, ticks, layout, seed, step=step)
+                    cpu = [ix for name, ix in built.items() if name != GPU]
+                    check_answer_memory(cpu[0] if cpu else _exact(wl), paths, f"--k {k}")
                     bar = Progress(ticks, f"{wl.name} {layout} K={k}", unit="ticks")
                     results = measure_clients(built, paths, budget_s=budget, progress=bar.update)
                     bar.close()

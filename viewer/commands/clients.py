@@ -61,6 +61,8 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1")
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for clients.csv and clients.json (default runs/clients-YYYYmmdd-HHMMSS)")
+    p.add_argument("--force", action="store_true",
+                   help="replace clients.csv / clients.json already in --out (refused without it)")
     p.set_defaults(func=run)
 
 
@@ -88,11 +90,14 @@ def _workloads(args) -> list:
 
 def run(args) -> int:
     from viewer.bench.clients import check_names, check_step, run_clients
+    from viewer.files.output import refuse_replacing
 
     names = check_names([t.strip() for t in args.index.split(",") if t.strip()])
     check_step(args.step, args.ticks)
     workloads = _workloads(args)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
+    refuse_replacing([Path(out) / "clients.csv", Path(out) / "clients.json"], f"--out {out}", "viewer clients",
+                     args.force)
     config = {"scene": args.scene, "n": args.n, "k": args.k, "layout": args.layout, "ticks": args.ticks,
               "step": args.step, "seed": args.seed}
     return run_clients(workloads, names, ks=args.k, layouts=args.layout, ticks=args.ticks, step=args.step,
