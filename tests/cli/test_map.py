@@ -115,3 +115,20 @@ def test_a_map_stopped_before_writing_leaves_no_directory_behind(tmp_path, small
     err = sigterm_when(proc, out.exists)
     assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
     assert sorted(os.listdir(tmp_path)) == ["small.toml"]
+
+
+def test_a_map_larger_than_the_memory_is_refused_before_the_scene_loads(tmp_path, small):
+    """``--res 2048 --slices 64`` is 268 million camera positions, about 30 GB of points, counts and times: under
+    a 4 GB address-space limit the map is refused naming both flags and both figures, before the scene loads
+    (no 'loading' line), exit 2, no directory made."""
+    import resource
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    code, stdout, err = run_process("map", small, "--res", "2048", "--slices", "64", "-o", tmp_path / "map",
+                                    preexec_fn=limited)
+    line = refused(code, err, "--res 2048 --slices 64", "268,435,456 camera positions", "this process may use",
+                   "RLIMIT_AS")
+    assert stdout == "" and "loading" not in err, err
+    assert sorted(os.listdir(tmp_path)) == ["small.toml"], line

@@ -119,4 +119,6 @@ def run(args) -> int:
                    scene_arg=args.scene, indexes=args.indexes, planes=lambda lo, hi: _planes(args, lo, hi),
                    res=args.res, budget=args.budget,
                    budget_text=_args.count_text(args.budget) if args.budget is not None else "",
-                   out=args.out, force=args.force, quiet=args.quiet, loading_label=_args.loading_label(args.scene))
+                   out=args.out, force=args.force, quiet=args.quiet, loading_label=_args.loading_label(args.scene),
+                   n_planes=args.slices or 1,
+                   sample_flags=f"--res {args.res}" + (f" --slices {args.slices}" if args.slices else ""))

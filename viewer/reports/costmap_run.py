@@ -23,15 +23,38 @@ DEFAULT_INDEXES = ("octree", "scan")
 CSV_NAME, VISIBLE_PNG = "costmap.csv", "visible.png"
 
 
+#: bytes one sampled camera position costs a map: its point in its plane's grid and in the joined array
+#: (3 float64, twice), and for each index its count and its time (int64, float64), each copied once more to
+#: write the CSV and draw the figures
+BYTES_PER_POINT = 48
+BYTES_PER_POINT_INDEX = 32
+
+
+def check_map_memory(points: int, indexes: int, flags: str) -> None:
+    """Refuse with a :class:`UserError` naming ``flags`` (``--res 2048 --slices 64``) when mapping ``points``
+    camera positions with ``indexes`` indexes would not fit in the memory this process may use (the scene and
+    its indexes come on top)."""
+    from ..system.memory import available, format_bytes
+
+    need = points * (BYTES_PER_POINT + BYTES_PER_POINT_INDEX * indexes)
+    have, why = available()
+    if need > have:
+        raise UserError(f"{flags}: {points:,} camera positions need about {format_bytes(need)} for their points, "
+                        f"counts and times ({indexes} index{'es' if indexes > 1 else ''}); this process may use "
+                        f"{format_bytes(have)} ({why}); map fewer samples or planes")
+
+
 def run_map(load_scene: Callable, *, scene_arg: str, indexes: list[str] | None, planes: Callable, res: int,
-            budget: int | None, budget_text: str, out: str, force: bool, quiet: bool, loading_label: str) -> int:
+            budget: int | None, budget_text: str, out: str, force: bool, quiet: bool, loading_label: str,
+            n_planes: int = 1, sample_flags: str = "") -> int:
     """Map the scene ``load_scene(progress)`` into the directory ``out``; returns the exit status (0).
 
     scene_arg : how the user named the scene (the line that says how to save a budget's scale)
     indexes : the ``--index`` names (None: :data:`DEFAULT_INDEXES` that are available)
     planes : ``planes(lo, hi) -> (axis, [values])``, the planes to map inside the scene's world box
         (``lo``, ``hi``: (3,) world units; a :class:`UserError` for a plane outside it)
-    res : samples along each side of a plane; budget : ``--budget`` (None: map at the scene's own radii),
+    res : samples along each side of a plane; n_planes : how many planes ``planes`` gives (weighed with
+        ``res`` before the scene loads, named ``sample_flags`` in a refusal); budget : ``--budget`` (None: map at the scene's own radii),
         written ``budget_text`` in messages
     force : replace a map already in ``out``; quiet : no progress on stderr; loading_label : the loading
         progress's label
@@ -42,10 +65,12 @@ def run_map(load_scene: Callable, *, scene_arg: str, indexes: list[str] | None, 
 
     with warm_scope(("build", "query")):
         return _map(load_scene, scene_arg=scene_arg, indexes=indexes, planes=planes, res=res, budget=budget,
-                    budget_text=budget_text, out=out, force=force, quiet=quiet, loading_label=loading_label)
+                    budget_text=budget_text, out=out, force=force, quiet=quiet, loading_label=loading_label,
+                    n_planes=n_planes, sample_flags=sample_flags or f"--res {res}")
 
 
-def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, out, force, quiet, loading_label) -> int:
+def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, out, force, quiet, loading_label,
+         n_planes, sample_flags) -> int:
     import numpy as np
 
     from ..files.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
@@ -64,6 +89,7 @@ def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, ou
     out = prepare_out_dir(out, create=False, what="-o")  # created once the scene has loaded
     files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
     refuse_replacing(files, f"-o {out}", "viewer map", force)  # before minutes of loading and timing
+    check_map_memory(res * res * n_planes, len(names), sample_flags)  # before the scene, which comes on top
 
     def say(line: str) -> None:
         if not quiet:
