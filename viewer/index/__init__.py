@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 
 from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, grown_until_fits, warm_scope
 from .brute import BruteForce, brute_query
+from .specs import ENTRY_POINT_GROUP, IndexSpec, installed_plugins, make_index, parse_index_list, parse_index_spec
 
 # name -> (module under viewer.index, class): the core at the top, the rivals and peers under rivals/. Modules
 # are imported on first use, so `from viewer.index import Octree` does not pay for compiling-or-loading every
@@ -65,6 +66,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "ENTRY_POINTS",
+    "ENTRY_POINT_GROUP",
     "INDEXES",
     "BruteForce",
     "BSPTree",
@@ -74,6 +76,7 @@ __all__ = [
     "CoherentIndex",
     "HashGrid",
     "HGrid",
+    "IndexSpec",
     "KDTree",
     "LinearScan",
     "Loop32",
@@ -87,19 +90,13 @@ __all__ = [
     "SphereTree",
     "brute_query",
     "grown_until_fits",
+    "installed_plugins",
     "make_index",
+    "parse_index_list",
+    "parse_index_spec",
     "warm_scope",
     "warm_up",
 ]
-
-
-def make_index(name: str, centres, radii, **options) -> SphereIndex:
-    """Build the index called ``name`` (a key of :data:`INDEXES`) over ``centres`` (N, 3), ``radii`` (N,)."""
-    try:
-        cls = INDEXES[name]
-    except KeyError:
-        raise KeyError(f"unknown index {name!r}; choose from {', '.join(INDEXES)}") from None
-    return cls(centres, radii, **options)
 
 
 def warm_up(names=None, entry_points=None) -> None:
