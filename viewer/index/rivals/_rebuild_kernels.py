@@ -1,0 +1,181 @@
+"""Numba kernels of the rebuilt-every-frame grid (:mod:`viewer.index.rivals.rebuild`).
+
+**Levels.** A sphere of radius r in [2^(e-1), 2^e) (``frexp``'s exponent e; radii under 2^-531 and 0 share the
+level of e = -531) lives on level e,
+whose cells have an edge of 2^(e+1) >= 2r: a sphere holding p (its rounded predicate included) has its centre
+in p's cell or a neighbour on each axis, so a query probes 27 cells a level. A cell coordinate is
+``floor(x * (1 / edge))`` clamped to +-2^40: the product by a power of two is exact in the normal range and
+monotone below it, so the map is monotone and two coordinates under an edge apart stay at most one cell apart,
+past the clamp and for subnormal or huge coordinates too.
+
+**Buckets.** Level e's cells hash into its own run of buckets (a power of two, about one bucket for every two
+objects); a counting sort lays the objects out bucket by bucket as rows (x, y, z, r) beside their ids. Two
+cells sharing a bucket only add candidates, which the predicate rejects; a query visits each distinct bucket
+of its 27 once.
+
+**The build, on every core.** Each thread takes a contiguous share of the objects: it computes their keys and
+counts them per bucket in its own row of counts; one pass turns the counts into each thread's positions; each
+thread then writes its objects' rows there. The objects keep their order within a bucket.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from viewer.kernels.jit import njit_noref
+
+from .._contract_kernels import emit, holds
+
+#: the lowest level's exponent: every radius below 2**-531 (and 0) shares it. A sphere that small holds the
+#: points whose squared distance underflows (within about 2**-537 of its centre: the contract's PAD_ABS), so
+#: its cells must be wider than its radius says: 2**-530
+MIN_EXP = -531
+#: frexp exponents of radii are in [MIN_EXP, 102] (radii up to 2**100); level index = exponent - MIN_EXP
+LEVEL_BIAS = -MIN_EXP
+LEVELS = 102 - MIN_EXP + 1
+#: cell coordinates are clamped to +-CLAMP
+CLAMP = float(1 << 40)
+
+_P1 = np.int64(73856093)
+_P2 = np.int64(19349663)
+_P3 = np.int64(83492791)
+
+
+@njit_noref(inline="always")
+def level_of(bits):
+    """The level index of a radius >= 0 given by its float64 ``bits`` (int64): its frexp exponent, read from
+    the exponent field (subnormals and 0 fall below MIN_EXP), at least MIN_EXP, + LEVEL_BIAS."""
+    return max(((bits >> 52) & 0x7FF) - 1022, MIN_EXP) + LEVEL_BIAS
+
+
+@njit_noref(inline="always")
+def cell_of(v, inv):
+    """``floor(v * inv)`` clamped to +-CLAMP (``inv`` 1 / the level's cell edge, a power of two <= 2**530: the
+    product is exact in the normal range and rounds monotonically below it)."""
+    c = np.floor(v * inv)
+    if c > CLAMP:
+        c = CLAMP
+    elif c < -CLAMP:
+        c = -CLAMP
+    return np.int64(c)
+
+
+@njit_noref(inline="always")
+def bucket_of(cx, cy, cz, mask):
+    return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
+
+
+@njit_noref(parallel=True)
+def count_levels(rbits, n, nthreads, lcount):
+    """Objects per level, per thread: ``rbits`` the radii's float64 bits (int64), ``lcount`` (nthreads, LEVELS)
+    int64, zeroed here."""
+    for t in prange(nthreads):
+        row = lcount[t]
+        for j in range(LEVELS):
+            row[j] = 0
+        for i in range(n * t // nthreads, n * (t + 1) // nthreads):
+            row[level_of(rbits[i])] += 1
+
+
+@njit_noref(parallel=True)
+def count_buckets(x, y, z, rbits, n, nthreads, loff, lmask, linv, keys, counts):
+    """Each object's bucket into ``keys`` (n,) int64, counted per thread into ``counts`` (nthreads, T) int32
+    (zeroed here). ``loff``, ``lmask``, ``linv`` per level index: its first bucket, its bucket mask, 1 / its
+    cell edge."""
+    nb = counts.shape[1]
+    for t in prange(nthreads):
+        row = counts[t]
+        for b in range(nb):
+            row[b] = 0
+        for i in range(n * t // nthreads, n * (t + 1) // nthreads):
+            lv = level_of(rbits[i])
+            e = linv[lv]
+            k = loff[lv] + bucket_of(cell_of(x[i], e), cell_of(y[i], e), cell_of(z[i], e), lmask[lv])
+            keys[i] = k
+            row[k] += 1
+
+
+@njit_noref
+def place_buckets(counts, start):
+    """Turn the per-thread ``counts`` (nthreads, T) into each thread's first position in each bucket (in
+    place), and ``start`` (T + 1,) into each bucket's first row."""
+    nthreads, nb = counts.shape
+    pos = 0
+    for b in range(nb):
+        start[b] = pos
+        for t in range(nthreads):
+            c = counts[t, b]
+            counts[t, b] = pos
+            pos += c
+    start[nb] = pos
+
+
+@njit_noref(parallel=True)
+def scatter_rows(x, y, z, r, ids, n, nthreads, keys, counts, rows, rid):
+    """Each object's row (x, y, z, r) and id at its thread's next position in its bucket: ``rows`` (n, 4)
+    float64, ``rid`` (n,) int64."""
+    for t in prange(nthreads):
+        pos = counts[t]
+        for i in range(n * t // nthreads, n * (t + 1) // nthreads):
+            k = keys[i]
+            d = pos[k]
+            pos[k] = d + 1
+            rows[d, 0] = x[i]
+            rows[d, 1] = y[i]
+            rows[d, 2] = z[i]
+            rows[d, 3] = r[i]
+            rid[d] = ids[i]
+
+
+@njit_noref
+def query(px, py, pz, levels, loff, lmask, linv, start, rows, rid, probe, out, stats):
+    """Ids of the spheres holding (px, py, pz) into ``out`` (as many as it holds); returns their number.
+    ``levels`` the non-empty level indexes; ``probe`` (27,) int64 scratch. ``stats``: candidates, visible,
+    buckets visited, the most buckets on one level."""
+    size = out.shape[0]
+    k = 0
+    cand = 0
+    visited = 0
+    most = 0
+    for li in range(levels.shape[0]):
+        lv = levels[li]
+        e = linv[lv]
+        mask = lmask[lv]
+        off = loff[lv]
+        cx = cell_of(px, e)
+        cy = cell_of(py, e)
+        cz = cell_of(pz, e)
+        m = 0
+        for dx in range(-1, 2):
+            ax = min(max(cx + dx, -np.int64(CLAMP)), np.int64(CLAMP))
+            for dy in range(-1, 2):
+                ay = min(max(cy + dy, -np.int64(CLAMP)), np.int64(CLAMP))
+                for dz in range(-1, 2):
+                    az = min(max(cz + dz, -np.int64(CLAMP)), np.int64(CLAMP))
+                    b = off + bucket_of(ax, ay, az, mask)
+                    # keep the probes sorted and distinct: two cells in one bucket are scanned once
+                    j = m
+                    while j > 0 and probe[j - 1] > b:
+                        j -= 1
+                    if j > 0 and probe[j - 1] == b:
+                        continue
+                    for q in range(m, j, -1):
+                        probe[q] = probe[q - 1]
+                    probe[j] = b
+                    m += 1
+        visited += m
+        most = max(most, m)
+        for j in range(m):
+            b = probe[j]
+            s0 = start[b]
+            s1 = start[b + 1]
+            cand += s1 - s0
+            for s in range(s0, s1):
+                if holds(px, py, pz, rows[s, 0], rows[s, 1], rows[s, 2], rows[s, 3]):
+                    k = emit(out, size, k, rid[s])
+    stats[0] = cand
+    stats[1] = k
+    stats[2] = visited
+    stats[3] = most
+    return k
