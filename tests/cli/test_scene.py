@@ -163,6 +163,18 @@ REFUSED = [
     _row("n-1e12", UNIFORM, ["--n", "1e12"], ["--n"]),
     _row("n-not-a-number", UNIFORM, ["--n", "lots"], ["--n"]),
     _row("seed-negative", UNIFORM, ["--seed", "-4"], ["--seed"]),
+    _row("hlod-cell-1e-300-in-the-recipe", UNIFORM + "[hlod]\ncell = 1e-300\n", [],
+         ["field 'hlod.cell'", "2**62 cells", "larger cell"]),
+    _row("hlod-1e-300", UNIFORM, ["--hlod", "1e-300"], ["--hlod 1e-300:", "2**62 cells", "larger cell"]),
+    _row("hlod-1e-6", UNIFORM, ["--hlod", "1e-6"], ["--hlod 1e-06:", "2**62 cells", "larger cell"]),
+    _row("hlod-5e-324", UNIFORM, ["--hlod", "5e-324"], ["--hlod 5e-324:", "2**62 cells", "larger cell"]),
+    _row("hlod-past-the-domain", UNIFORM, ["--hlod", "1e31"], ["--hlod 1e+31:", "2**100"]),
+    _row("hlod-0", UNIFORM, ["--hlod", "0"], ["argument --hlod", "> 0"]),
+    _row("hlod-nan", UNIFORM, ["--hlod", "nan"], ["argument --hlod", "> 0"]),
+    _row("hlod-inf", UNIFORM, ["--hlod", "inf"], ["argument --hlod", "> 0"]),
+    _row("hlod-not-a-number", UNIFORM, ["--hlod", "wide"], ["argument --hlod", "'wide'"]),
+    _row("radius-scale-past-the-domain", UNIFORM + '[radius]\nmodel = "constant"\nvalue = 1e25\n',
+         ["--radius-scale", "1e6"], ["--radius-scale 1000000.0:", "outside the numeric domain"]),
 ]
 
 
@@ -173,7 +185,9 @@ def test_a_hostile_recipe_or_flag_is_refused_with_one_line_and_nothing_written(t
     p.write_text(recipe)
     code, _, err = run_cli("scene", "generate", p, "-o", tmp_path / "r.npz", *flags)
     assert code == status, err
-    refused(code, err, *words, *([] if flags else [str(p)]))
+    line = refused(code, err, *words, *([] if flags else [str(p)]))
+    if flags:  # a value given on the command line is named as its flag, never as the recipe's field
+        assert str(p) not in line and "field '" not in line, line
     assert "Warning" not in err, err
     assert sorted(os.listdir(tmp_path)) == ["r.toml"]
 
@@ -276,18 +290,26 @@ def test_a_scene_name_with_control_characters_is_refused_naming_the_field(tmp_pa
 
 
 @pytest.mark.parametrize("cell", ["1e-300", "1e-5"])
-def test_an_hlod_cell_too_small_to_number_its_grid_is_refused(tmp_path, small, cell):
-    """Before: --hlod 1e-300 cast every cell index to the same int64 (a RuntimeWarning), so all 2,000 objects
-    became the children of one proxy, their view distances raised to ~4000; 1e-5 (1e8 cells a side)
-    overflowed the cells' keys silently. Now refused, naming the file and the field, and no file is written."""
-    out = tmp_path / "out.npz"
-    status, _, err = run_cli("scene", "generate", small, "--hlod", cell, "-o", out, "-q")
-    refused(status, err, str(small), "hlod.cell", "2**62 cells", "larger cell")
-    assert "Warning" not in err and not out.exists() and sorted(os.listdir(tmp_path)) == ["small.toml"]
+def test_an_hlod_cell_too_small_to_number_its_grid_is_refused(tmp_path, cell):
+    """A recipe's [hlod] cell so small that its grid's cells cannot be numbered (1e-300: every cell index cast to
+    one int64, all objects the children of one proxy; 1e-5: the cells' keys overflowing) is refused naming the
+    file and the field, by 'scene info' as by 'scene generate' (the table above)."""
     recipe = tmp_path / "r.toml"
     recipe.write_text(SMALL + f"[hlod]\ncell = {cell}\n")
     status, _, err = run_cli("scene", "info", recipe)
-    refused(status, err, str(recipe), "hlod.cell")
+    refused(status, err, str(recipe), "field 'hlod.cell'", "2**62 cells", "larger cell")
+    assert "Warning" not in err
+
+
+def test_a_count_too_large_for_memory_is_refused_naming_the_flag(tmp_path, small, monkeypatch):
+    """--n past what the process may use is named as the flag and its value, not as the recipe's field 'n'."""
+    import viewer.scenes.build as build
+
+    monkeypatch.setattr(build, "available", lambda: (100_000_000, "a test's limit"))
+    status, out, err = run_cli("scene", "generate", small, "--n", "1e7", "-o", tmp_path / "big.npz")
+    line = refused(status, err, "--n 10000000:", "10,000,000 objects need about", "a test's limit")
+    assert str(small) not in line and "field 'n'" not in line and out == ""
+    assert sorted(os.listdir(tmp_path)) == ["small.toml"]
 
 
 def _odd_names(tmp_path: Path, suffix: str) -> list[Path]:

@@ -177,6 +177,18 @@ def renamed_for_n(name: str, old_n, new_n: int) -> str | None:
     return name[: -len(suffix)] + f"-{short_count(new_n)}"
 
 
+#: the flags of ``scene generate`` that override a recipe field: (flag, its argparse dest, the field it sets)
+OVERRIDES = (("--n", "n", "n"), ("--seed", "seed", "seed"), ("--radius-scale", "radius_scale", "radius_scale"),
+             ("--hlod", "hlod", "hlod.cell"))
+
+
+def _overridden(args) -> dict[str, str]:
+    """The recipe fields the command line sets, each with the flag and the value given
+    (``{"hlod.cell": "--hlod 1e-300"}``): a refusal of such a field names the flag, not the recipe."""
+    return {field: f"{flag} {getattr(args, dest)}" for flag, dest, field in OVERRIDES
+            if getattr(args, dest, None) is not None}
+
+
 def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
     """What ``scene generate`` will do, decided before any work: the resolved path, the recipe with the
     --n / --seed / --radius-scale overrides (None without them), when --n changes the count a recipe's
@@ -186,10 +198,11 @@ def _generate_plan(args) -> tuple[Path, dict | None, str | None, object]:
 
     path = resolve_scene_path(args.recipe)
     hlod = getattr(args, "hlod", None)
-    if args.n is None and args.seed is None and args.radius_scale is None and hlod is None:
+    if not _overridden(args):
         return path, None, None, None
     if path.suffix != ".toml":
-        raise SceneError("--n, --seed, --radius-scale and --hlod apply only to a .toml recipe", source=str(path))
+        flags = [flag for flag, _, _ in OVERRIDES]
+        raise SceneError(f"{', '.join(flags[:-1])} and {flags[-1]} apply only to a .toml recipe", source=str(path))
     recipe = read_recipe(path)
     was, old_n = None, recipe.get("n")
     if args.n is not None:
@@ -216,6 +229,9 @@ def _load_for_generate(args, progress, plan=None):
     try:
         scene = generate_recipe(recipe, progress)
     except SceneError as exc:
+        flag = _overridden(args).get(exc.field)
+        if flag is not None:  # the value came from the command line, not from the recipe's file
+            raise SceneError(f"{flag}: {exc.problem}") from None
         raise exc.at(path) from None
     scene.source = str(path)
     return scene
