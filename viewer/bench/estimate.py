@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from viewer.index import INDEXES
 
 from . import measure
 from .updates import measure_updates, plan
@@ -125,7 +124,7 @@ def calibrate(cfg, usable: list, scene: str, radius, n: int) -> Calibration:
     for s in usable:
         t0 = time.perf_counter()
         try:
-            ix = INDEXES[s.name](wl.centres, wl.radii, **s.options)
+            ix = s.build(wl.centres, wl.radii)
         except (TypeError, ValueError):
             continue  # the real run says why
         ix._bench_build_s = cal.build_s[s.label] = time.perf_counter() - t0

@@ -8,7 +8,6 @@ queries before timing starts).
 from __future__ import annotations
 
 import gc
-import json
 import subprocess
 import sys
 import time
@@ -34,22 +33,23 @@ def warm_up(names: list[str]) -> None:
 
 
 _FIRST_BUILD = """
-import json, sys, time
+import sys, time
 import numpy as np
-from viewer.index import INDEXES
+from viewer.index import parse_index_spec
 c, r = np.load(sys.argv[1]), np.load(sys.argv[2])
-cls = INDEXES[sys.argv[3]]
+spec = parse_index_spec(sys.argv[3])
 t0 = time.perf_counter()
-cls(c, r, **json.loads(sys.argv[4]))
+spec.build(c, r)
 print(time.perf_counter() - t0)
 """
 
 
-def measure_first_build(name: str, options: dict, centres_npy: str, radii_npy: str, timeout_s: float = 900.0) -> float:
-    """Seconds the first build of index ``name`` takes in a fresh Python process (the user's first
+def measure_first_build(spec: str, centres_npy: str, radii_npy: str, timeout_s: float = 900.0) -> float:
+    """Seconds the first build of the index ``spec`` names (its text, :attr:`viewer.index.IndexSpec.text`:
+    resolved in the fresh process as in this one) takes in a fresh Python process (the user's first
     wait: numba's cached kernels load and the first calls dispatch; imports are not counted), from the
     workload's arrays saved as ``.npy`` files. NaN if the process fails or times out."""
-    cmd = [sys.executable, "-c", _FIRST_BUILD, centres_npy, radii_npy, name, json.dumps(options)]
+    cmd = [sys.executable, "-c", _FIRST_BUILD, centres_npy, radii_npy, spec]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
         return float(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else float("nan")

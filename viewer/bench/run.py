@@ -14,7 +14,8 @@ import numpy as np
 
 from viewer.errors import UserError
 from viewer.index import INDEXES
-from viewer.terminal.text import clip
+# what an --index text means lives with the indexes; re-exported here, where the bench first had it
+from viewer.index.specs import IndexSpec, check_index_spec, index_options, parse_index_spec
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -23,77 +24,8 @@ from .report import BASELINE, rows, share_label
 from .updates import plan
 from .workloads import Workload, make_workload, scene_workload
 
-__all__ = ["BenchConfig", "IndexSpec", "estimate_bytes", "measured_shares", "parse_index_spec", "parse_radius_spec",
-           "run_bench"]
-
-
-@dataclass(frozen=True)
-class IndexSpec:
-    """An index and its options, written ``name`` or ``name:key=value,key=value``."""
-
-    label: str
-    name: str
-    options: dict = field(default_factory=dict)
-
-
-def parse_index_spec(text: str) -> IndexSpec:
-    """``"octree"`` or ``"hashgrid:cell_size=20,max_span=4"`` -> an :class:`IndexSpec` (each option value an
-    int, else a float, else the text). :class:`UserError` naming the spec for an unknown index, an option not
-    written ``key=value``, one the index does not take, one given twice, or a ``true``/``false`` value (no
-    index option is a switch: ``cell_size=true`` would be taken as the number 1)."""
-    name, _, opts = text.partition(":")
-    name = name.strip()
-    if name not in INDEXES:
-        raise UserError(f"unknown index {name!r} in --index; choose from {', '.join(sorted(INDEXES))}")
-    takes = index_options(name)
-    options = {}
-    for part in filter(None, (p.strip() for p in opts.split(","))):
-        key, eq, value = (t.strip() for t in part.partition("="))
-        if not eq or not key or not value:
-            raise UserError(f"--index {text.strip()!r}: options are written name:key=value,key=value")
-        if key not in takes:
-            raise UserError(f"--index {text.strip()!r}: {name} takes no option {key!r} "
-                            f"({'its options: ' + ', '.join(takes) if takes else 'it takes no options'})")
-        if key in options:
-            raise UserError(f"--index {text.strip()!r}: option {key!r} is given twice")
-        if value.lower() in ("true", "false"):
-            raise UserError(f"--index {text.strip()!r}: {key} must be a number or a name, got {value!r} "
-                            "(no index option is true/false)")
-        options[key] = _number(value)
-    return IndexSpec(text.strip(), name, options)
-
-
-def check_index_spec(spec: IndexSpec) -> None:
-    """Check an index spec's options before anything is generated or measured: build the index over a
-    handful of objects (a bench or a sweep would otherwise refuse them only when it first builds the index,
-    after generating its workload and building the indexes before it). An index whose library is not
-    installed is only checked for its option names (the bench skips it anyway). :class:`UserError` naming
-    the spec."""
-    if not spec.options:
-        return
-    import inspect
-
-    cls = INDEXES[spec.name]
-    rng = np.random.default_rng(0)
-    centres = rng.uniform(0.0, 100.0, (16, 3))
-    radii = rng.uniform(1.0, 20.0, 16)
-    try:
-        if cls.unavailable():
-            inspect.signature(cls).bind(centres, radii, **spec.options)
-        else:
-            cls(centres, radii, **spec.options)
-    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
-        raise UserError(f"{spec.label}: {clip(str(exc), 300)}") from None
-
-
-def index_options(name: str) -> tuple[str, ...]:
-    """The options index ``name`` (a key of ``INDEXES``) takes: its constructor's parameters after the
-    centres and the radii."""
-    import inspect
-
-    params = list(inspect.signature(INDEXES[name].__init__).parameters.values())[1:]  # self
-    return tuple(p.name for p in params if p.name not in ("centres", "radii")
-                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+__all__ = ["BenchConfig", "IndexSpec", "check_index_spec", "estimate_bytes", "index_options", "measured_shares",
+           "parse_index_spec", "parse_radius_spec", "run_bench"]
 
 
 def parse_radius_spec(text: str) -> dict | None:
@@ -175,17 +107,20 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     specs = list(cfg.indexes)
     for must in ("brute", BASELINE):
         if not any(s.label == must for s in specs):
-            specs.insert(0, IndexSpec(must, must))
+            specs.insert(0, parse_index_spec(must))
     specs.sort(key=lambda s: (s.label != BASELINE, s.label != "brute"))  # the baseline first, then brute
     usable = []
     for s in specs:
-        why = INDEXES[s.name].unavailable()
+        why = s.cls.unavailable()
         if why:
             log(f"{s.label}: unavailable ({why}); skipped")
         else:
             usable.append(s)
     log("warming kernels (JIT compilation is never timed) ...")
-    measure.warm_up(sorted({s.name for s in usable}))
+    measure.warm_up(sorted({s.name for s in usable if INDEXES.get(s.name) is s.cls}))
+    for s in usable:  # a plugin's, a module's or a file's class
+        if INDEXES.get(s.name) is not s.cls:
+            s.cls.warm_up()
     generators = [s for s in cfg.scenes if s in GENERATORS]
     if generators and cfg.sizes and cfg.estimate:
         from .estimate import TRIAL_N, calibrate, estimate
@@ -259,7 +194,7 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
             np.save(c, wl.centres)
             np.save(r, wl.radii)
             for s in usable:
-                first[s.label] = measure.measure_first_build(s.name, s.options, c, r)
+                first[s.label] = measure.measure_first_build(s.text, c, r)
                 log(f"  {s.label:<24} first build {first[s.label]:7.3f} s")
     log(f"  building {len(usable)} indexes")
     built = {}
@@ -267,7 +202,7 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
         gc.collect()
         t0 = time.perf_counter()
         try:
-            ix = INDEXES[s.name](wl.centres, wl.radii, **s.options)
+            ix = s.build(wl.centres, wl.radii)
         except (TypeError, ValueError) as exc:
             raise UserError(f"--index {s.label}: {exc}") from None
         ix._bench_build_s = time.perf_counter() - t0

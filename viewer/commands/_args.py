@@ -22,6 +22,15 @@ VIEW_DISTANCE_HELP = (
     "of the diagonal), named in the import line")
 
 
+#: how ``--index`` is documented wherever it is accepted (the grammar: :mod:`viewer.index.specs`)
+INDEX_HELP = (
+    "index specs, ';' or ',' between them, or as separate words: a registered name (octree), an installed "
+    "plugin's name (entry-point group viewdist_testbed.indexes), package.module:Class, or path/to/file.py:Class "
+    "(this loads and runs that file's code, as pytest runs a conftest.py); each with options "
+    "name:key=value,key=value (octree:max_depth=8, ./my_index.py:MyIndex:leaf=16; true/false, yes/no, on/off, "
+    "1/0 for a switch)")
+
+
 def add_import_options(parser: argparse.ArgumentParser) -> None:
     """Add the import options (``--view-distance``, ``--columns``: how a glTF, PLY, CSV, TSV or Parquet file
     becomes a scene) to ``parser``: declared once here for every command that takes such a file

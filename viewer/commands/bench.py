@@ -137,8 +137,8 @@ def add_parser(sub) -> None:
     p.add_argument("--n", type=_sizes, default=[100_000, 1_000_000], metavar="SIZES",
                    help="comma-separated object counts, e.g. 1e4,1e5,1e6,1e7")
     p.add_argument("--index", default=",".join(k for k in sorted(INDEXES)), metavar="SPECS",
-                   help="indexes to compare, ';'-separated when options are given: "
-                        "'octree;hashgrid:cell_size=64;hashgrid:cell_size=16'")
+                   help="indexes to compare: " + _args.INDEX_HELP + "; e.g. 'octree;hashgrid:cell_size=64;"
+                        "hashgrid:cell_size=16'")
     p.add_argument("--queries", type=_whole(1, 10**6, "1e6"), default=300,
                    help="camera points per workload (1..1e6; 1e3 notation accepted)")
     p.add_argument("--rounds", type=_whole(1, 1000, "1000"), default=3,
@@ -176,10 +176,9 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from viewer.scenes import GENERATORS
 
-    from viewer.bench.report import BASELINE
-    from viewer.bench.run import BenchConfig, check_index_spec, parse_index_spec, parse_radius_spec
+    from viewer.bench.run import BenchConfig, parse_radius_spec
     from viewer.bench.runner import bench_and_write
-    from viewer.index import INDEXES
+    from viewer.index import parse_index_list
     from viewer.scenes import check_import_options
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
@@ -195,17 +194,8 @@ def run(args) -> int:
             flag = "--view-distance" if options.get("view_distance") is not None else "--columns"
             raise UserError(f"{flag} applies only to a scene file imported on the fly (.gltf, .glb, .ply, .csv, "
                             f".tsv, .parquet); --scene {s} is a generator, whose view distances come from --radius")
-    sep = ";" if (";" in args.index or ":" in args.index) else ","
-    specs = [parse_index_spec(t) for t in args.index.split(sep) if t.strip()]
-    if not specs:
-        raise UserError(f"--index {args.index!r} names no index; choose from {', '.join(sorted(INDEXES))} "
-                        f"('{BASELINE}' and 'brute' are always measured beside them)")
+    specs = parse_index_list(args.index)  # each checked (built small) before the memory estimate and any workload
     _args.once(specs, "--index", key=lambda s: s.label, show=lambda s: s.label)
-    for spec in specs:  # before the memory estimate and the first workload
-        try:
-            check_index_spec(spec)
-        except UserError as exc:
-            raise UserError(f"--index {exc}") from None
     models = [t.strip() for t in args.radius.split(";") if t.strip()]
     radii = [parse_radius_spec(t) for t in models]
     if not radii:

@@ -190,14 +190,14 @@ def _check_doc(doc: dict, path: Path, src: str) -> Sweep:
     indexes = doc.get("indexes")
     if not isinstance(indexes, list) or not indexes or not all(isinstance(s, str) and s.strip() for s in indexes):
         raise bad("indexes", "must be a non-empty list of index specs, e.g. [\"octree\", \"hashgrid:cell_size=64\"]")
-    from viewer.bench.run import check_index_spec, parse_index_spec
+    from viewer.index.specs import parse_index_list, split_index_list
 
-    for spec in indexes:
-        try:
-            check_index_spec(parse_index_spec(spec))
-        except UserError as exc:
-            raise bad("indexes", str(exc)) from None
-    if len({s.strip() for s in indexes}) != len(indexes):  # as written, spaces aside (viewer bench's labels)
+    try:  # every command's grammar: an entry may hold several specs; each checked here, resolved again by a worker
+        parse_index_list(indexes, flag="index")
+    except UserError as exc:
+        raise bad("indexes", str(exc)) from None
+    indexes = split_index_list(indexes)
+    if len(set(indexes)) != len(indexes):  # as written, spaces aside (viewer bench's labels)
         raise bad("indexes", "an index spec is listed twice")
     raw = doc.get("axes")
     if not isinstance(raw, dict):

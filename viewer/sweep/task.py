@@ -19,7 +19,8 @@ __all__ = ["bench_config", "machine", "run_task"]
 
 def bench_config(task: Task):
     """The :class:`viewer.bench.BenchConfig` of one task (one scene, one N, one radius model, all its indexes)."""
-    from viewer.bench.run import BenchConfig, parse_index_spec, parse_radius_spec
+    from viewer.bench.run import BenchConfig, parse_radius_spec
+    from viewer.index import parse_index_spec
 
     return BenchConfig(
         scenes=[task.scene],
