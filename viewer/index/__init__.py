@@ -9,7 +9,9 @@
 import importlib
 from collections.abc import Iterator, Mapping
 
-from ._contract import ENTRY_POINTS, QueryOverflow, QueryStats, SphereIndex, grown_until_fits, warm_scope
+from ..domain import COORD_LIMIT, RADIUS_LIMIT
+from ._contract import (ENTRY_POINTS, IdTable, QueryOverflow, QueryStats, SphereIndex, as_centres, as_objects,
+                        as_point, as_radii, as_radius, check_id, check_out, grown_until_fits, warm_scope)
 from .brute import BruteForce, brute_query
 from .specs import ENTRY_POINT_GROUP, IndexSpec, installed_plugins, make_index, parse_index_list, parse_index_spec
 
@@ -65,6 +67,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    # the indexes, and what a plugin author builds on (viewer/index/README.md, "Add your own index"): the base
+    # class and its numeric domain, the checks a constructor or a hook may use, the errors
+    "COORD_LIMIT",
     "ENTRY_POINTS",
     "ENTRY_POINT_GROUP",
     "INDEXES",
@@ -77,6 +82,7 @@ __all__ = [
     "HashGrid",
     "HGrid",
     "IndexSpec",
+    "IdTable",
     "KDTree",
     "LinearScan",
     "Loop32",
@@ -85,10 +91,18 @@ __all__ = [
     "QueryOverflow",
     "QueryStats",
     "Quadtree",
+    "RADIUS_LIMIT",
     "RTreeIndex",
     "SphereIndex",
     "SphereTree",
+    "as_centres",
+    "as_objects",
+    "as_point",
+    "as_radii",
+    "as_radius",
     "brute_query",
+    "check_id",
+    "check_out",
     "grown_until_fits",
     "installed_plugins",
     "make_index",
