@@ -31,3 +31,22 @@ def test_mapped_packages_import_under_viewer():
     assert Path(viewer.scenes.__file__).parent == ROOT / "scenes"
     assert Path(viewer.shaders.__file__).parent == ROOT / "shaders"
     assert viewer.scenes.bundled_recipes() and viewer.shaders.shader_names()
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def test_the_package_is_marked_typed_for_a_type_checker():
+    """PEP 561: a plugin author's type checker reads viewer's annotations only when py.typed is installed."""
+    assert (ROOT / "viewer" / "py.typed").is_file()
+    assert "py.typed" in _config()["package-data"]["viewer"]
+
+
+def test_the_license_file_is_the_license_pyproject_names():
+    assert (ROOT / "LICENSE").read_text().splitlines()[0] == f"{_project()['license']['text']} License"
+
+
+def test_no_dependency_is_pinned_to_one_version():
+    """An exact pin in a library's requirements blocks every environment that needs another version."""
+    assert not [d for d in _project()["dependencies"] if "==" in d]
