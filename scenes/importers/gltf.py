@@ -11,17 +11,17 @@ Reading: the GLB container (header and chunks) with pygltflib; the JSON with :mo
 (pygltflib's dataclass decoding builds Python objects field by field: far too slow for a file of many nodes),
 every value the importer uses checked against the spec before it is used (an index is a whole number in
 range, a count, offset or stride a whole number >= 0, an accessor's type the one its use needs, every
-accessor inside its bufferView and every bufferView inside its buffer). Buffers come from the GLB binary
-chunk, a ``data:`` URI (decoded by :mod:`urllib.request`) or a relative, percent-encoded URI resolved against
-the glTF file's folder; a URI that leaves that folder (``../``, an absolute path, a link pointing out) or
-names another scheme is refused. Images are never read. Memory is estimated before anything large is allocated
-(:func:`viewer.system.memory.available_bytes`).
+accessor inside its bufferView and every bufferView inside its buffer); every number through one reader,
+:mod:`.gltf_numbers` (``10**400`` in a transform is refused naming the node's field, never an overflow).
+Buffers come from the GLB binary chunk, a ``data:`` URI (decoded by :mod:`urllib.request`) or a relative,
+percent-encoded URI resolved against the glTF file's folder; a URI that leaves that folder (``../``, an
+absolute path, a link pointing out) or names another scheme is refused. Images are never read. Memory is
+estimated before anything large is allocated (:func:`viewer.system.memory.available_bytes`).
 """
 
 from __future__ import annotations
 
 import json
-import numbers
 import warnings
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from ..errors import SceneError
 from ..limits import MAX_N
 from ..meshes import MeshSet
 from ._build import need_memory as _need
+from .gltf_numbers import numbers, real, show, whole, whole_number
 
 __all__ = ["read_gltf"]
 
@@ -63,44 +64,6 @@ _PER_VALUE = 24
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {clip(text, 200)}" if text else type(exc).__name__
-
-
-def _show(v) -> str:
-    """A JSON value for a message, cut short."""
-    try:
-        t = json.dumps(v)
-    except (TypeError, ValueError, RecursionError):
-        t = type(v).__name__
-    return clip(t, 60)
-
-
-def _int(v) -> int | None:
-    """A JSON integer (``3``, or ``3.0``: JSON Schema's integers include it) as an int; None for anything else
-    (``0.5``, ``true``, ``"3"``, null)."""
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return None
-
-
-def _whole(v, where: str, lo: int = 0) -> int:
-    """A count, offset, length or stride: a whole number >= ``lo``."""
-    n = _int(v)
-    if n is None or n < lo:
-        raise SceneError(f"{where}: must be a whole number >= {lo}, got {_show(v)}")
-    return n
-
-
-def _numbers(v, k: int, where: str, field: str) -> list:
-    """``where.field``, a list of ``k`` numbers (a node's transform), checked (finiteness is checked by the
-    caller, in one batch)."""
-    if (not isinstance(v, list) or len(v) != k
-            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
-        raise SceneError(f"{where}.{field}: must be a list of {k} numbers, got {_show(v)}")
-    return v
 
 
 class _Doc:
@@ -142,7 +105,7 @@ class _Doc:
             raise SceneError("not a glTF 2.0 file (no asset.version 2.x)")
         req = js.get("extensionsRequired", [])
         if not isinstance(req, list) or not all(isinstance(e, str) for e in req):
-            raise SceneError(f"extensionsRequired: must be a list of names, got {_show(req)}")
+            raise SceneError(f"extensionsRequired: must be a list of names, got {show(req)}")
         required = [e for e in req if e not in _SUPPORTED]
         if required:
             raise SceneError(f"needs extension{'s' if len(required) > 1 else ''} this importer does not read: "
@@ -182,21 +145,21 @@ class _Doc:
     def _list(self, key: str) -> list:
         v = self.js.get(key, [])
         if not isinstance(v, list):
-            raise SceneError(f"{key}: must be a list, got {_show(v)}")
+            raise SceneError(f"{key}: must be a list, got {show(v)}")
         return v
 
     def ref(self, v, array: list, what: str, where: str) -> int:
         """``v`` as an index into the file's ``what`` (e.g. "meshes"): a whole number 0 .. len - 1."""
-        n, k = len(array), _int(v)
+        n, k = len(array), whole(v)
         if k is None or not 0 <= k < n:
             have = f"0..{n - 1}" if n else "none"
-            raise SceneError(f"{where}: {_show(v)} is not an index into {what} (the file has {n}: {have})")
+            raise SceneError(f"{where}: {show(v)} is not an index into {what} (the file has {n}: {have})")
         return k
 
     def item(self, array: list, k: int, what: str) -> dict:
         obj = array[k]
         if not isinstance(obj, dict):
-            raise SceneError(f"{what}[{k}]: must be an object, got {_show(obj)}")
+            raise SceneError(f"{what}[{k}]: must be an object, got {show(obj)}")
         return obj
 
     # ------------------------------------------------------------------ buffers
@@ -206,10 +169,10 @@ class _Doc:
         if i in self._buffers:
             return self._buffers[i]
         b = self.item(self.buffer_specs, i, "buffers")
-        length = _whole(b.get("byteLength"), f"buffers[{i}].byteLength", lo=1)
+        length = whole_number(b.get("byteLength"), f"buffers[{i}].byteLength", lo=1)
         uri = b.get("uri")
         if uri is not None and not isinstance(uri, str):
-            raise SceneError(f"buffers[{i}].uri: must be a string, got {_show(uri)}")
+            raise SceneError(f"buffers[{i}].uri: must be a string, got {show(uri)}")
         where = f"buffers[{i}]" + (f" ({clip(uri, 60)})" if uri and not uri[:5].lower() == "data:" else "")
         _need(2.0 * length, f"{where}: its {length:,} bytes")
         if uri is None:
@@ -232,15 +195,15 @@ class _Doc:
         bv = self.item(self.views, j, "bufferViews")
         vw = f"bufferViews[{j}]"
         i = self.ref(bv.get("buffer"), self.buffer_specs, "buffers", f"{vw}.buffer")
-        off = _whole(bv.get("byteOffset", 0), f"{vw}.byteOffset")
-        length = _whole(bv.get("byteLength"), f"{vw}.byteLength", lo=1)
+        off = whole_number(bv.get("byteOffset", 0), f"{vw}.byteOffset")
+        length = whole_number(bv.get("byteLength"), f"{vw}.byteLength", lo=1)
         stride = bv.get("byteStride")
         if stride is not None:
-            stride = _whole(stride, f"{vw}.byteStride", lo=4)
+            stride = whole_number(stride, f"{vw}.byteStride", lo=4)
             if stride > 252 or stride % 4:
                 raise SceneError(f"{vw}.byteStride: must be a multiple of 4 from 4 to 252, got {stride}")
         declared = self.item(self.buffer_specs, i, "buffers").get("byteLength")
-        declared = _whole(declared, f"buffers[{i}].byteLength", lo=1)
+        declared = whole_number(declared, f"buffers[{i}].byteLength", lo=1)
         if off + length > declared:
             raise SceneError(f"{vw}: bytes {off}..{off + length} lie past the end of buffers[{i}] "
                              f"({declared} bytes)")
@@ -254,13 +217,13 @@ class _Doc:
         a = self.item(self.accessors, i, "accessors")
         aw = f"accessors[{i}]"
         raw_ctype, typ = a.get("componentType"), a.get("type")
-        ctype = _int(raw_ctype)
+        ctype = whole(raw_ctype)
         if ctype not in _DTYPES:
-            raise SceneError(f"{aw}.componentType: unknown, {_show(raw_ctype)} (known: "
+            raise SceneError(f"{aw}.componentType: unknown, {show(raw_ctype)} (known: "
                              f"{', '.join(str(c) for c in _DTYPES)})")
         if not isinstance(typ, str) or typ not in _WIDTH:
-            raise SceneError(f"{aw}.type: unknown, {_show(typ)} (known: {', '.join(_WIDTH)})")
-        count = _whole(a.get("count"), f"{aw}.count", lo=1)
+            raise SceneError(f"{aw}.type: unknown, {show(typ)} (known: {', '.join(_WIDTH)})")
+        count = whole_number(a.get("count"), f"{aw}.count", lo=1)
         if a.get("sparse") is not None:
             raise SceneError(f"{aw}: sparse accessors are not supported")
         return a, typ, ctype, count
@@ -283,7 +246,7 @@ class _Doc:
         placement = None
         if a.get("bufferView") is not None:
             buf, view_off, view_len, stride = self.view(a.get("bufferView"), f"{aw}.bufferView")
-            off = _whole(a.get("byteOffset", 0), f"{aw}.byteOffset")
+            off = whole_number(a.get("byteOffset", 0), f"{aw}.byteOffset")
             if stride is not None and stride < elem:
                 raise SceneError(f"{aw}: its bufferView's byteStride {stride} is smaller than one {typ} of "
                                  f"{_CNAMES[ctype]} ({elem} bytes)")
@@ -291,7 +254,7 @@ class _Doc:
             need = off + (count - 1) * step + elem
             if need > view_len:
                 raise SceneError(f"{aw}: {count:,} values of {elem} bytes every {step} from byte {off} need "
-                                 f"{need:,} bytes; bufferViews[{_int(a['bufferView'])}] holds {view_len:,}")
+                                 f"{need:,} bytes; bufferViews[{whole(a['bufferView'])}] holds {view_len:,}")
             placement = (buf, view_off + off, step)
         _need(need_bytes, what)
         self._checked[(i, types, ctypes)] = out = (i, a, typ, ctype, count, width, placement)
@@ -414,15 +377,15 @@ def _local_matrices(doc: _Doc, order: list[int]) -> np.ndarray:
         node = doc.nodes[k]
         if node.get("matrix") is not None:
             mat_rows.append(j)
-            mats.append(_numbers(node["matrix"], 16, f"nodes[{k}]", "matrix"))
+            mats.append(numbers(node["matrix"], f"nodes[{k}].matrix", (16,)))
             continue
         t, r, s = node.get("translation"), node.get("rotation"), node.get("scale")
         if t is None and r is None and s is None:
             continue  # the identity
         trs_rows.append(j)
-        ts.append(zero if t is None else _numbers(t, 3, f"nodes[{k}]", "translation"))
-        rs.append(_NO_ROTATION if r is None else _numbers(r, 4, f"nodes[{k}]", "rotation"))
-        ss.append(one if s is None else _numbers(s, 3, f"nodes[{k}]", "scale"))
+        ts.append(zero if t is None else numbers(t, f"nodes[{k}].translation", (3,)))
+        rs.append(_NO_ROTATION if r is None else numbers(r, f"nodes[{k}].rotation", (4,)))
+        ss.append(one if s is None else numbers(s, f"nodes[{k}].scale", (3,)))
     for rows, m in ((mat_rows, np.array(mats, dtype=np.float64).reshape(-1, 4, 4).transpose(0, 2, 1)),  # column-major
                     (trs_rows, _trs(np.array(ts, dtype=np.float64).reshape(-1, 3),
                                     np.array(rs, dtype=np.float64).reshape(-1, 4),
@@ -445,7 +408,7 @@ def _walk(doc: _Doc, parents: dict | None = None) -> list[tuple[int, dict, np.nd
         scene = doc.item(doc.scenes, s, "scenes")
         roots = scene.get("nodes", [])
         if not isinstance(roots, list):
-            raise SceneError(f"scenes[{s}].nodes: must be a list of node indices, got {_show(roots)}")
+            raise SceneError(f"scenes[{s}].nodes: must be a list of node indices, got {show(roots)}")
         roots = [doc.ref(r, nodes, "nodes", f"scenes[{s}].nodes[{j}]") for j, r in enumerate(roots)]
     else:
         roots = None
@@ -454,7 +417,7 @@ def _walk(doc: _Doc, parents: dict | None = None) -> list[tuple[int, dict, np.nd
         node = doc.item(nodes, k, "nodes")
         ch = node.get("children", [])
         if not isinstance(ch, list):
-            raise SceneError(f"nodes[{k}].children: must be a list of node indices, got {_show(ch)}")
+            raise SceneError(f"nodes[{k}].children: must be a list of node indices, got {show(ch)}")
         kids.append([doc.ref(c, nodes, "nodes", f"nodes[{k}].children[{j}]") for j, c in enumerate(ch)])
     if roots is None:
         is_child = bytearray(len(nodes))
@@ -496,21 +459,21 @@ def _mesh_geometry(doc: _Doc, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     mesh = doc.item(doc.meshes, k, "meshes")
     prims = mesh.get("primitives")
     if not isinstance(prims, list) or not prims:
-        raise SceneError(f"meshes[{k}].primitives: must be a non-empty list, got {_show(prims)}")
+        raise SceneError(f"meshes[{k}].primitives: must be a non-empty list, got {show(prims)}")
     verts, faces, colour, base = [], [], None, 0
     for j, p in enumerate(prims):
         where = f"meshes[{k}].primitives[{j}]"
         if not isinstance(p, dict):
-            raise SceneError(f"{where}: must be an object, got {_show(p)}")
+            raise SceneError(f"{where}: must be an object, got {show(p)}")
         attrs = p.get("attributes")
         if not isinstance(attrs, dict):
-            raise SceneError(f"{where}.attributes: must be an object mapping names to accessors, got {_show(attrs)}")
+            raise SceneError(f"{where}.attributes: must be an object mapping names to accessors, got {show(attrs)}")
         if "POSITION" not in attrs:
             raise SceneError(f"meshes[{k}]: a primitive without POSITION")
         v = doc.accessor(attrs["POSITION"], f"{where}.attributes.POSITION", ("VEC3",), _FLOAT, "POSITION")
-        mode = _int(p.get("mode", 4))
+        mode = whole(p.get("mode", 4))
         if mode is None or not 0 <= mode <= 6:
-            raise SceneError(f"{where}.mode: must be 0..6, got {_show(mode)}")
+            raise SceneError(f"{where}.mode: must be 0..6, got {show(p.get('mode'))}")
         if p.get("indices") is not None:
             idx = doc.accessor(p["indices"], f"{where}.indices", ("SCALAR",), _INDEX, "indices")[:, 0]
             idx = idx.astype(np.int64)
@@ -563,10 +526,9 @@ def _primitive_colour(doc: _Doc, p: dict, attrs: dict, where: str) -> np.ndarray
         m = doc.ref(p["material"], doc.materials, "materials", f"{where}.material")
         pbr = doc.item(doc.materials, m, "materials").get("pbrMetallicRoughness")
         c = pbr.get("baseColorFactor") if isinstance(pbr, dict) else None
-        if isinstance(c, list) and len(c) == 4 and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in c):
-            c = np.asarray(c, dtype=np.float64)
-            if np.isfinite(c).all():
-                return _linear_to_srgb8(c)
+        factor = [real(x) for x in c] if isinstance(c, list) and len(c) == 4 else None
+        if factor is not None and None not in factor:  # else (not 4 finite numbers) as if not given
+            return _linear_to_srgb8(np.array(factor))
     if attrs.get("COLOR_0") is not None:
         c = doc.accessor(attrs["COLOR_0"], f"{where}.attributes.COLOR_0", ("VEC3", "VEC4"), _COLOUR, "COLOR_0",
                          normalize=True)
@@ -595,17 +557,17 @@ def _instance_attrs(doc: _Doc, node: dict, k: int) -> dict | None:
     if exts is None:
         return None
     if not isinstance(exts, dict):
-        raise SceneError(f"nodes[{k}].extensions: must be an object, got {_show(exts)}")
+        raise SceneError(f"nodes[{k}].extensions: must be an object, got {show(exts)}")
     if INSTANCING not in exts:
         return None
     where = f"nodes[{k}].extensions.{INSTANCING}"
     ext = exts[INSTANCING]
     if not isinstance(ext, dict):
-        raise SceneError(f"{where}: must be an object, got {_show(ext)}")
+        raise SceneError(f"{where}: must be an object, got {show(ext)}")
     attrs = ext.get("attributes")
     if not isinstance(attrs, dict):
         raise SceneError(f"{where}.attributes: must be an object mapping TRANSLATION / ROTATION / SCALE to "
-                         f"accessors, got {_show(attrs)}")
+                         f"accessors, got {show(attrs)}")
     if not attrs:
         raise SceneError(f"{where}: no attributes")
     return attrs

@@ -23,18 +23,22 @@ begin (its switch distance) comes from its ``extras.visibility_range_begin`` (Go
 when given, else from the rule of :mod:`viewer.scenes.hlod` (``switch`` 4 x the covering radius of its
 children); once the view distances are known, :func:`viewer.scenes.hlod.fit_parents` raises the children's
 and the proxy's ends so that there is no hole and no double outside the cross-fade window.
+
+Every hint is read by :mod:`.gltf_numbers`, in its domain: a distance 0..2**100 world units (the numeric domain of
+:mod:`viewer.domain`), a coverage 0..1 whose switch distance must fall in that domain too. A hint outside is
+refused naming the node's own field and the value given (``nodes[3].extras.lod_distances[1]: 1e+31 is
+outside ...``), never the scene arrays made from it.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from .._schema import show
 from ..construct import MAX_LOD_SWITCHES
 from ..errors import SceneError
+from .gltf_numbers import DISTANCE, SHARE, number, numbers, show
 
 __all__ = ["EXT", "FOV_DEGREES", "default_coverage", "lod_chains", "mesh_lod_table", "switch_distances",
            "visibility_parents"]
@@ -50,11 +54,6 @@ def default_coverage(levels: int) -> list[float]:
     return [0.5 ** (k + 1) for k in range(levels)]
 
 
-def _show(v) -> str:
-    """A JSON value for a message, cut short."""
-    return show(v)
-
-
 def lod_chains(doc) -> dict[int, tuple[tuple[int, ...], tuple[int, ...]]]:
     """{node index: (its LOD nodes, their meshes)} for every node with ``MSFT_lod``, checked (a node with a
     mesh, ids a non-empty list of at most 7 other nodes with meshes)."""
@@ -68,7 +67,7 @@ def lod_chains(doc) -> dict[int, tuple[tuple[int, ...], tuple[int, ...]]]:
         e = ext[EXT]
         ids = e.get("ids") if isinstance(e, dict) else None
         if not isinstance(ids, list) or not ids:
-            raise SceneError(f"{where}.ids: must be a non-empty list of node indices, got {_show(ids)}")
+            raise SceneError(f"{where}.ids: must be a non-empty list of node indices, got {show(ids)}")
         if len(ids) > MAX_LOD_SWITCHES:
             raise SceneError(f"{where}.ids: {len(ids)} LOD levels; at most {MAX_LOD_SWITCHES} are read")
         if node.get("mesh") is None:
@@ -98,16 +97,21 @@ def mesh_lod_table(keys: list[tuple[int, tuple]], slot: dict[int, int], k: int) 
     return lods
 
 
-def _numbers(v, where: str, count: tuple[int, ...], lo: float, hi: float | None) -> list[float]:
-    if (not isinstance(v, list) or len(v) not in count
-            or not all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in v)):
-        want = " or ".join(map(str, count))
-        raise SceneError(f"{where}: must be a list of {want} numbers, got {_show(v)}")
-    vals = [float(x) for x in v]
-    if not all(math.isfinite(x) and x >= lo and (hi is None or x <= hi) for x in vals):
-        raise SceneError(f"{where}: every value must be {lo:g}..{'' if hi is None else f'{hi:g}'}"
-                         f"{' (finite)' if hi is None else ''}, got {_show(v)}")
-    return vals
+def _coverage_distance(radius: np.ndarray, c: float, where: str) -> np.ndarray:
+    """The switch distances (world units) of objects of bounding radius ``radius`` (M,) float64 at the screen
+    coverage ``c`` (0..1; 0: no switch, +inf), refused naming ``where`` (the coverage's field) when one falls
+    outside the numeric domain (a coverage of 1e-35 puts a switch 1e35 radii away)."""
+    if c == 0:
+        return np.full(radius.shape, np.inf)
+    d = radius / (c * _TAN)
+    # an object itself outside the domain (R > the limit: its size is too) is refused by the import's size check
+    bad = np.flatnonzero(~(d <= DISTANCE.hi) & (radius <= DISTANCE.hi))
+    if bad.size:
+        i = int(bad[0])
+        at = f"{d[i]:.4g} world units" if np.isfinite(d[i]) else "a distance past what a float64 holds"
+        raise SceneError(f"{where}: a coverage of {show(c)} puts the switch at {at} for an object of radius "
+                         f"{radius[i]:.4g} (d = R / (c tan({FOV_DEGREES:g} deg / 2))), outside {DISTANCE.text}")
+    return d
 
 
 def _rows_by_node(node_of: np.ndarray) -> dict[int, np.ndarray]:
@@ -136,25 +140,27 @@ def switch_distances(doc, chains: dict, node_of: np.ndarray, box: np.ndarray) ->
         extras = extras if isinstance(extras, dict) else {}
         r = rows[k]
         if "lod_distances" in extras:
-            d = _numbers(extras["lod_distances"], f"nodes[{k}].extras.lod_distances", (m,), 0.0, None)
+            d = numbers(extras["lod_distances"], f"nodes[{k}].extras.lod_distances", (m,), DISTANCE)
             if any(b < a for a, b in zip(d, d[1:])):
-                raise SceneError(f"nodes[{k}].extras.lod_distances: must ascend, got {_show(extras['lod_distances'])}")
+                raise SceneError(f"nodes[{k}].extras.lod_distances: must ascend, got {show(extras['lod_distances'])}")
             lod[np.ix_(r, np.arange(m))] = d
             source["lod_distances"] += 1
             continue
         if "MSFT_screencoverage" in extras:
-            cov = _numbers(extras["MSFT_screencoverage"], f"nodes[{k}].extras.MSFT_screencoverage", (m, m + 1),
-                           0.0, 1.0)
+            where = f"nodes[{k}].extras.MSFT_screencoverage"
+            cov = numbers(extras["MSFT_screencoverage"], where, (m, m + 1), SHARE)
+            named = [f"{where}[{j}]" for j in range(m)]
             if any(b > a for a, b in zip(cov, cov[1:])):
                 raise SceneError(f"nodes[{k}].extras.MSFT_screencoverage: must not increase (LOD 0 covers the most "
-                                 f"of the view), got {_show(extras['MSFT_screencoverage'])}")
+                                 f"of the view), got {show(extras['MSFT_screencoverage'])}")
             cov = cov[:m]
             source["MSFT_screencoverage"] += 1
         else:
             cov = default_coverage(m)
+            named = [f"nodes[{k}].extensions.{EXT}.ids[{j}] (no switch hint: the default coverage)" for j in range(m)]
             source["default coverage"] += 1
         for j, c in enumerate(cov):
-            lod[r, j] = radius[r] / (c * _TAN) if c > 0 else np.inf
+            lod[r, j] = _coverage_distance(radius[r], c, named[j])
     hints = {"nodes": len(placed), "switches from": {k: v for k, v in source.items() if v},
              "coverage rule": f"d = R / (c tan({FOV_DEGREES:g} deg / 2)), R half the object's box diagonal"}
     return {"lod": lod, "lod_hints": hints}
@@ -184,5 +190,5 @@ def visibility_parents(doc, parents: dict[int, int], node_of: np.ndarray, n: int
         if hint is None:
             rule[p] = True
         else:
-            begin[p] = _numbers([hint], f"nodes[{node}].extras.visibility_range_begin", (1,), 0.0, None)[0]
+            begin[p] = number(hint, f"nodes[{node}].extras.visibility_range_begin", DISTANCE)
     return {"parent": parent, "begin": begin, "begin_rule": rule}

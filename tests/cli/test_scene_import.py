@@ -1,6 +1,6 @@
 """``viewer scene import`` (and the commands that import a file on the fly) against hostile files. Every
 refusal of ``scene import`` that one line and an unchanged directory show is one table, at the end (glTF buffers,
-URIs and accessors, bad tables, PLY headers, text encodings, columns given two roles, control characters in
+URIs, accessors and numbers, bad tables, PLY headers, text encodings, columns given two roles, control characters in
 names, overflowing transforms, bad outputs), run in this process. Apart: the refusals whose point is the memory
 limit run in a process with a bounded address space (:func:`tests.support.cli.run_process`); the table and Parquet
 files too large for a limit set in this process, whose estimate is checked and which import once memory allows;
@@ -544,6 +544,26 @@ def _far_nodes(doc):
     doc["nodes"][1]["scale"] = doc["nodes"][2]["scale"] = [1e200, 1e200, 1e200]  # a parent and a child
 
 
+def _lod_hint(field: str, value):
+    """A change of the test scene: node 0 (the cube) drawn as two LODs, nodes 4 and 5 (the tetrahedron), with
+    ``extras.FIELD = value`` (its switch hints)."""
+    def change(doc):
+        doc["extensionsUsed"].append("MSFT_lod")
+        doc["nodes"] += [{"mesh": 1}, {"mesh": 1}]
+        doc["nodes"][0].update(extensions={"MSFT_lod": {"ids": [4, 5]}}, extras={field: value})
+    return change
+
+
+def _begin_hint(value):
+    """A change of the test scene: node 1 given the cube, so it is the HLOD proxy of its child node 2, with
+    ``extras.visibility_range_begin = value``."""
+    return lambda doc: doc["nodes"][1].update(mesh=0, extras={"visibility_range_begin": value})
+
+
+#: words of the refusal of a distance outside the numeric domain (viewer.domain)
+_PAST_THE_DOMAIN = "is outside 0..2**100 = 1.268e+30 (a distance in world units: the numeric domain"
+
+
 def _bad_file(case: str):
     """One of tests/scenes/test_import.py's bad files (all of them written; ``case`` imported)."""
     def setup(work, monkeypatch):
@@ -564,7 +584,9 @@ def _row(case_id: str, setup, *words: str):
 #: sequences and NUL bytes of a file reached the terminal raw; an empty -o wrote pts.npz and '-o fifo.npz' replaced
 #: the FIFO; an empty cell was "found None"; a PLY file of 3 vertices declaring 2 imported 2, exit 0; a 99 KB glTF
 #: naming one accessor from many primitives went on to allocate about 170 GB; an overflowing transform printed
-#: numpy's RuntimeWarning above the error line.
+#: numpy's RuntimeWarning above the error line; a JSON integer no float holds (10**400) in a LOD hint, a transform or
+#: a count ended in an OverflowError traceback; a hint past the numeric domain was blamed on the scene's lod or
+#: begin array instead of the node's own field.
 REFUSED = [
     _row("uri-up-the-tree", _buffer_uri("../../../../etc/passwd"), "{name}", "leads out of the glTF file's folder"),
     _row("uri-percent-encoded-up-the-tree", _buffer_uri("%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd"), "{name}",
@@ -578,6 +600,30 @@ REFUSED = [
     *(_row(f"file-{case.replace(' ', '-')}", _bad_file(case), "{src}") for case in BAD_FILES),
     _row("gltf-transforms-overflow", _bad_gltf(_far_nodes, "far.glb"), "far.glb",
          "nodes[2]: its world transform is not finite"),
+    *(_row(case_id, _bad_gltf(_lod_hint(field, value)), "{name}", words) for case_id, field, value, words in [
+        ("gltf-lod_distances-10**400", "lod_distances", [1, 10**400],
+         f"nodes[0].extras.lod_distances[1]: 1e+400 {_PAST_THE_DOMAIN}"),
+        ("gltf-lod_distances--10**400", "lod_distances", [-10**400, 1],
+         f"nodes[0].extras.lod_distances[0]: -1e+400 {_PAST_THE_DOMAIN}"),
+        ("gltf-screencoverage-10**400", "MSFT_screencoverage", [10**400, 0.1],
+         "nodes[0].extras.MSFT_screencoverage[0]: 1e+400 is outside 0..1 (a share of the view's height)"),
+        ("gltf-screencoverage--10**400", "MSFT_screencoverage", [0.5, -10**400],
+         "nodes[0].extras.MSFT_screencoverage[1]: -1e+400 is outside 0..1 (a share of the view's height)")]),
+    _row("gltf-visibility_range_begin-10**400", _bad_gltf(_begin_hint(10**400)), "{name}",
+         f"nodes[1].extras.visibility_range_begin: 1e+400 {_PAST_THE_DOMAIN}"),
+    _row("gltf-visibility_range_begin--10**400", _bad_gltf(_begin_hint(-10**400)), "{name}",
+         f"nodes[1].extras.visibility_range_begin: -1e+400 {_PAST_THE_DOMAIN}"),
+    _row("gltf-translation-10**400", _bad_gltf(lambda d: d["nodes"][0].update(translation=[10**400, 0, 0])),
+         "{name}", "nodes[0].translation[0]: 1e+400 is outside what a float64 holds (|x| <= 1.798e+308)"),
+    _row("gltf-count-10**400", _bad_gltf(lambda d: d["accessors"][0].update(count=10**400)), "{name}",
+         "accessors[0].count: must be a whole number >= 1 and at most 2**53 - 1", "got 1e+400"),
+    _row("gltf-lod_distances-past-the-domain", _bad_gltf(_lod_hint("lod_distances", [1, 1e31])), "{name}",
+         f"nodes[0].extras.lod_distances[1]: 1e+31 {_PAST_THE_DOMAIN}"),
+    _row("gltf-screencoverage-switching-past-the-domain", _bad_gltf(_lod_hint("MSFT_screencoverage", [0.5, 1e-35])),
+         "{name}", "nodes[0].extras.MSFT_screencoverage[1]: a coverage of 1e-35 puts the switch at 6e+35 "
+                   "world units for an object of radius 3.464", "outside 0..2**100 = 1.268e+30"),
+    _row("gltf-visibility_range_begin-past-the-domain", _bad_gltf(_begin_hint(1e300)), "{name}",
+         f"nodes[1].extras.visibility_range_begin: 1e+300 {_PAST_THE_DOMAIN}"),
     _row("gltf-one-accessor-from-many-primitives", _one_accessor_from_many("primitives"), "fan.gltf",
          "10,000,000 vertices and 10,000,000 indices would need about 1.12 GB",
          "this process may use 500 MB (a test's limit)"),

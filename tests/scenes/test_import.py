@@ -215,13 +215,13 @@ def _bad_files(tmp_path: Path) -> dict[str, tuple[Path, list[str], str]]:
     cases["missing buffer"] = (gl, [], "buffers[0] (nobuf.bin): missing")
     cases["non-finite transform"] = (
         _gltf_with(tmp_path, "inf.glb", lambda d: d["nodes"][0].update(translation=[float("inf"), 0, 0])),
-        [], "nodes[0]: its transform is not finite")
+        [], "nodes[0].translation[0]: Infinity is not a finite number")
     cases["gltf outside the domain"] = (
         _gltf_with(tmp_path, "far.glb", lambda d: d["nodes"][0].update(translation=[1e300, 0, 0])),
         [], "field 'centres': object 0: [1e+300, 0.0, 0.0] is outside the numeric domain")
     cases["nan instance"] = (
         _gltf_with(tmp_path, "naninst.glb", lambda d: d["nodes"][0].update(matrix=[float("nan")] + [0.0] * 15)),
-        [], "not finite")
+        [], "nodes[0].matrix[0]: NaN is not a finite number")
     csv = write_csv(tmp_path / "ok.csv").read_text()
     (tmp_path / "truncated.csv").write_text(csv[: len(csv) // 2].rsplit(",", 1)[0])
     cases["truncated csv"] = (tmp_path / "truncated.csv", [], "not a readable CSV file")

@@ -4,16 +4,19 @@ visibility parents, on files built here with pygltflib."""
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from viewer.domain import RADIUS_LIMIT
 from viewer.scenes import SceneError, import_scene, load_scene, save_scene
 from viewer.scenes.hlod import DEFAULT_SWITCH, DEFAULT_WINDOW, PAD
 
-from tests.support.cli import run_cli
+from tests.support.cli import refused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -180,6 +183,41 @@ def test_bad_msft_lod_is_one_message_naming_the_node(tmp_path, node0, words):
     with pytest.raises(SceneError) as e:
         import_scene(_glb(tmp_path / "bad.glb", nodes, [0]))
     assert words in str(e.value) and "bad.glb" in str(e.value)
+
+
+@pytest.mark.parametrize("field, node, value", [("lod_distances", 3, [10**400]),
+                                                ("MSFT_screencoverage", 0, [0.5, -10**400]),
+                                                ("visibility_range_begin", 7, 10**400)])
+def test_a_hint_no_float_holds_exits_2_from_scene_info_naming_the_nodes_field(tmp_path, field, node, value):
+    """A JSON integer of 401 digits (no float64 holds it) in a glTF LOD hint: one line naming the node's field
+    and the value as given, never an OverflowError nor the scene's lod or begin array; nothing written.
+    (Every other hostile glTF number is in scene import's table: tests/cli/test_scene_import.py.)"""
+    nodes = copy.deepcopy(LEVEL)
+    nodes[node]["extras"] = {field: value}
+    src = _glb(tmp_path / "level.glb", nodes, ROOTS)
+    code, out, err = run_cli("scene", "info", src, cwd=tmp_path)
+    at = f"[{len(value) - 1}]" if isinstance(value, list) else ""
+    line = refused(code, err, str(src), f"nodes[{node}].extras.{field}{at}: ", "1e+400 is outside 0..")
+    assert "field '" not in line and out == ""
+    assert os.listdir(tmp_path) == ["level.glb"]
+
+
+@pytest.mark.parametrize("field, node", [("lod_distances", 3), ("visibility_range_begin", 7)])
+def test_a_distance_hint_at_the_domain_edge_is_read_and_one_ulp_past_it_is_refused(tmp_path, field, node):
+    """2**100 world units (viewer.domain's RADIUS_LIMIT) is the largest switch or begin distance a hint gives."""
+    nodes = copy.deepcopy(LEVEL)
+    for k, hint in enumerate((RADIUS_LIMIT, float(np.nextafter(RADIUS_LIMIT, np.inf)))):
+        nodes[node]["extras"] = {field: [hint] if field == "lod_distances" else hint}
+        src = _glb(tmp_path / f"level{k}.glb", nodes, ROOTS)
+        if k == 0:
+            s = import_scene(src)
+            row = _by_node(s)["tree" if field == "lod_distances" else "proxy7"]
+            assert (s.lod[row, 0] if field == "lod_distances" else s.begin[row]) == RADIUS_LIMIT
+            continue
+        with pytest.raises(SceneError) as e:
+            import_scene(src)
+        assert e.value.field is None and e.value.problem.startswith(f"nodes[{node}].extras.{field}")
+        assert "1.2676506002282297e+30 is outside 0..2**100" in e.value.problem
 
 
 # --------------------------------------------------------------------------- tables
