@@ -11,6 +11,7 @@ Python: built for reading, not for speed.
 from __future__ import annotations
 
 import math
+import sys
 from itertools import chain
 
 import numpy as np
@@ -28,8 +29,8 @@ _EVERYWHERE = None
 class UniformGrid(SphereIndex):
     """``UniformGrid(centres (N, 3), radii (N,), cell_size=0.0)``: world units, float64.
 
-    cell_size : the cells' edge (world units); 0 picks twice the 90th percentile of the radii, so nine objects
-        in ten are filed in cells and the rest in the list every query tests.
+    cell_size : the cells' edge (world units); 0 picks twice the 99th percentile of the radii, so 99 objects in
+        100 are filed in cells and the rest in the list every query tests.
     """
 
     name = "mygrid"
@@ -40,7 +41,7 @@ class UniformGrid(SphereIndex):
         if not 0.0 <= cell_size <= RADIUS_LIMIT:
             raise ValueError(f"cell_size must be 0 (pick one) or in (0, 2**100], got {cell_size!r}")
         n = radii.size
-        auto = 2.0 * float(np.quantile(radii, 0.9)) if n else 0.0
+        auto = 2.0 * float(np.quantile(radii, 0.99)) if n else 0.0
         self._cell = float(cell_size) or auto or 1.0
         cap = max(16, n)
         self._xyz = np.zeros((cap, 3))  # id -> centre; ids are slots, never reused
@@ -118,5 +119,9 @@ class UniformGrid(SphereIndex):
         if new != old:
             del self._cells[old][i]
             self._cells.setdefault(new, {})[i] = None
+
+    def nbytes(self) -> int:
+        """The arrays (the base class counts them) and the cells' tables, as Python sizes them."""
+        return super().nbytes() + sys.getsizeof(self._cells) + sum(map(sys.getsizeof, self._cells.values()))
 
     # _move_many: the base class's, one _move per mover, is correct; an index may override it to do a batch at once
