@@ -21,9 +21,11 @@ thread then writes its objects' rows there. The objects keep their order within 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import prange  # noqa: I001
 
-from viewer.kernels.jit import njit_noref
+import numba
+
+from viewer.kernels.jit import CACHE, njit_noref, variant
 
 from .._contract_kernels import emit, holds
 
@@ -66,8 +68,7 @@ def bucket_of(cx, cy, cz, mask):
     return ((cx * _P1) ^ (cy * _P2) ^ (cz * _P3)) & mask
 
 
-@njit_noref(parallel=True)
-def count_levels(rbits, n, nthreads, lcount):
+def _count_levels(rbits, n, nthreads, lcount):
     """Objects per level, per thread: ``rbits`` the radii's float64 bits (int64), ``lcount`` (nthreads, LEVELS)
     int64, zeroed here."""
     for t in prange(nthreads):
@@ -78,8 +79,7 @@ def count_levels(rbits, n, nthreads, lcount):
             row[level_of(rbits[i])] += 1
 
 
-@njit_noref(parallel=True)
-def count_buckets(x, y, z, rbits, n, nthreads, loff, lmask, linv, keys, counts):
+def _count_buckets(x, y, z, rbits, n, nthreads, loff, lmask, linv, keys, counts):
     """Each object's bucket into ``keys`` (n,) int64, counted per thread into ``counts`` (nthreads, T) int32
     (zeroed here). ``loff``, ``lmask``, ``linv`` per level index: its first bucket, its bucket mask, 1 / its
     cell edge."""
@@ -111,8 +111,7 @@ def place_buckets(counts, start):
     start[nb] = pos
 
 
-@njit_noref(parallel=True)
-def scatter_rows(x, y, z, r, ids, n, nthreads, keys, counts, rows, rid):
+def _scatter_rows(x, y, z, r, ids, n, nthreads, keys, counts, rows, rid):
     """Each object's row (x, y, z, r) and id at its thread's next position in its bucket: ``rows`` (n, 4)
     float64, ``rid`` (n,) int64."""
     for t in prange(nthreads):
@@ -179,3 +178,15 @@ def query(px, py, pz, levels, loff, lmask, linv, start, rows, rid, probe, out, s
     stats[2] = visited
     stats[3] = most
     return k
+
+
+#: below this many objects a build runs on one thread (waking the others costs more; and a forked child of a
+#: process whose OpenMP threads have started must not start them)
+PARALLEL_FROM = 1 << 16
+
+count_levels = numba.njit(cache=CACHE, nogil=True, parallel=True)(_count_levels)
+count_buckets = numba.njit(cache=CACHE, nogil=True, parallel=True)(_count_buckets)
+scatter_rows = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scatter_rows)
+count_levels_serial = njit_noref(variant(_count_levels, "serial"))
+count_buckets_serial = njit_noref(variant(_count_buckets, "serial"))
+scatter_rows_serial = njit_noref(variant(_scatter_rows, "serial"))

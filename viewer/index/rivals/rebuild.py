@@ -7,7 +7,7 @@ move. This rival is that approach at its fastest here, so the testbed can say at
 - the objects are rows (x, y, z, r) by slot, as brute force keeps them; an update only writes rows;
 - ``move_many`` (a moving world's frame) then rebuilds the whole grid over all N objects, on every core:
   one level per power-of-two radius band, its cells hashed into buckets, the rows laid out bucket by bucket by a
-  counting sort (:mod:`viewer.index.rivals._rebuild_kernels`); single inserts, removes and moves mark it
+  counting sort (:mod:`viewer.index.rivals._rebuild_kernels`; on one thread below 65,536 objects); single inserts, removes and moves mark it
   stale and the next query rebuilds;
 - a query probes the 27 cells around the point on each non-empty level and tests their rows.
 
@@ -45,12 +45,12 @@ class RebuildGrid(SphereIndex):
         self._ids = np.arange(cap, dtype=np.int64)  # slot -> id
         self._idt = IdTable(n)
         self._n = n
-        self._threads = max(1, numba.get_num_threads())
-        self._lcount = np.empty((self._threads, K.LEVELS), dtype=np.int64)
+        self._threads = max(1, numba.get_num_threads())  # from K.PARALLEL_FROM objects
+        self._lcount = np.empty((1, K.LEVELS), dtype=np.int64)
         self._loff = np.zeros(K.LEVELS, dtype=np.int64)
         self._lmask = np.zeros(K.LEVELS, dtype=np.int64)
         self._linv = np.ones(K.LEVELS)
-        self._counts = np.empty((self._threads, 0), dtype=np.int32)
+        self._counts = np.empty((1, 0), dtype=np.int32)
         self._start = np.zeros(1, dtype=np.int64)
         self._probe = np.empty(27, dtype=np.int64)
         self._rebuild()
@@ -66,7 +66,10 @@ class RebuildGrid(SphereIndex):
         """The grid from scratch over the live rows."""
         n, cap = self._n, self._x.size
         rbits = self._r.view(np.int64)
-        K.count_levels(rbits, n, self._threads, self._lcount)
+        threads = self._threads if n >= K.PARALLEL_FROM else 1
+        if self._lcount.shape[0] != threads:
+            self._lcount = np.empty((threads, K.LEVELS), dtype=np.int64)
+        (K.count_levels if threads > 1 else K.count_levels_serial)(rbits, n, threads, self._lcount)
         per = self._lcount.sum(axis=0)
         levels = np.flatnonzero(per)
         buckets = [1 << max(0, (int(c) // 2 - 1).bit_length()) for c in per[levels]]  # a power of two >= c / 2
@@ -75,18 +78,18 @@ class RebuildGrid(SphereIndex):
         self._linv[levels] = np.ldexp(1.0, -(levels - K.LEVEL_BIAS + 1))  # edge 2^(e+1)
         self._levels = levels.astype(np.int64)
         nb = sum(buckets)
-        if self._counts.shape[1] != nb:
-            self._counts = np.empty((self._threads, nb), dtype=np.int32)
+        if self._counts.shape != (threads, nb):
+            self._counts = np.empty((threads, nb), dtype=np.int32)
             self._start = np.empty(nb + 1, dtype=np.int64)
         if getattr(self, "_rows", None) is None or self._rows.shape[0] != cap:
             self._keys = np.empty(cap, dtype=np.int64)
             self._rows = np.empty((cap, 4))
             self._rid = np.empty(cap, dtype=np.int64)
-        K.count_buckets(self._x, self._y, self._z, rbits, n, self._threads, self._loff, self._lmask, self._linv,
-                        self._keys, self._counts)
+        (K.count_buckets if threads > 1 else K.count_buckets_serial)(
+            self._x, self._y, self._z, rbits, n, threads, self._loff, self._lmask, self._linv, self._keys, self._counts)
         K.place_buckets(self._counts, self._start)
-        K.scatter_rows(self._x, self._y, self._z, self._r, self._ids, n, self._threads, self._keys, self._counts,
-                       self._rows, self._rid)
+        (K.scatter_rows if threads > 1 else K.scatter_rows_serial)(
+            self._x, self._y, self._z, self._r, self._ids, n, threads, self._keys, self._counts, self._rows, self._rid)
         self._stale = False
 
     # ----------------------------------------------------------------------------- query
