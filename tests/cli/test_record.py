@@ -18,6 +18,7 @@ from viewer.kernels.compile import HEADER
 from viewer.recording import COLUMNS, meta_path_for, read_run
 
 from tests.support.cli import refused, run_cli, run_process, small, start_process  # noqa: F401 (small: a fixture)
+from tests.support.recordings import moving_take
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +153,15 @@ def keyframes(*ts, x=(0.0, 100.0)) -> str:
                    for t, xi in zip(ts, x))
 
 
-#: the files of the table below, each made in the test's directory: name -> how
+def _set(field: str, at, value):
+    """A hand edit of a take's world file: ``field[at] = value``."""
+    def edit(arrays: dict) -> None:
+        arrays[field][at] = value
+    return edit
+
+
+#: the files of the table below, each made in the test's directory: name -> how (a take-* name: a directory
+#: holding a take of a moving world, moving-small.toml and take-1.*, its world file or metadata edited by hand)
 HOSTILE_FILES = {
     "empty.toml": lambda p: p.write_text(""),
     "malformed.toml": lambda p: p.write_text("[[keyframe]\n"),
@@ -163,9 +172,28 @@ HOSTILE_FILES = {
     "far.npz": lambda p: _far_scene(p.parent, 2.0**63, spread=0.0),
     "pipe.toml": lambda p: os.mkfifo(p),
     "flight.toml": lambda p: p.write_text("# my edits\n"),
+    "take-centre-1e31": lambda p: moving_take(p, world=_set("centres", (0, 0), 1e31)),
+    "take-radius--5": lambda p: moving_take(p, world=_set("radii", 0, -5.0)),
+    "take-radius-1e31": lambda p: moving_take(p, world=_set("radii", 3, 1e31)),
+    "take-velocity-1e308": lambda p: moving_take(p, world=_set("vel", (2, 1), -1e308)),
+    "take-clock-1e308": lambda p: moving_take(p, world=lambda w: w.update(t=np.array(1e308)),
+                                              meta=lambda m: m["world"].pop("t")),
+    "take-step-2**63-1": lambda p: moving_take(p, world=lambda w: w.update(step=np.array(2**63 - 1)),
+                                               meta=lambda m: m["world"].pop("step")),
+    "take-meta-step-2**63-1": lambda p: moving_take(p, world=lambda w: w.update(step=np.array(2**63 - 1)),
+                                                    meta=lambda m: m["world"].update(step=2**63 - 1)),
+    "take-meta-clock-1e308": lambda p: moving_take(p, world=lambda w: w.update(t=np.array(1e308)),
+                                                   meta=lambda m: m["world"].update(t=1e308)),
+    "take-meta-clock-10**400": lambda p: moving_take(p, meta=lambda m: m["world"].update(t=10**400)),
 }
 SCENE, SMALL_SCENE, OUT = "{scene}", "{small}", "{out}"
 QUICK = ["--frames", "3", "--size", "64x64"]
+
+
+def _replay(take: str, *flags) -> list:
+    """``viewer record`` of the take ``{take}`` (a name of HOSTILE_FILES) on its own moving scene."""
+    return ["record", f"{take}/moving-small.toml", "--path", f"{take}/take-1.path.toml", "--index", "brute", "--size",
+            "64x64", "-q", "-o", OUT, *flags]
 
 
 def _row(id: str, argv: list, words: list, status: int = 2):
@@ -177,7 +205,10 @@ def _row(id: str, argv: list, words: list, status: int = 2):
 #: HOSTILE_FILES in the test's directory (never changed). A scene collapsed to a point (centres at 2**63) has no
 #: camera path (it said 'path speed must be a positive number, got None', or an IndexError with --speed); a path
 #: whose times pass 2**100 s is refused before recording, not after (when its own output was refused); a
-#: --save-path onto a device or an existing file is refused before anything is written.
+#: --save-path onto a device or an existing file is refused before anything is written. A take whose world file or
+#: metadata was edited by hand (a centre, radius or velocity outside the numeric domain, a clock past 2**100 s, a
+#: step count past 2**62) is refused naming that file, its field and the value, before anything is written (it
+#: ended in a ValueError or OverflowError traceback, some after the output directory was made).
 REFUSED = [
     _row("path-missing", ["record", SCENE, "--path", "{missing.toml}", "-o", OUT],
          ["{missing.toml}", "no such camera path file"]),
@@ -204,6 +235,28 @@ REFUSED = [
                                    "--save-path", "{pipe.toml}"], ["--save-path", "{pipe.toml}", "not a regular file"]),
     _row("save-path-onto-a-file", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--save-path", "{flight.toml}"],
          ["--save-path {flight.toml}", "exists already", "--force"]),
+    _row("take-centre-1e31", _replay("{take-centre-1e31}"),
+         ["{take-centre-1e31}/take-1.world.npz", "field 'centres'", "row 0 = [1e+31,", "numeric domain"]),
+    _row("take-centre-1e31-saving-its-path", _replay("{take-centre-1e31}", "--save-path", OUT + "/path.toml"),
+         ["{take-centre-1e31}/take-1.world.npz", "field 'centres'", "row 0 = [1e+31,"]),
+    _row("take-centre-1e31-at-a-fixed-dt", _replay("{take-centre-1e31}", "--frames", "3"),
+         ["{take-centre-1e31}/take-1.world.npz", "field 'centres'", "row 0 = [1e+31,"]),
+    _row("take-radius--5", _replay("{take-radius--5}"),
+         ["{take-radius--5}/take-1.world.npz", "field 'radii'", "row 0 = -5.0", "0 <= radius <= 2**100"]),
+    _row("take-radius-1e31", _replay("{take-radius-1e31}"),
+         ["{take-radius-1e31}/take-1.world.npz", "field 'radii'", "row 3 = 1e+31", "0 <= radius <= 2**100"]),
+    _row("take-velocity-1e308", _replay("{take-velocity-1e308}"),
+         ["{take-velocity-1e308}/take-1.world.npz", "field 'vel'", "row 2 = [", "-1e+308", "numeric domain"]),
+    _row("take-clock-1e308", _replay("{take-clock-1e308}"),
+         ["{take-clock-1e308}/take-1.world.npz", "field 't'", "world clock", "[0, 2**100]", "got 1e+308"]),
+    _row("take-step-2**63-1", _replay("{take-step-2**63-1}"),
+         ["{take-step-2**63-1}/take-1.world.npz", "field 'step'", "[0, 2**62]", "got 9223372036854775807"]),
+    _row("take-metadata-step-2**63-1", _replay("{take-meta-step-2**63-1}"),
+         ["{take-meta-step-2**63-1}/take-1.meta.json", "field 'world.step'", "[0, 2**62]", "got 9223372036854775807"]),
+    _row("take-metadata-clock-1e308", _replay("{take-meta-clock-1e308}"),
+         ["{take-meta-clock-1e308}/take-1.meta.json", "field 'world.t'", "[0, 2**100]", "got 1e+308"]),
+    _row("take-metadata-clock-10**400", _replay("{take-meta-clock-10**400}"),
+         ["{take-meta-clock-10**400}/take-1.meta.json", "field 'world.t'", "an integer of 401 digits"]),
 ]
 
 
@@ -221,8 +274,9 @@ def test_a_hostile_input_is_refused_with_one_line_and_nothing_written(scene_file
     fill = {SCENE: str(scene_file), SMALL_SCENE: str(small), OUT: str(tmp_path / "out"),
             "{missing.toml}": str(d / "missing.toml")}
     for name, make in HOSTILE_FILES.items():
-        make(d / name)
         fill["{" + name + "}"] = str(d / name)
+        if any("{" + name + "}" in a for a in argv):  # only the row's own files: a take takes a scene to make
+            make(d / name)
     before = _state(d)
 
     def filled(a: str) -> str:

@@ -192,3 +192,44 @@ def test_view_radius_pulse():
     assert (seen_lo >= 0.75 * r0 - 1e-9).all() and (seen_hi <= 1.25 * r0 + 1e-9).all()
     assert (seen_hi - seen_lo > 0.4 * r0).all()  # a whole period swings nearly the full range
     assert MotionState.from_scene(generate_scene("uniform", 10, seed=1)) is None
+
+
+# ----------------------------------------------------------------------------- snapshots
+
+
+def _edited(snap: dict, field: str, at, value) -> dict:
+    out = {k: np.array(v, copy=True) for k, v in snap.items()}
+    if at is None:
+        out[field] = np.asarray(value)
+    else:
+        out[field][at] = value
+    return out
+
+
+@pytest.mark.parametrize("field, at, value", [
+    ("centres", (0, 0), 1e31), ("centres", (1, 2), np.nan), ("radii", 0, -5.0), ("radii", 2, 1e31),
+    ("vel", (0, 1), np.inf), ("t", None, 1e308), ("t", None, -1.0), ("t", None, np.zeros(2)),
+    ("step", None, 2**63 - 1), ("step", None, 3.0), ("step", None, True), ("ids", None, np.arange(3.0)),
+])
+def test_restore_refuses_a_snapshot_outside_its_rule_naming_the_field_and_changes_nothing(field, at, value):
+    from viewer.frame.motion import SnapshotError
+
+    state = run(MotionState.from_scene(moving(n=500, model="mixed")), 3)
+    snap = state.snapshot()
+    with pytest.raises(SnapshotError) as caught:
+        state.restore(_edited(snap, field, at, value))
+    assert caught.value.field == field and str(caught.value).startswith(f"{field}: ")
+    after = state.snapshot()
+    assert all(np.array_equal(after[k], snap[k]) for k in snap)
+
+
+def test_a_snapshot_at_the_clock_and_step_limits_advances_to_finite_places():
+    """The limits are where advancing is still sound: an orbit's angle and the random walk's step key fit."""
+    from viewer.frame.motion import CLOCK_LIMIT, STEP_LIMIT, check_snapshot
+
+    state = MotionState.from_scene(moving(n=500, model="mixed", radius_pulse=0.2))
+    snap = {**state.snapshot(), "t": np.array(CLOCK_LIMIT), "step": np.array(STEP_LIMIT)}
+    assert check_snapshot(snap)["step"] == STEP_LIMIT
+    state.restore(snap)
+    run(state, 3, dt=1e30)
+    assert np.isfinite(state.centres).all() and np.isfinite(state.radii).all() and state.step == STEP_LIMIT + 3

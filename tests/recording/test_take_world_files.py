@@ -137,7 +137,7 @@ def test_a_damaged_or_foreign_world_file_is_one_message(tmp_path):
     bad = dict(np.load(io.BytesIO(good)))
     bad["centres"] = bad["centres"] * np.nan
     np.savez(world, **bad)
-    with pytest.raises(UserError, match="take-1.world.npz: not a take's world file \\(centres"):
+    with pytest.raises(UserError, match="take-1.world.npz: field 'centres': row 0 = \\[nan, nan, nan\\] is outside"):
         resume_take(scene, samples, path_file)
     advance(state, 0.5)  # another moment's world under this take's name
     np.savez(world, **state.snapshot())

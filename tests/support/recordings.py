@@ -92,3 +92,43 @@ def recording_with_meta(tmp_path: Path, name: str = "a", scene_name: str = "s", 
         m.update(meta_changes)
         (tmp_path / f"{name}.meta.json").write_text(json.dumps(m))
     return p
+
+
+def moving_take(d: Path, world=None, meta=None, frames: int = 4) -> Path:
+    """A window take of a moving world made up in the directory ``d`` (created): the recipe ``moving-small.toml``
+    (:func:`tests.recording.test_take_world_files.moving_recipe`) and ``take-1.csv``, ``.meta.json``,
+    ``.path.toml`` and ``.world.npz`` written by the real take recorder (its world two steps in, ``frames``
+    made-up frames); then edited by hand: ``world(arrays)`` changes the world file's arrays and ``meta(meta)``
+    the metadata, each a dict edited in place. Returns the take's path file (what ``viewer record --path`` takes)."""
+    import json
+
+    import numpy as np
+
+    from viewer.frame.motion import MotionState, advance
+    from viewer.frame.pipeline import FrameStats
+    from viewer.recording import build_meta, meta_path_for
+    from viewer.recording.takes import TakeDir
+    from viewer.scenes import load_scene
+    from tests.recording.test_take_world_files import moving_recipe
+
+    d.mkdir(parents=True, exist_ok=True)
+    scene = load_scene(moving_recipe(d))
+    state = MotionState.from_scene(scene)
+    for _ in range(2):
+        advance(state, 0.02)
+    take = TakeDir(d).start(build_meta(scene=scene, index="brute", headless=False), world=state.snapshot())
+    for k in range(frames):
+        take.append(FrameStats(dt=0.02, cam_x=10.0 * k, cam_y=50.0, cam_z=0.0, index="brute",
+                               objects=scene.n, visible=1, moved=scene.motion.m))
+    take.close()
+    if world is not None:
+        f = take.world_file
+        with np.load(f) as z:
+            arrays = {k: z[k] for k in z.files}
+        world(arrays)
+        np.savez(f, **arrays)
+    if meta is not None:
+        m = json.loads(meta_path_for(take.csv_path).read_text())
+        meta(m)
+        meta_path_for(take.csv_path).write_text(json.dumps(m))
+    return take.path_file

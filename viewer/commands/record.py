@@ -221,6 +221,10 @@ def _record(args, scopes) -> int:
     scene = _args.load_scene_shown(args, quiet=args.quiet)
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
+        if scene.motion is not None:  # a take's damaged world refused before a kernel compiles or --save-path writes
+            from ..recording.takes import read_take_world
+
+            read_take_world(args.path)
     # compiled before anything is timed: the recorded indexes' build and query, query_many for views > 1,
     # move_many in a moving world; the octree's for the generated path's probe
     points = ["build", "query"] + (["query_many"] if args.views > 1 else []) + (["move_many"] if scene.moves else [])

@@ -72,7 +72,8 @@ def resume_take(scene, samples, path_file: str | os.PathLike | None, *, take_dt:
 
     A take of a moving world whose world cannot be resumed (a take of an older viewer, with no world file;
     a world of other movers: another scene) is a warning, and the world starts from t = 0. A damaged
-    metadata or world file is a :class:`UserError` naming it.
+    metadata or world file is a :class:`UserError` naming it (:func:`viewer.recording.takes.read_take_world`
+    checks every value, so the world it gives resumes on any scene of those movers).
     """
     from ..frame.motion import OtherMovers, resumed
     from ..recording.takes import read_take_world
@@ -94,8 +95,6 @@ def resume_take(scene, samples, path_file: str | os.PathLike | None, *, take_dt:
         return TakeResume(scene, samples, line=(
             f"viewer record: warning: {tw.world_file} is not this scene's moving world ({exc}): the world starts "
             "from t = 0"))
-    except ValueError as exc:
-        raise UserError(f"{tw.world_file}: not a take's world file ({exc})") from None
     world = {"t": tw.clock, "step": tw.step, "from": tw.meta_file.name, "file": tw.world_file.name}
     clock = f"world clock {tw.clock:.1f} s (step {tw.step}) from {tw.meta_file.name}"
     if not take_dt or tw.t is None or tw.dt is None or tw.t.size == 0:

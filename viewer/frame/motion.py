@@ -29,20 +29,112 @@ whose world starts there (a window take's replay starts where the take began)::
 from __future__ import annotations
 
 import copy
+from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..domain import COORD_LIMIT, RADIUS_LIMIT, first_outside
+from ..terminal.text import clip
 from . import _motion_kernels as K
 
-__all__ = ["SNAPSHOT_FIELDS", "MotionState", "OtherMovers", "advance", "resumed", "warm"]
+__all__ = ["CLOCK_LIMIT", "SNAPSHOT_FIELDS", "STEP_LIMIT", "MotionState", "OtherMovers", "SnapshotError", "advance",
+           "check_snapshot", "resumed", "warm"]
 
 #: the arrays of a world's snapshot (:meth:`MotionState.snapshot`): everything :func:`advance` reads that
 #: changes from step to step; the rest (start positions, orbit centres, speeds, phases) follows from the scene
 SNAPSHOT_FIELDS = ("t", "step", "ids", "centres", "radii", "vel")
+#: the latest world clock a snapshot may hold, seconds: the numeric domain's 2**100 (:mod:`viewer.domain`), as for
+#: a camera path's times (at a clock of 1e308 an orbit's angle, speed / radius x t, overflowed and its mover's
+#: centre became NaN)
+CLOCK_LIMIT = COORD_LIMIT
+#: the most steps a snapshot may have taken: as many again are left before the step count, an int64 in the
+#: kernel's call and its random stream's key, overflows
+STEP_LIMIT = 2**62
 
 
 class OtherMovers(ValueError):
     """A world snapshot of other movers than the scene's (a snapshot of another scene)."""
+
+
+class SnapshotError(ValueError):
+    """A world snapshot that no :meth:`MotionState.snapshot` gives (:func:`check_snapshot`).
+
+    field : the :data:`SNAPSHOT_FIELDS` name that breaks its rule; problem : the rule, and the value given
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+def _shown(v) -> str:
+    """A value given, for a message: an integer of many digits by its length, anything else clipped."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**24:
+        return f"an integer of {len(str(abs(v)))} digits"
+    return clip(repr(v), 60)
+
+
+def _scalar(value, field: str, whole: bool, hi: float, what: str):
+    """``value`` (a number, or a () array) as a Python int (``whole``) or float in ``[0, hi]``; a
+    :class:`SnapshotError` naming ``field`` and the rule ``what`` otherwise."""
+    a = np.asarray(value)
+    x = a.item() if a.shape == () else None
+    kinds = (int,) if whole else (int, float)
+    if not (isinstance(x, kinds) and not isinstance(x, bool) and 0 <= x <= hi):  # NaN fails the range
+        given = _shown(x) if a.shape == () else f"an array of shape {a.shape}"
+        raise SnapshotError(field, f"must be {what}, got {given}")
+    return x
+
+
+def check_snapshot(snap: Mapping, fields: Sequence[str] = SNAPSHOT_FIELDS) -> dict[str, np.ndarray]:
+    """The ``fields`` of the world snapshot ``snap`` (a mapping of :data:`SNAPSHOT_FIELDS`), each checked: the one
+    rule for a snapshot's values, wherever they come from (a take's world file and its metadata's ``world``:
+    :func:`viewer.recording.takes.read_take_world`; :meth:`MotionState.restore`).
+
+    - ``t`` () real, the world clock: seconds in ``[0, CLOCK_LIMIT]``;
+    - ``step`` () whole number, the steps taken: ``[0, STEP_LIMIT]``;
+    - ``ids`` (M,) whole numbers, the movers' rows of the scene (which scene's: :meth:`MotionState.restore`);
+    - ``centres`` (M, 3), ``vel`` (M, 3) floats: world units and world units a second, ``|value| <= COORD_LIMIT``;
+    - ``radii`` (M,) floats: world units, ``[0, RADIUS_LIMIT]`` (the numeric domain an index takes).
+
+    M is the length of ``ids`` (when ``fields`` holds it). Returns the fields as arrays: ``t`` () float64,
+    ``step`` () int64, the others as given. A :class:`SnapshotError` naming the first field missing or out of
+    its rule, with the value given (the first row out of the domain).
+    """
+    missing = [f for f in fields if f not in snap]
+    if missing:
+        raise SnapshotError(missing[0], "missing")
+    out: dict[str, np.ndarray] = {}
+    if "t" in fields:
+        t = _scalar(snap["t"], "t", False, CLOCK_LIMIT, "the world clock, seconds in [0, 2**100]")
+        out["t"] = np.array(t, dtype=np.float64)
+    if "step" in fields:
+        step = _scalar(snap["step"], "step", True, STEP_LIMIT, "the motion step count, a whole number in [0, 2**62]")
+        out["step"] = np.array(step, dtype=np.int64)
+    m = None
+    if "ids" in fields:
+        ids = np.asarray(snap["ids"])
+        if ids.ndim != 1 or ids.dtype.kind not in "iu":
+            raise SnapshotError("ids", f"must be the movers' rows, (M,) whole numbers, got {ids.dtype} {ids.shape}")
+        out["ids"], m = ids, ids.size
+    for f, width, limit, rule in (("centres", 3, COORD_LIMIT, "|coordinate| <= 2**100"),
+                                  ("radii", 0, RADIUS_LIMIT, "0 <= radius <= 2**100"),
+                                  ("vel", 3, COORD_LIMIT, "|component| <= 2**100 world units a second")):
+        if f not in fields:
+            continue
+        a = np.asarray(snap[f])
+        rows = a.shape[0] if m is None and a.ndim else m
+        shape = (rows, width) if width else (rows,)
+        if a.shape != shape or a.dtype.kind != "f":
+            of = "" if m is None else f" (M = {m}, the movers in 'ids')"
+            raise SnapshotError(f, f"must be {'(M, 3)' if width else '(M,)'} floats{of}, got {a.dtype} {a.shape}")
+        bad = first_outside(a, limit, nonnegative=not width)
+        if bad >= 0:
+            raise SnapshotError(f, f"row {bad} = {clip(str(a[bad].tolist()), 80)} is outside the numeric domain "
+                                   f"(finite, {rule})")
+        out[f] = a
+    return out
 
 
 def warm() -> None:
@@ -129,28 +221,15 @@ class MotionState:
     def restore(self, snap) -> None:
         """Put the world where :meth:`snapshot` ``snap`` (a mapping of :data:`SNAPSHOT_FIELDS`) says.
 
-        A :class:`ValueError` naming the field when the snapshot is not of this motion (other shapes, values
-        that are not finite, a clock that is not a time >= 0; :class:`OtherMovers` for other movers than
-        this scene's); nothing changes then."""
-        missing = [f for f in SNAPSHOT_FIELDS if f not in snap]
-        if missing:
-            raise ValueError(f"the world snapshot has no {', '.join(missing)}")
-        m = self.m
-        t = np.asarray(snap["t"], dtype=np.float64)
-        step = np.asarray(snap["step"])
-        if t.shape != () or not (np.isfinite(t) and t >= 0.0):
-            raise ValueError("t: the world clock must be a time in seconds >= 0")
-        if step.shape != () or step.dtype.kind not in "iu" or int(step) < 0:
-            raise ValueError("step: the step count must be a whole number >= 0")
-        ids = np.asarray(snap["ids"])
-        if ids.shape != (m,) or ids.dtype.kind not in "iu" or not np.array_equal(ids, self.ids):
-            raise OtherMovers(f"ids: the snapshot's {ids.size} movers are not this scene's {m}")
-        arrays = {}
-        for f, shape in (("centres", (m, 3)), ("radii", (m,)), ("vel", (m, 3))):
-            a = np.asarray(snap[f])
-            if a.shape != shape or a.dtype.kind != "f" or not np.isfinite(a).all():
-                raise ValueError(f"{f}: expected {shape} finite floats, got {a.dtype} {a.shape}")
-            arrays[f] = a.astype(np.float64)
+        A :class:`SnapshotError` (a :class:`ValueError`) naming the field when a value breaks the snapshot's
+        rule (:func:`check_snapshot`: shapes, dtypes, the clock, the step count, the numeric domain), and
+        :class:`OtherMovers` for other movers than this scene's; nothing changes then."""
+        checked = check_snapshot(snap)
+        ids = checked["ids"]
+        if ids.size != self.m or not np.array_equal(ids, self.ids):
+            raise OtherMovers(f"ids: the snapshot's {ids.size} movers are not this scene's {self.m}")
+        arrays = {f: checked[f].astype(np.float64) for f in ("centres", "radii", "vel")}
+        t, step = checked["t"], checked["step"]
         self.centres[self.ids] = arrays["centres"]
         self.radii[self.ids] = arrays["radii"]
         self.vel[:] = arrays["vel"]

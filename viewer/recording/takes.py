@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..files.output import replace_atomically
+from ..frame.motion import SNAPSHOT_FIELDS, SnapshotError, check_snapshot
 from ..paths import PathRecorder, save_path
 from ..terminal.text import clip
 from .meta import read_meta
@@ -46,7 +47,7 @@ __all__ = ["WORLD_FIELDS", "Take", "TakeDir", "TakeWorld", "next_take_number", "
 _TAKE_FILE = re.compile(r"^take-(\d+)\.(?:csv|meta\.json|path\.toml|world\.npz)$")
 
 #: the arrays of a take's world file (what :meth:`viewer.frame.motion.MotionState.snapshot` gives)
-WORLD_FIELDS = ("t", "step", "ids", "centres", "radii", "vel")
+WORLD_FIELDS = SNAPSHOT_FIELDS
 
 
 def next_take_number(directory: str | os.PathLike) -> int:
@@ -256,8 +257,10 @@ def read_take_world(path_file: str | os.PathLike) -> TakeWorld | None:
     ``take-N.meta.json``, ``take-N.world.npz`` and ``take-N.csv`` beside it; None when ``path_file`` is not a
     take's path (another name, or no take metadata beside it).
 
-    A metadata file or world file that cannot be read, or a world file that is not the one the metadata
-    names (another clock or step count), is a :class:`UserError` naming the file.
+    A metadata file or world file that cannot be read, a value of either outside the rule of a world snapshot
+    (:func:`viewer.frame.motion.check_snapshot`: the clock, the step count, each mover's centre, view radius and
+    velocity inside the numeric domain), or a world file that is not the one the metadata names (another clock
+    or step count), is a :class:`UserError` naming the file, the field and the value given.
     """
     p = Path(path_file)
     m = re.match(r"^(take-\d+)\.path\.toml$", p.name)
@@ -280,10 +283,15 @@ def read_take_world(path_file: str | os.PathLike) -> TakeWorld | None:
         return TakeWorld(name, meta_file, None, None, t, dt)
     if not isinstance(world, dict) or not isinstance(world.get("file"), str):
         raise UserError(f"{meta_file}: field 'world.file' must be the name of the take's world file")
+    given = {k: world[k] for k in ("t", "step") if world.get(k) is not None}
+    try:  # the metadata's clock and step count by the world file's own rule
+        check_snapshot(given, fields=tuple(given))
+    except SnapshotError as exc:
+        raise UserError(f"{meta_file}: field 'world.{exc.field}': {exc.problem}") from None
     wf = p.with_name(Path(world["file"]).name)  # beside the take, whatever the field says
     snap = _read_world_file(wf)
     for key, have in (("t", float(snap["t"])), ("step", int(snap["step"]))):
-        want = world.get(key)  # an int or a float: read_meta checked
+        want = given.get(key)
         if want is not None and want != have:
             raise UserError(f"{wf}: its {key} {have:g} is not the take's ({meta_file.name}: world.{key} "
                             f"{clip(str(want), 30)}): not this take's world file")
@@ -291,7 +299,9 @@ def read_take_world(path_file: str | os.PathLike) -> TakeWorld | None:
 
 
 def _read_world_file(f: Path) -> dict[str, np.ndarray]:
-    """The arrays of a take's world file; a :class:`UserError` naming it when it is missing or damaged."""
+    """The arrays of a take's world file, checked (:func:`viewer.frame.motion.check_snapshot`); a
+    :class:`UserError` naming it (and the field, with the value given) when it is missing, damaged or out of
+    the rule."""
     try:
         with np.load(f, allow_pickle=False) as z:
             missing = [k for k in WORLD_FIELDS if k not in z.files]
@@ -304,9 +314,7 @@ def _read_world_file(f: Path) -> dict[str, np.ndarray]:
         raise UserError(f"{f}: no such file (the take's world as it began; its metadata names it)") from None
     except (OSError, ValueError, TypeError, EOFError, KeyError, zipfile.BadZipFile) as exc:  # TypeError: a .npy
         raise UserError(f"{f}: not a take's world file ({clip(str(exc), 80) or type(exc).__name__})") from None
-    t, step = snap["t"], snap["step"]
-    if t.shape != () or t.dtype.kind != "f" or not (np.isfinite(t) and t >= 0):
-        raise UserError(f"{f}: field 't' must be the world clock, seconds >= 0")
-    if step.shape != () or step.dtype.kind not in "iu" or step < 0:
-        raise UserError(f"{f}: field 'step' must be the motion step count, a whole number >= 0")
-    return snap
+    try:
+        return check_snapshot(snap)
+    except SnapshotError as exc:
+        raise UserError(f"{f}: field '{exc.field}': {exc.problem}") from None
