@@ -4,8 +4,9 @@ Every object whose radius is at most half a cell is filed in the cell holding it
 reads the point's cell and its 26 neighbours (a sphere of radius <= cell / 2 that holds the point has its centre
 at most half a cell away on each axis, so in one of those 27 cells, whatever the division rounds) and tests
 their objects with the contract's exact predicate. Larger spheres, and centres more than 2**40 cells from the
-origin (where a cell number would stop being exact), go to one list that every query tests. Pure numpy and
-Python: built for reading, not for speed.
+origin (where a cell number would stop being exact), go to one list that every query tests. A cell is at least
+2**-500 wide: below that a square rounds into the subnormals (or to 0), and the predicate holds a little beyond
+the radius. Pure numpy and Python: built for reading, not for speed.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ __all__ = ["UniformGrid"]
 
 #: cells from the origin past which a centre goes to the every-query list: float64 counts cells exactly far beyond
 _FAR = 2.0**40
+#: the smallest cell: below it a squared distance rounds into the subnormals (even to 0), and the predicate holds
+#: for points farther than the radius, so farther than half a cell
+_SMALLEST = 2.0**-500
 #: the key of the list every query tests
 _EVERYWHERE = None
 
@@ -42,7 +46,7 @@ class UniformGrid(SphereIndex):
             raise ValueError(f"cell_size must be 0 (pick one) or in (0, 2**100], got {cell_size!r}")
         n = radii.size
         auto = 2.0 * float(np.quantile(radii, 0.99)) if n else 0.0
-        self._cell = float(cell_size) or auto or 1.0
+        self._cell = max(float(cell_size) or auto or 1.0, _SMALLEST)
         cap = max(16, n)
         self._xyz = np.zeros((cap, 3))  # id -> centre; ids are slots, never reused
         self._r = np.zeros(cap)
