@@ -39,11 +39,19 @@ def test_every_requested_share_has_its_columns_in_table_csv_and_json(tmp_path):
             assert float(r[ms]) <= p99 <= worst and j[f"dynamic_{p}pct_max_ms"] == pytest.approx(worst, rel=1e-5)
             assert float(r[x]) == pytest.approx(float(scan[ms]) / float(r[ms]), rel=1e-4)
             assert j[x] == pytest.approx(float(r[x]), rel=1e-4)
+            # move_many alone within the frame, beside the workload's update floors measured in the same frames
+            move, floor = float(r[f"dynamic_{p}pct_move_ms"]), float(r[f"dynamic_{p}pct_scatter_floor_ms"])
+            assert 0 < move <= float(r[f"dynamic_{p}pct_move_p99_ms"]) and move <= worst
+            assert floor > 0 and float(r[f"dynamic_{p}pct_contiguous_floor_ms"]) > 0
+            assert floor == float(scan[f"dynamic_{p}pct_scatter_floor_ms"])  # the workload's, in every row
+            assert float(r[f"dynamic_{p}pct_move_x_floor"]) == pytest.approx(move / floor, rel=1e-4)
 
     # the printed table: a column per share, a figure (not "-") in every row, right-aligned under its header
     head = next(ln for ln in done.stdout.splitlines() if ln.startswith("workload"))
     printed = [ln for ln in done.stdout.splitlines() if ln.startswith("uniform-")]
     assert len(printed) == 3
+    floors = [ln for ln in done.stdout.splitlines() if ln.startswith("update floors, uniform-1k at ")]
+    assert [ln.split(" at ")[1].split("%")[0] for ln in floors] == labels
     for p in labels:
         end = re.search(rf"(?<= )dyn{re.escape(p)}% ms(?= |$)", head).end()
         for ln, r in zip(printed, rows):

@@ -141,7 +141,7 @@ def calibrate(cfg, usable: list, scene: str, radius, n: int) -> Calibration:
     where = {label: wl.centres for label in built}
     if shares:
         dyn, where = measure.measure_dynamic(built, wl, shares, 1, cfg.seed, budget_s=2.0)
-        cal.dynamic_s = {label: {sh: float(np.median(ms)) * 1e-3 for sh, ms in d.items()} for label, d in dyn.items()}
+        cal.dynamic_s = {label: {sh: float(np.median(ms)) * 1e-3 for sh, ms in dyn[label].items()} for label in built}
     updates = min(200, cfg.updates)
     if updates:
         for label, ix in built.items():

@@ -21,7 +21,7 @@ from .result import IndexResult
 from .updates import measure_updates
 from .workloads import Workload
 
-__all__ = ["IndexResult", "measure_dynamic", "measure_first_build", "measure_static",
+__all__ = ["CONTIGUOUS", "IndexResult", "SCATTER", "measure_dynamic", "measure_first_build", "measure_static",
            "measure_updates", "turns", "warm_up"]
 
 
@@ -165,6 +165,10 @@ def twice_needed(needed: int) -> np.ndarray:
     return np.empty(2 * needed, dtype=np.int64)
 
 
+#: the floors' names among the turns of :func:`measure_dynamic` (never an index's label: those are specs)
+SCATTER, CONTIGUOUS = "(scatter floor)", "(contiguous floor)"
+
+
 def measure_dynamic(
     built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int,
     budget_s: float = 20.0,
@@ -172,31 +176,49 @@ def measure_dynamic(
     """Per-frame cost (ms, each of ``frames``: (F,) float64 per index and share) with a share of the objects
     drifting every frame: ``move_many`` of the movers, then one query at the frame's camera point (the first
     frame is the first move since the build, as a game's first moving frame follows its load). Interleaved by
-    frame. An index whose frames have taken ``budget_s`` seconds stops there (its figures are over the
-    frames it ran). The order of the turns changes by frame as in :func:`measure_static`. Also returns,
+    frame, and with the two floors of the update (:class:`viewer.bench.floors.UpdateFloors`: the movers' rows
+    written at their ids, and one after another) taking their turns among the indexes. An index whose frames
+    have taken ``budget_s`` seconds stops there (its figures are over the frames it ran). The order of the turns
+    changes by frame as in :func:`measure_static`.
+
+    Returns ``(frames, where)``: ``frames[name][share]`` the frames' cost; under ``(name, "move")`` the
+    ``move_many`` alone, and under :data:`SCATTER` and :data:`CONTIGUOUS` the floors, (F,) ms each; ``where``
     per index, where its objects are afterwards ((N, 3) centres)."""
+    from .floors import UpdateFloors
+
     rng = np.random.default_rng(seed + 1)
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}
-    result: dict[str, dict[float, np.ndarray]] = {name: {} for name in built}
+    result: dict = {name: {} for name in (*built, *((name, "move") for name in built), SCATTER, CONTIGUOUS)}
     where = {name: wl.centres.copy() for name in built}
+    floors = UpdateFloors(wl.radii)
+    runs = {**built, SCATTER: floors.scatter, CONTIGUOUS: floors.contiguous}
     for share in shares:
         m = max(1, int(share * wl.n))
         movers = rng.choice(wl.n, m, replace=False)
+        floors.movers(movers)
         vel = rng.normal(0.0, 1.0, (m, 3))  # world units per frame: small moves
-        pos = {name: where[name][movers] for name in built}  # fancy indexing copies
-        times: dict[str, list[float]] = {name: [] for name in built}
+        pos = {name: (where[name] if name in built else wl.centres)[movers] for name in runs}  # fancy indexing copies
+        times: dict = {name: [] for name in result}
         for f in range(frames):
             p = tuple(map(float, wl.points[f % len(wl.points)]))
-            for name, ix in turns(built, f):
+            for name, ix in turns(runs, f):
                 if sum(times[name]) > 1e3 * budget_s:
                     continue
                 pos[name] += vel
+                if name not in built:  # a floor: the write alone
+                    t0 = time.perf_counter_ns()
+                    ix(pos[name])
+                    times[name].append((time.perf_counter_ns() - t0) / 1e6)
+                    continue
                 t0 = time.perf_counter_ns()
                 ix.move_many(movers, pos[name])
+                t1 = time.perf_counter_ns()
                 _query(ix, p, out, name)
                 times[name].append((time.perf_counter_ns() - t0) / 1e6)
-        for name in built:
+                times[name, "move"].append((t1 - t0) / 1e6)
+        for name in result:
             result[name][share] = np.asarray(times[name], dtype=np.float64)
+        for name in built:
             if times[name]:
                 where[name][movers] = pos[name]
     return result, where

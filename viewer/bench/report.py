@@ -19,7 +19,7 @@ from .result import IndexResult
 from .workloads import point_kinds
 
 __all__ = ["BASELINE", "COLUMNS", "CORE", "DEFAULT_SHARES", "DYNAMIC_STATS", "RANGE_COLUMNS", "baseline_line", "columns",
-           "dynamic_columns", "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
+           "dynamic_columns", "floor_lines", "format_table", "json_rows", "machine_line", "rows", "share_label", "write_csv"]
 
 #: the index every ratio is measured against
 BASELINE = "scan"
@@ -104,10 +104,18 @@ DYNAMIC_STATS: tuple[tuple[str, str, float], ...] = tuple(
 
 def dynamic_columns(share: float) -> tuple[tuple[str, str, str], ...]:
     """The columns of one share moving: the frame cost's median, p99 and max (ms, over the frames measured:
-    ``--frames``, at least 100 by default) and the scan's median over this index's."""
+    ``--frames``, at least 100 by default) and the scan's median over this index's; in the CSV also the
+    ``move_many`` alone (median and p99, ms), the workload's two update floors measured in the same frames
+    (:mod:`viewer.bench.floors`: the movers' rows written at their ids, and one after another; median ms) and
+    the ``move_many`` over the scatter floor."""
     p = share_label(share)
     return (*((f"dynamic_{p}pct_{key}ms", f"dyn{p}% {head}", "{:.2f}") for key, head, _ in DYNAMIC_STATS),
-            (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"))
+            (f"dynamic_{p}pct_x_scan", f"dyn{p}% x", "{:.2f}"),
+            (f"dynamic_{p}pct_move_ms", "", "{:.3f}"),
+            (f"dynamic_{p}pct_move_p99_ms", "", "{:.3f}"),
+            (f"dynamic_{p}pct_scatter_floor_ms", "", "{:.3f}"),
+            (f"dynamic_{p}pct_contiguous_floor_ms", "", "{:.3f}"),
+            (f"dynamic_{p}pct_move_x_floor", "", "{:.2f}"))
 
 
 def columns(shares=DEFAULT_SHARES, ranges: bool = False) -> tuple[tuple[str, str, str], ...]:
@@ -174,11 +182,14 @@ def rows(results: list[IndexResult], read_us: dict[str, float] | None = None,
         if ranged:
             row.update(_range_cells(r, b))
         for share in shares:
-            *stats, (x, _, _) = dynamic_columns(share)
+            *stats, (x, _, _), (mv, _, _), (mv99, _, _), (sf, _, _), (cf, _, _), (xf, _, _) = dynamic_columns(share)
             for (col, _, _), (_, _, q) in zip(stats, DYNAMIC_STATS):
                 row[col] = r.dynamic_ms(share, q)
             d = r.dynamic_ms(share)
             row[x] = (b.dynamic_ms(share) / d) if b and d > 0 else nan
+            row[mv], row[mv99] = r.move_ms(share), r.move_ms(share, 99.0)
+            row[sf], row[cf] = r.floor_ms(share), r.floor_ms(share, contiguous=True)
+            row[xf] = row[mv] / row[sf] if row[sf] > 0 else nan
         row["updates"] = r.note
         out.append(row)
     return out
@@ -221,6 +232,28 @@ def _fmt(fmt: str, v) -> str:
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return "-"
     return fmt.format(v)
+
+
+def floor_lines(table: list[dict], shares, width: int = 80) -> list[str]:
+    """Per workload and share moving, a paragraph (wrapped to ``width``): the update's two floors and each
+    index's ``move_many`` (median) as a multiple of the first, fastest first."""
+    import textwrap
+
+    lines = []
+    for wl in dict.fromkeys(row["workload"] for row in table):
+        mine = [row for row in table if row["workload"] == wl]
+        for share in shares:
+            p = share_label(share)
+            sf, cf = mine[0].get(f"dynamic_{p}pct_scatter_floor_ms"), mine[0].get(f"dynamic_{p}pct_contiguous_floor_ms")
+            if sf is None or not sf == sf:
+                continue
+            x = f"dynamic_{p}pct_move_x_floor"
+            xs = sorted((row[x], row["index"]) for row in mine if row.get(x) == row.get(x))
+            text = (f"update floors, {wl} at {p}% moving: {sf:.3f} ms writing the movers' rows at their ids, "
+                    f"{cf:.3f} ms one after another; move_many over the first: "
+                    + ", ".join(f"{name} {v:.1f}x" for v, name in xs))
+            lines += textwrap.wrap(text, width=max(40, width), subsequent_indent="  ")
+    return lines
 
 
 def baseline_line(table: list[dict]) -> str:

@@ -38,6 +38,10 @@ class IndexResult:
     batch_moves: int = 0  # objects moved by move_many() calls (the batch API)
     move_many_s: float = float("nan")
     dynamic_frames_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame (update + query)
+    dynamic_move_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame's move_many alone
+    # the workload's update floors measured in the same frames (viewer.bench.floors): share -> (F,) ms
+    scatter_floor_ms: dict = field(default_factory=dict)
+    contiguous_floor_ms: dict = field(default_factory=dict)
     note: str = ""
     # a scene with visibility ranges (viewer.bench.ranges): per query (rounds, Q) us, the query followed by the
     # range filter, and the filter alone; summed over the queries: objects in range, per LOD band (band 0, 1,
@@ -53,6 +57,16 @@ class IndexResult:
         ms: 50 the median, 100 the worst frame (NaN when that share was not measured)."""
         t = self.dynamic_frames_ms.get(share)
         return float(np.percentile(t, q)) if t is not None and len(t) else float("nan")
+
+    def move_ms(self, share: float, q: float = 50.0) -> float:
+        """The ``q``-th percentile of the frames' ``move_many`` alone at ``share`` moving, ms (NaN if none)."""
+        t = self.dynamic_move_ms.get(share)
+        return float(np.percentile(t, q)) if t is not None and len(t) else float("nan")
+
+    def floor_ms(self, share: float, contiguous: bool = False) -> float:
+        """The median of the workload's scatter (or ``contiguous``) floor at ``share`` moving, ms (NaN if none)."""
+        t = (self.contiguous_floor_ms if contiguous else self.scatter_floor_ms).get(share)
+        return float(np.median(t)) if t is not None and len(t) else float("nan")
 
     @property
     def remove_per_s(self) -> float:

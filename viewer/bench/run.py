@@ -221,6 +221,9 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
         dyn, where = measure.measure_dynamic(built, wl, shares, cfg.frames, cfg.seed)
         for label in built:
             res[label].dynamic_frames_ms = dyn[label]
+            res[label].dynamic_move_ms = dyn[label, "move"]
+            res[label].scatter_floor_ms = dyn[measure.SCATTER]
+            res[label].contiguous_floor_ms = dyn[measure.CONTIGUOUS]
     else:
         where = {label: wl.centres for label in built}
     if cfg.updates:

@@ -32,7 +32,7 @@ def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, pl
     from ..kernels.compile import reporting
     from ..recording.meta import package_versions, write_json_atomic
     from ..system.machine import machine, machine_line, system
-    from .report import baseline_line, format_table, json_rows, write_csv
+    from .report import baseline_line, floor_lines, format_table, json_rows, write_csv
     from .run import measured_shares, run_bench
 
     refuse_replacing([out / f for f in BENCH_FILES], f"--out {out}", "viewer bench", force)
@@ -48,6 +48,8 @@ def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, pl
             print(f"(the columns that fit {width} characters; --wide prints every one, bench.csv has them all)")
         write_csv(table, out / "bench.csv")
         shares = measured_shares(cfg)
+        for line in floor_lines(table, shares, width):
+            print(line)
         write_json_atomic(out / "bench.json", {
             "machine": {"platform": system(), **where},
             "packages": package_versions(), "command": list(sys.argv),
