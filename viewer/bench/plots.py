@@ -42,7 +42,8 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
     """Write ``bench.png`` (per workload: query median with the scan's read floor as a black line,
     candidates per visible, memory, and the dynamic frame cost (10% moving, else the largest share measured)
     when measured, by index) and, when several N were run,
-    ``bench_scaling.png`` (query median against N). ``machine``: the CPU, named in each title. Each image is
+    ``bench_scaling.png`` (query median against N), and when several shares moving were measured,
+    ``bench_shares.png`` (the moving frame against the share, with the update's floor). ``machine``: the CPU, named in each title. Each image is
     written through a temporary file renamed into place (a symbolic link at its name is replaced, not
     followed). Returns the paths written."""
     import matplotlib
@@ -119,4 +120,45 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
         written.append(_save(fig, out / "bench_scaling.png"))
+    shares = _shares(table)
+    if len(shares) > 1:
+        written.append(_plot_shares(table, shares, workloads, indexes, colours, out / "bench_shares.png", on))
     return written
+
+
+def _shares(table: list[dict]) -> list[tuple[float, str]]:
+    """The shares moving a table measured: (fraction, its label in the column names), in increasing order."""
+    import re
+
+    found = {m.group(1) for k in (table[0] if table else {}) for m in [re.fullmatch(r"dynamic_(.+?)pct_ms", k)] if m}
+    return sorted((float(p) / 100, p) for p in found if any(_finite(r.get(f"dynamic_{p}pct_ms")) for r in table))
+
+
+def _plot_shares(table, shares, workloads, indexes, colours, path: Path, on: str) -> Path:
+    """Per workload, each index's moving frame (``move_many`` and a query, median ms) against the share of the
+    objects moving a frame, with the update's scatter floor measured in the same frames (black, dashed): where
+    each approach wins."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.6), squeeze=False)
+    for ax, wl in zip(axes[0], workloads):
+        mine = [r for r in table if r["workload"] == wl]
+        for ix in indexes:
+            pts = [(100 * s, r[f"dynamic_{p}pct_ms"]) for s, p in shares for r in mine
+                   if r["index"] == ix and _finite(r.get(f"dynamic_{p}pct_ms"))]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", color=colours[ix], label=ix)
+        floor = [(100 * s, mine[0].get(f"dynamic_{p}pct_scatter_floor_ms")) for s, p in shares]
+        floor = [(x, y) for x, y in floor if _finite(y) and y > 0]
+        if floor:
+            ax.plot(*zip(*floor), color="black", linestyle="--", label="update floor (rows at their ids)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(wl)
+        ax.set_xlabel("objects moving each frame (%)")
+        ax.set_ylabel("frame: move_many + query, median (ms)")
+        ax.grid(alpha=0.3, which="both")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"the moving frame against the share of movers\n(same run{on})".replace("$", r"\$"), fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)

@@ -15,7 +15,7 @@ from typing import Callable
 __all__ = ["BENCH_FILES", "bench_and_write"]
 
 #: what a bench writes into its directory: its table, its metadata and its figures (viewer.bench.plots.plot_bench)
-BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png")
+BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png", "bench_shares.png")
 
 
 def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, plots: bool,
