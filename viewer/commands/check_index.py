@@ -1,0 +1,120 @@
+"""``viewer check-index SPEC``: run the conformance kit (:mod:`viewer.index.conformance`) on one index and print
+one line per property, pass or fail, with its time; for a failure, the smallest counter-example found and how to
+replay it. Exit 0 when every property holds, 1 when any fails, 2 when the spec does not load."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import UserError
+from . import _args
+
+HELP = "check that an index (yours or a built-in one) answers exactly as the contract says: one line per property"
+
+#: the most hypothesis examples --examples takes (a run of that many takes hours on the state machine)
+MAX_EXAMPLES = 100_000
+
+DESCRIPTION = """\
+Run the conformance kit on the index SPEC names: the contract's cases (answers equal brute force's on seeded
+worlds; points exactly on sphere surfaces and one ulp either side; empty worlds, coincident objects, radii 0,
+far points; query_into and query_many_into overflow; query_many against single queries; bad input refused with
+the right error type, changing nothing), move_many's cases, a hypothesis state machine of inserts, removes,
+moves and batch moves against brute force, and the numeric domain (every magnitude from 1e-300 to 2**100,
+values outside refused). One line per property, pass or FAIL and its time; under a failure, the smallest
+counter-example found (a Python snippet building the index over the fewest objects that still answer wrongly,
+or hypothesis's shrunk steps) and the command that replays it.
+
+SPEC is what --index takes in every command: a registered name (octree), an installed plugin's name (entry
+point group viewdist_testbed.indexes), package.module:Class, or path/to/file.py:Class (this loads the file by
+path and RUNS ITS CODE, as pytest runs a conftest.py), each optionally followed by :key=value,... options passed
+to every build (octree:max_depth=8, ./my_index.py:MyIndex:leaf=16).
+
+Exit status: 0 every property holds, 1 at least one fails, 2 the spec does not load (or a flag is wrong).
+The same kit runs from pytest: see 'python -m pydoc viewer.index.conformance'.
+"""
+
+
+def _seed(text: str) -> int:
+    from viewer.scenes.limits import SEED_LIMIT
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number 0..2**63-1, got {text!r}")
+    return v
+
+
+def _examples(text: str) -> int:
+    v = _args.positive_int(text)
+    if v > MAX_EXAMPLES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_EXAMPLES:,} examples, got {text!r}")
+    return v
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    from viewer.index.conformance import DEFAULT_SEED
+
+    p = subparsers.add_parser("check-index", help=HELP, description=DESCRIPTION,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", metavar="SPEC", help="the index: a name, plugin name, package.module:Class or "
+                                                "path/to/file.py:Class (runs that file), with :key=value options")
+    p.add_argument("--examples", type=_examples, metavar="N",
+                   help="hypothesis examples for each randomised property (default: 40 sequences of the state "
+                        "machine, 60 draws of the domain fuzz); more finds rarer faults, slower")
+    p.add_argument("--seed", type=_seed, default=DEFAULT_SEED, metavar="S",
+                   help="the seed of every random draw, so a run repeats (default: %(default)s)")
+    p.add_argument("--only", metavar="PROPERTY",
+                   help="run only this property, or a family's cases (bad_batch_changes_nothing); a failure's "
+                        "replay line gives it")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args) -> int:
+    import time
+
+    from viewer.index.conformance import evaluate, properties, subject_for, warm
+    from viewer.index.specs import check_index_spec, parse_index_spec
+    from viewer.system.machine import machine, machine_line
+
+    names = properties(args.only)
+    if not names:
+        families = sorted({n.split("/")[0] for n in properties()})
+        raise UserError(f"--only {args.only!r}: no such property; choose from {', '.join(families)} "
+                        f"(or one case, e.g. {properties()[0]!r})")
+    spec = parse_index_spec(args.spec, flag="SPEC")  # UserError when it does not load
+    why = spec.cls.unavailable()
+    if why:
+        raise UserError(f"SPEC {spec.label!r}: cannot be built here: {why}")
+    check_index_spec(spec, flag="SPEC")  # a constructor that raises on a handful of objects: refused here
+    subject = subject_for(spec, seed=args.seed, examples=args.examples)
+    warming = "warm-up (compiling kernels)"
+    width = max(len(n) for n in [*names, warming])
+    print(f"check-index {subject.label}: {_count(len(names))}, seed {args.seed}"
+          + (f", {args.examples} examples" if args.examples else ""), flush=True)
+    print(machine_line(machine()), flush=True)
+    t0 = time.perf_counter()
+    try:
+        warm(subject)
+    except Exception as exc:
+        raise UserError(f"SPEC {spec.label!r}: its warm_up raised {type(exc).__name__}: {exc}") from None
+    print(f"  {'':4}  {warming:{width}}  {time.perf_counter() - t0:7.2f} s", flush=True)
+    failed = []
+    for name in names:
+        out = evaluate(subject, name)
+        print(f"  {'pass' if out.ok else 'FAIL':4}  {name:{width}}  {out.seconds:7.2f} s", flush=True)
+        if not out.ok:
+            failed.append(name)
+            print("\n".join("        " + line for line in out.report.splitlines()), flush=True)
+    total = time.perf_counter() - t0
+    if failed:
+        print(f"{subject.label}: {len(failed)} of {_count(len(names))} FAIL ({', '.join(failed)}); {total:.1f} s")
+        return 1
+    print(f"{subject.label}: {'the' if len(names) == 1 else 'all'} {_count(len(names))} hold; {total:.1f} s")
+    return 0
+
+
+def _count(n: int) -> str:
+    return f"{n} {'property' if n == 1 else 'properties'}"
