@@ -182,6 +182,95 @@ def test_query_many_into_and_overflow(name, rng):
         ix.query_many([[0.0, np.nan, 0.0]])
 
 
+# points that are not real numbers, each refused by name: (case, the value as query's point, as query_many's
+# points); numpy would read each as numbers (True as 1, "1.5" as 1.5, a complex as its real part)
+NOT_REAL_POINTS = [
+    ("bool array", np.array([True, False, True]), np.array([[True, False, True]] * 2)),
+    ("numpy bools", (np.bool_(True), 0.0, 0.0), [[np.bool_(True), 0.0, 0.0]]),
+    ("a bool among floats", (0.5, True, 0.0), [[0.5, 0.0, 0.0], [0.5, True, 0.0]]),
+    ("numeric-string array", np.array(["1", "0", "0"]), np.array([["1", "0", "0"]])),
+    ("numeric strings", ("1", "0.5", "0"), [["1", "0.5", "0"]]),
+    ("bytes", np.array([b"1", b"0", b"0"]), np.array([[b"1", b"0", b"0"]])),
+    ("object array", np.array([1.0, 0.0, 0.0], dtype=object), np.array([[1.0, 0.0, 0.0]], dtype=object)),
+    ("complex", np.array([1.0, 0.0, 0.0], dtype=complex), np.array([[1.0, 0.0, 0.0]], dtype=complex)),
+    ("dates", np.zeros(3, dtype="datetime64[s]"), np.zeros((1, 3), dtype="timedelta64[s]")),
+]
+
+
+def test_points_that_are_not_real_numbers_are_refused_by_every_query(name, rng):
+    """query, query_into, query_many and query_many_into refuse points of any dtype but float and integer with a
+    ValueError naming the argument, before anything is answered or changed; integer points are answered as their
+    float values."""
+    c = rng.uniform(-2, 2, (300, 3))
+    r = rng.uniform(0.5, 3, 300)
+    ix = make_index(name, c, r)
+    pts = query_points(rng, c, 20)
+    out = np.full(400, -1, dtype=np.int64)
+    offsets = np.full(3, -1, dtype=np.int64)
+    for case, point, points in NOT_REAL_POINTS:
+        for call, arg in ((lambda: ix.query(point), "point"), (lambda: ix.query_into(point, out), "point"),
+                          (lambda: ix.query_many(points), "points"),
+                          (lambda: ix.query_many_into(points, np.empty(len(points) + 1, np.int64), out), "points")):
+            with pytest.raises(ValueError, match=rf"^{arg} must be .*real numbers") as err:
+                call()
+            assert "\n" not in str(err.value), case
+        assert ix.query_many_into(pts[:2], offsets, out) == offsets[-1]  # still answers, and exactly
+    assert_same(ix, c, r, pts)
+    whole = np.array([[0, 1, 1], [2, 0, 1]])
+    for dtype in (np.int8, np.int64, np.uint16, np.float32):
+        got, want = ix.query_many(whole.astype(dtype)), ix.query_many(whole.astype(float))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)), dtype
+    assert np.array_equal(np.sort(ix.query((0, 1, -1))), np.sort(brute_query(c, r, (0.0, 1.0, -1.0))))
+
+
+NOT_REAL_BUILDS = [
+    ("bool centres", np.zeros((2, 3), dtype=bool), [1.0, 1.0]),
+    ("numeric-string radii", [[0.0, 0, 0], [1.0, 0, 0]], np.array(["1", "2"])),
+    ("a bool radius among floats", [[0.0, 0, 0], [1.0, 0, 0]], [1.5, True]),
+    ("object centres", np.zeros((2, 3), dtype=object), [1.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("case,c,r", NOT_REAL_BUILDS, ids=[b[0] for b in NOT_REAL_BUILDS])
+def test_build_of_values_that_are_not_real_numbers_is_refused(name, case, c, r):
+    with pytest.raises(ValueError, match="must be .*real numbers") as err:
+        make_index(name, c, r)
+    assert ("centres" if "centres" in case else "radii") in str(err.value)
+
+
+def _bool_options() -> list[tuple[str, str]]:
+    """Every (index, option) whose constructor parameter is a switch: annotated ``bool`` or defaulting to one."""
+    import inspect
+
+    found = []
+    for n in NAMES:
+        for p in list(inspect.signature(INDEXES[n].__init__).parameters.values())[3:]:
+            if p.annotation in (bool, "bool") or isinstance(p.default, bool):
+                found.append((n, p.name))
+    return found
+
+
+BOOL_OPTIONS = _bool_options()
+
+
+def test_the_switches_of_the_indexes_are_found():
+    assert ("coherent", "relative") in BOOL_OPTIONS  # the search below sees at least the one known
+
+
+@pytest.mark.parametrize("index,option", BOOL_OPTIONS, ids=[f"{i}:{o}" for i, o in BOOL_OPTIONS])
+def test_a_switch_takes_only_true_or_false(index, option):
+    """An index's boolean option is True or False (numpy's too); text (which Python reads as true, 'off' and
+    'false' too), a number or None is a ValueError naming the option."""
+    if INDEXES[index].unavailable():
+        pytest.skip(INDEXES[index].unavailable())
+    c, r = np.zeros((2, 3)), np.ones(2)
+    for value in ("off", "false", "maybe", "", 1, 0, 1.0, None):
+        with pytest.raises(ValueError, match=rf"^{option} must be True or False, got {value!r}"):
+            make_index(index, c, r, **{option: value})
+    for value in (True, False, np.bool_(True), np.bool_(False)):
+        assert getattr(make_index(index, c, r, **{option: value}), option) is bool(value)
+
+
 def test_insert_remove_move(name, rng):
     c, r = DISTRIBUTIONS["clustered"](rng, 1000)
     ix = make_index(name, c, r)
@@ -249,6 +338,12 @@ def test_bad_updates_leave_index_unchanged(name, rng):
         (ValueError, lambda: ix.move(3, (0.0, 0.0, 0.0), -2.0)),
         (ValueError, lambda: ix.query((0.0, np.nan, 0.0))),
         (ValueError, lambda: ix.query((0.0, 0.0))),
+        (ValueError, lambda: ix.insert((True, 0.0, 0.0), 1.0)),
+        (ValueError, lambda: ix.insert((0.0, 0.0, 0.0), "1")),
+        (ValueError, lambda: ix.insert((0.0, 0.0, 0.0), np.bool_(True))),
+        (ValueError, lambda: ix.insert((0.0, 0.0, 10**400), 1.0)),
+        (ValueError, lambda: ix.move(3, ("1", "0", "0"))),
+        (ValueError, lambda: ix.move(3, (0.0, 0.0, 0.0), True)),
     ]
     for exc, call in bad_calls:
         with pytest.raises(exc) as err:
@@ -306,6 +401,10 @@ BAD_BATCHES = [
     ("centres shape", ValueError, [1, 2], [[0.0, 0], [0, 0]], None),
     ("centres rows", ValueError, [1, 2], [[0.0, 0, 0]], None),
     ("centres not numbers", ValueError, [1], [["a", "b", "c"]], None),
+    ("bool centres", ValueError, [1, 2], np.ones((2, 3), dtype=bool), None),
+    ("numeric-string centres", ValueError, [1], [["1", "2", "3"]], None),
+    ("numeric-string radii", ValueError, [1, 2], [[0.0, 0, 0]] * 2, np.array(["1", "2"])),
+    ("bool radii", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [True, False]),
     ("negative radius", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, -1.0]),
     ("nan radius", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, np.nan]),
     ("radius out of domain", ValueError, [1, 2], [[0.0, 0, 0]] * 2, [1.0, 2.0**101]),

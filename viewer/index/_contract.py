@@ -46,7 +46,11 @@ Public API (see :class:`SphereIndex`; every method validates here, then calls th
 **Errors**, one type per kind of mistake, raised before anything changes, the message naming the value:
 
 - ``ValueError``: a bad value, shape or dtype (NaN, out of the domain, a negative radius, a float or
-  bool id, a 2-D id array, an id repeated in a batch, mismatched lengths, a bad option value);
+  bool id, a 2-D id array, an id repeated in a batch, mismatched lengths, a bad option value). Points,
+  centres and radii are real numbers: an array of a float or integer dtype, or numbers (Python's or
+  numpy's); a bool, text (``"1.5"``), bytes, a complex number, an object array or dates are refused, never
+  read as numbers (:func:`_reals`, :func:`as_point`; on a query a test of the dtype or of three types, O(1)).
+  A boolean option is ``True`` or ``False`` (:func:`as_bool`), a number option a number (:func:`as_option`);
 - ``KeyError``: an id that was never handed out or was removed;
 - ``TypeError``: an option the index does not take.
 
@@ -60,6 +64,7 @@ for every index but one that stores -1 for a live object), and says where it is 
 from __future__ import annotations
 
 import math
+import reprlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar
@@ -80,6 +85,7 @@ __all__ = [
     "QueryOverflow",
     "QueryStats",
     "SphereIndex",
+    "as_bool",
     "as_centres",
     "as_objects",
     "as_point",
@@ -157,6 +163,7 @@ _REMEMBERED_BATCH = 64
 _NEG_COORD = -COORD_LIMIT
 _DOMAIN = f"|coordinate| <= 2**100 ({COORD_LIMIT:.4g})"
 _RDOMAIN = f"0 <= radius <= 2**100 ({RADIUS_LIMIT:.4g})"
+_OUTSIDE = "outside the domain (|coordinate| and radius <= 2**100)"  # its digits not quoted: there may be thousands
 
 
 class QueryOverflow(ValueError):
@@ -212,16 +219,57 @@ class QueryStats:
 # --------------------------------------------------------------------------- input checks
 
 
+#: the dtype kinds of real numbers (float, signed and unsigned integer). An array of any other kind (bool, text,
+#: bytes, complex, object, dates) is refused, never converted: numpy would read "1.5" as 1.5, True as 1 and a
+#: complex number as its real part
+_REAL_KINDS = frozenset("fiu")
+_FLOAT64 = np.dtype(np.float64)
+#: the types of one real number, Python's or numpy's (a bool is an int to Python: refused apart)
+_REAL_TYPES = (int, float, np.integer, np.floating)
+
+
+def _is_real(value) -> bool:
+    """Whether ``value`` is one real number (a Python or numpy int or float, not a bool; or a 0-d array of a
+    real dtype): for one value the rule that :data:`_REAL_KINDS` is for an array."""
+    if isinstance(value, _REAL_TYPES):
+        return not isinstance(value, bool)
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in _REAL_KINDS
+
+
 def _reals(values, name: str, shape: str) -> np.ndarray:
-    """``values`` as float64; ``ValueError`` naming ``name`` for anything that is not real numbers (a
-    complex array would otherwise lose its imaginary part without a word)."""
+    """``values`` as float64: an array of a real dtype (:data:`_REAL_KINDS`: one test of its dtype, whatever its
+    size), or a sequence whose every item is a real number (:func:`_is_real`; numpy would read a bool among
+    floats as a float, and a text of digits as a number). ``ValueError`` naming ``name`` otherwise."""
     try:
         a = np.asarray(values)
-        if a.dtype.kind == "c":
-            raise ValueError(f"complex values ({a.dtype})")
-        return np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        real = (a.dtype.kind in _REAL_KINDS) if isinstance(values, np.ndarray) else (_first_unreal(values) is None)
+        if real:
+            return np.asarray(a, dtype=np.float64)
+    except OverflowError:
+        raise ValueError(f"{name} holds an integer too large for a float: {_OUTSIDE}") from None
+    except (TypeError, ValueError) as exc:  # ragged rows
         raise ValueError(f"{name} must be an {shape} array of real numbers: {exc}") from None
+    raise ValueError(f"{name} must be an {shape} array of real numbers (float or integer), got {_unreal(values)}")
+
+
+def _first_unreal(values):
+    """The first item of the sequence ``values`` (nested: rows of numbers) that is not a real number
+    (:func:`_is_real`), or None when every item is one."""
+    items = np.asarray(values, dtype=object).ravel().tolist()  # the items themselves, rows unpacked
+    odd = {t for t in set(map(type, items)) if not issubclass(t, _REAL_TYPES) or issubclass(t, bool)}  # per type
+    return next((v for v in items if type(v) in odd and not _is_real(v)), None) if odd else None
+
+
+def _unreal(values) -> str:
+    """What is not real numbers in ``values``, on one line for a message: an array's dtype, else the first item
+    that is not a real number, else (a wrong shape) the whole, shortened."""
+    if isinstance(values, np.ndarray):
+        return f"dtype {values.dtype}" if values.dtype.kind not in _REAL_KINDS else f"shape {values.shape}"
+    try:
+        bad = _first_unreal(values)
+    except (TypeError, ValueError, OverflowError):
+        bad = None
+    return reprlib.repr(values) if bad is None else f"{bad!r} ({type(bad).__name__})"
 
 
 def as_centres(centres, n: int | None = None, name: str = "centres") -> np.ndarray:
@@ -261,16 +309,26 @@ def as_objects(centres, radii) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_point(point, name: str = "point") -> tuple[float, float, float]:
-    """Validate a query point / centre as three floats inside the domain (fast path for the frame loop)."""
+    """Validate a query point / centre as three floats inside the domain: a (3,) array of a real dtype
+    (:data:`_REAL_KINDS`) or three real numbers (:func:`_is_real`: no bool, no text). The frame loop's two
+    paths (a float64 array; a tuple of three floats) cost an identity test and three type tests."""
     try:
         if type(point) is np.ndarray:
-            point = point.tolist()  # one C call instead of three numpy scalar conversions
-        x, y, z = point
-        x = float(x)
-        y = float(y)
-        z = float(z)
+            if point.dtype is not _FLOAT64 and point.dtype.kind not in _REAL_KINDS:
+                raise TypeError
+            x, y, z = point.tolist()  # one C call instead of three numpy scalar conversions
+        else:
+            x, y, z = point
+        if type(x) is not float or type(y) is not float or type(z) is not float:
+            if not (_is_real(x) and _is_real(y) and _is_real(z)):
+                raise TypeError
+            x = float(x)
+            y = float(y)
+            z = float(z)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be 3 numbers, got {point!r}") from None
+        raise ValueError(f"{name} must be 3 real numbers (float or integer), got {_unreal(point)}") from None
+    except OverflowError:
+        raise ValueError(f"{name} holds an integer too large for a float: {_OUTSIDE}") from None
     # chained comparisons are False for NaN
     if not (_NEG_COORD <= x <= COORD_LIMIT and _NEG_COORD <= y <= COORD_LIMIT and _NEG_COORD <= z <= COORD_LIMIT):
         raise ValueError(f"{name} {(x, y, z)!r} is outside the domain: finite, {_DOMAIN}")
@@ -278,11 +336,13 @@ def as_point(point, name: str = "point") -> tuple[float, float, float]:
 
 
 def as_radius(radius, name: str = "radius") -> float:
-    """Validate one radius: a float inside the domain."""
+    """Validate one radius: a real number (:func:`_is_real`) inside the domain."""
+    if not _is_real(radius):
+        raise ValueError(f"{name} must be a real number (float or integer), got {radius!r}")
     try:
         r = float(radius)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {radius!r}") from None
+    except OverflowError:
+        raise ValueError(f"{name} is an integer too large for a float: {_OUTSIDE}") from None
     if not (0.0 <= r <= RADIUS_LIMIT):
         raise ValueError(f"{name} {r!r} is outside the domain: finite, {_RDOMAIN}")
     return r
@@ -291,19 +351,29 @@ def as_radius(radius, name: str = "radius") -> float:
 def as_option(value, name: str, lo: float, hi: float = math.inf, integer: bool = False, lo_open: bool = False):
     """Validate an index option: a number (``integer``: a whole one, not a bool) in ``[lo, hi]``
     (``(lo, hi]`` with ``lo_open``); ``ValueError`` naming the option otherwise."""
-    ok = not isinstance(value, (bool, np.bool_))
-    if integer:
-        ok = ok and isinstance(value, (int, np.integer))
-    else:
-        ok = ok and isinstance(value, (int, float, np.integer, np.floating))
+    ok = _is_real(value) and (not integer or isinstance(value, (int, np.integer)))
     if ok:
-        v = int(value) if integer else float(value)
-        ok = (lo < v if lo_open else lo <= v) and v <= hi
+        try:
+            v = int(value) if integer else float(value)
+        except OverflowError:  # an int too large for a float
+            ok = False
+        else:
+            ok = (lo < v if lo_open else lo <= v) and v <= hi
     if not ok:
         kind = "an integer" if integer else "a number"
         left = "(" if lo_open else "["
         raise ValueError(f"{name} must be {kind} in {left}{_bound(lo)}, {_bound(hi)}], got {value!r}")
     return v
+
+
+def as_bool(value, name: str) -> bool:
+    """Validate a boolean index option (a switch): ``True`` or ``False``, Python's or numpy's; ``ValueError``
+    naming the option otherwise. Nothing else is read as one: to Python any non-empty text is true (``'off'``
+    and ``'false'`` too) and a number is not a switch. (An ``--index`` option's text is read as a bool by the
+    index-spec parser before it reaches here.)"""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 def as_length(value, name: str) -> float:

@@ -48,10 +48,12 @@ exact predicate (:attr:`last_tested`) plus the visible ones it carried over unte
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _coherent_kernels as K
-from .._contract import IdTable, SphereIndex, as_objects, as_option
+from .._contract import IdTable, SphereIndex, as_bool, as_objects, as_option
 from .._morton import morton_order
 
 __all__ = ["CoherentIndex", "JUMP_DUE", "JUMP_SCALE", "layout_order"]
@@ -403,11 +405,12 @@ class CoherentIndex(SphereIndex):
         the *in-set* when it becomes visible (d <= r) and leaves it only when d > r + ``margin`` (world units;
         ``relative``: d > r (1 + ``margin``)). Takes effect at the next query (held objects now beyond the
         new bound leave then; 0 turns it off). The query's answer (the visible set) does not change."""
-        m = float(margin)
-        if not (np.isfinite(m) and m >= 0.0):
+        m = as_option(margin, "margin", 0.0)  # a number (no bool, no text), >= 0
+        if m == math.inf:
             raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
+        rel = as_bool(relative, "relative")
         self._margin = m
-        self._relative = bool(relative)
+        self._relative = rel
         if hasattr(self, "_built"):  # (not during the build)
             self._settle()
 
