@@ -80,14 +80,17 @@ def test_dynamic_columns_are_the_median_p99_and_max_of_the_frames():
 
 
 def test_several_shares_draw_the_moving_frame_against_the_share_with_the_floor(tmp_path):
-    """Two shares moving or more: bench_shares.png, one line per index and the update's floor, beside bench.png."""
+    """Two shares moving or more: bench_shares.png, one line per index and the update's floor, beside bench.png;
+    the movers' drift a frame (--drift) is recorded in bench.json."""
     import numpy as np
     from PIL import Image
 
     out = tmp_path / "b"
     done = run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--queries", "4", "--rounds", "1",
-                   "--updates", "0", "--frames", "2", "--dynamic", "0.1,1", "--no-first-build", "--out", out)
+                   "--updates", "0", "--frames", "2", "--dynamic", "0.1,1", "--drift", "0.33", "--no-first-build",
+                   "--out", out)
     assert done.returncode == 0, done.stderr
+    assert json.loads((out / "bench.json").read_text())["config"]["drift"] == 0.33
     assert f"wrote {out / 'bench_shares.png'}" in done.stderr
     img = np.asarray(Image.open(out / "bench_shares.png").convert("L"))
     assert img.shape[0] > 300 and img.std() > 10  # drawn, not blank

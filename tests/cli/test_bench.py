@@ -45,6 +45,8 @@ REFUSED = [
                  id="option-true"),
     pytest.param(["--index", "octree:max_depth=8,max_depth=9"], ["'octree:max_depth=8,max_depth=9'", "twice"], 2,
                  id="option-twice"),
+    pytest.param(["--drift", "0"], ["--drift", "positive"], 2, id="drift-0"),
+    pytest.param(["--drift", "1e300"], ["--drift 1e+300", "numeric domain", "at most"], 2, id="drift-walks-out"),
     pytest.param(["--dynamic", "0"], ["--dynamic", "(0, 1]"], 2, id="dynamic-0"),
     pytest.param(["--dynamic", "-0.1"], ["--dynamic", "(0, 1]"], 2, id="dynamic-negative"),
     pytest.param(["--n", "1e6", "--index", "octree:max_depth=0"], ["--index octree:max_depth=0", "max_depth", "1..100"],

@@ -171,10 +171,11 @@ SCATTER, CONTIGUOUS = "(scatter floor)", "(contiguous floor)"
 
 def measure_dynamic(
     built: dict[str, SphereIndex], wl: Workload, shares: list[float], frames: int, seed: int,
-    budget_s: float = 20.0,
+    budget_s: float = 20.0, drift: float = 1.0,
 ) -> tuple[dict[str, dict[float, np.ndarray]], dict[str, np.ndarray]]:
     """Per-frame cost (ms, each of ``frames``: (F,) float64 per index and share) with a share of the objects
-    drifting every frame: ``move_many`` of the movers, then one query at the frame's camera point (the first
+    drifting every frame (each mover at its own constant velocity, each axis normal with std ``drift`` world
+    units a frame): ``move_many`` of the movers, then one query at the frame's camera point (the first
     frame is the first move since the build, as a game's first moving frame follows its load). Interleaved by
     frame, and with the two floors of the update (:class:`viewer.bench.floors.UpdateFloors`: the movers' rows
     written at their ids, and one after another) taking their turns among the indexes. An index whose frames
@@ -196,7 +197,7 @@ def measure_dynamic(
         m = max(1, int(share * wl.n))
         movers = rng.choice(wl.n, m, replace=False)
         floors.movers(movers)
-        vel = rng.normal(0.0, 1.0, (m, 3))  # world units per frame: small moves
+        vel = rng.normal(0.0, drift, (m, 3))  # world units per frame
         pos = {name: (where[name] if name in built else wl.centres)[movers] for name in runs}  # fancy indexing copies
         times: dict = {name: [] for name in result}
         for f in range(frames):

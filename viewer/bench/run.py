@@ -83,6 +83,7 @@ class BenchConfig:
     rounds: int = 3  # passes over the camera points (measure_static)
     estimate: bool = False  # say the run's time and memory first, from a small trial (viewer.bench.estimate)
     import_options: dict = field(default_factory=dict)  # how scene files imported on the fly become scenes
+    drift: float = 1.0  # how far a mover drifts a frame in the dynamic workload: each axis's std, world units
 
 
 def estimate_bytes(cfg: BenchConfig, n: int) -> int:
@@ -218,7 +219,7 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
     shares = measured_shares(cfg)
     if shares:
         log(f"  dynamic: {', '.join(f'{share_label(d)}%' for d in shares)} of objects moving, {cfg.frames} frames ...")
-        dyn, where = measure.measure_dynamic(built, wl, shares, cfg.frames, cfg.seed)
+        dyn, where = measure.measure_dynamic(built, wl, shares, cfg.frames, cfg.seed, drift=cfg.drift)
         for label in built:
             res[label].dynamic_frames_ms = dyn[label]
             res[label].dynamic_move_ms = dyn[label, "move"]

@@ -159,6 +159,9 @@ def add_parser(sub) -> None:
     p.add_argument("--frames", type=_whole(1, 10**6, "1e6", " (--dynamic none skips the dynamic workload)"), default=100,
                    help="frames of the dynamic workload, each share's median, p99 and max taken over them (the first "
                         "frame is the first move since the build; --dynamic none skips the dynamic workload)")
+    p.add_argument("--drift", type=_args.positive_float, default=1.0, metavar="UNITS",
+                   help="how far a mover of the dynamic workload drifts a frame: each axis's standard deviation, "
+                        "world units (default 1; a mover at 20 units/s drifts 0.33 a frame at 60 fps)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
@@ -171,6 +174,18 @@ def add_parser(sub) -> None:
                    help="skip timing each index's first build in a fresh process (one subprocess per index "
                         "and workload)")
     p.set_defaults(func=run)
+
+
+def _check_drift(drift: float, frames: int) -> None:
+    """A :class:`UserError` naming --drift when ``frames`` frames of it could carry a mover out of the numeric
+    domain (a mover's velocity is normal: 10 standard deviations are never reached; half the domain is left to
+    the world's own coordinates)."""
+    from viewer.domain import COORD_LIMIT
+
+    most = COORD_LIMIT / 2 / 10 / frames
+    if drift > most:
+        raise UserError(f"--drift {drift:g}: {frames} frames of it can carry a mover out of the numeric domain "
+                        f"(|coordinate| <= 2**100); at most {most:.3g} with --frames {frames}")
 
 
 def run(args) -> int:
@@ -194,6 +209,7 @@ def run(args) -> int:
             flag = "--view-distance" if options.get("view_distance") is not None else "--columns"
             raise UserError(f"{flag} applies only to a scene file imported on the fly (.gltf, .glb, .ply, .csv, "
                             f".tsv, .parquet); --scene {s} is a generator, whose view distances come from --radius")
+    _check_drift(args.drift, args.frames)
     specs = parse_index_list(args.index)  # each checked (built small) before the memory estimate and any workload
     _args.once(specs, "--index", key=lambda s: s.label, show=lambda s: s.label)
     models = [t.strip() for t in args.radius.split(";") if t.strip()]
@@ -205,9 +221,9 @@ def run(args) -> int:
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
                       radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,
-                      import_options={k: v for k, v in options.items() if v is not None})
+                      import_options={k: v for k, v in options.items() if v is not None}, drift=args.drift)
     config = {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
               "rounds": args.rounds, "updates": args.updates, "dynamic": None, "frames": args.frames,
-              "seed": args.seed}
+              "drift": args.drift, "seed": args.seed}
     return bench_and_write(cfg, out, config=config, force=args.force, wide=args.wide, plots=not args.no_plots,
                            writable_dir=_args.writable_dir)
