@@ -220,17 +220,17 @@ def check_answer_memory(ix: SphereIndex, paths: np.ndarray, flag: str) -> None:
 
 
 def check_names(names: list[str]) -> list[str]:
-    """The ``--index`` names, distinct, in order, without those whose libraries are missing here (``gpu``
-    kept: whether a GL context can cull is known once it exists); a :class:`UserError` for an unknown name
-    or none."""
-    from ..index import INDEXES
+    """The ``--index`` specs of ``names`` (words, each a list by :mod:`viewer.index.specs`' grammar) as their
+    labels, distinct, in order, without those whose libraries are missing here (``gpu`` kept: whether a GL
+    context can cull is known once it exists); a :class:`UserError` for a bad spec or none."""
+    from ..index.specs import known_names, parse_index_list, split_index_list
     from ..render.gpu_cull import GPU
 
-    bad = [n for n in names if n not in INDEXES and n != GPU]
-    if bad or not names:
-        raise UserError(f"--index: unknown index {', '.join(map(repr, bad)) or 'list (empty)'}; "
-                        f"choose from {', '.join(sorted(INDEXES))}, {GPU}")
-    return [n for n in dict.fromkeys(names) if n == GPU or not INDEXES[n].unavailable()]
+    texts = split_index_list(names)
+    if not texts:
+        raise UserError(f"--index: unknown index list (empty); choose from {', '.join(known_names())}, {GPU}")
+    specs = {s.label: s for s in parse_index_list([t for t in texts if t != GPU])} if set(texts) - {GPU} else {}
+    return [t for t in dict.fromkeys(texts) if t == GPU or not specs[t].cls.unavailable()]
 
 
 def check_step(step: float, ticks: int) -> None:
@@ -263,15 +263,15 @@ def _gpu_context():
 
 
 def _build(name: str, wl, gl):
-    """Index ``name`` over the workload ``wl``, or the GPU's queries on ``gl`` (context, shader library)."""
-    from ..index import INDEXES
+    """Index ``name`` (a spec's label) over the workload ``wl``, or the GPU's queries on ``gl`` (context, shader library)."""
+    from ..index import make_index
     from ..render.gpu_cull import GPU
 
     if name == GPU:
         from ..render.gpu_cull import GpuQueries
 
         return GpuQueries(gl[0], gl[1], wl.centres, wl.radii)
-    return INDEXES[name](wl.centres, wl.radii)
+    return make_index(name, wl.centres, wl.radii)
 
 
 def _exact(wl) -> SphereIndex:

@@ -51,8 +51,8 @@ def add_parser(sub) -> None:
     p.add_argument("--n", type=_sizes, default=[100_000], metavar="SIZES", help="object counts, e.g. 1e5,1e6")
     p.add_argument("--k", type=_ks, default=[1, 8, 64, 512], metavar="COUNTS", help="client counts")
     p.add_argument("--layout", type=_layouts, default=["spread", "hotspots"], help="spread, hotspots")
-    p.add_argument("--index", default="scan,octree,hashgrid,hgrid,bvh,kdtree", metavar="NAMES",
-                   help="comma-separated indexes")
+    p.add_argument("--index", default="scan,octree,hashgrid,hgrid,bvh,kdtree", metavar="SPECS",
+                   help="indexes to measure, or gpu: " + _args.INDEX_HELP)
     p.add_argument("--ticks", type=_whole(3, 10**5, "1e5"), default=20, help="server ticks per workload and K")
     p.add_argument("--step", type=_args.positive_float, default=5.0,
                    help="how far a client moves in a tick, world units")
@@ -92,7 +92,7 @@ def run(args) -> int:
     from viewer.bench.clients import check_names, check_step, run_clients
     from viewer.files.output import refuse_replacing
 
-    names = check_names([t.strip() for t in args.index.split(",") if t.strip()])
+    names = check_names([args.index])
     check_step(args.step, args.ticks)
     workloads = _workloads(args)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")

@@ -77,8 +77,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     _args.add_import_options(p)
-    p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
-                   help=f"index(es) to time, interleaved; repeatable (default: {' and '.join(DEFAULT_INDEXES)})")
+    p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="SPEC",
+                   help=f"index(es) to time, interleaved; repeatable (default: {' and '.join(DEFAULT_INDEXES)}): "
+                        + _args.INDEX_HELP)
     where = p.add_mutually_exclusive_group()
     where.add_argument("--plane", type=_plane, metavar="AXIS=VALUE",
                        help="the plane to map, e.g. y=100 (inside the scene's world box)")

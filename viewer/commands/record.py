@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..frame.options import DRAW_MODES
+from ..index.specs import label_stem
 from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
@@ -72,8 +73,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         f"at most {DEMO_FRAMES})")
     p.add_argument("--dt", type=_args.time_step, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s; with --frames: the first N frames at this step)")
-    p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="NAME",
-                   help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: scan and octree: the baseline and the tree)")
+    p.add_argument("--index", dest="indexes", nargs="+", action="extend", metavar="SPEC",
+                   help="index(es) to record, interleaved, gpu for culling on the GPU; repeatable (default: scan and "
+                        "octree: the baseline and the tree): " + _args.INDEX_HELP)
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
@@ -131,7 +133,7 @@ def _check_not_recording(out: Path, names) -> None:
     from ..recording.writer import check_not_in_use
 
     for name in names:
-        check_not_in_use(out / f"{name}.csv")
+        check_not_in_use(out / f"{label_stem(name)}.csv")
 
 
 def _check_no_recording(out: Path, names) -> None:
@@ -139,8 +141,9 @@ def _check_no_recording(out: Path, names) -> None:
     the indexes ``names``: a run is replaced only with ``--force``."""
     from ..recording.meta import describe_scene, meta_path_for, read_meta
 
-    found = [(out / f"{n}.csv", f) for n in names
-             for f in (out / f"{n}.csv", meta_path_for(out / f"{n}.csv")) if os.path.lexists(f)]
+    found = [(out / f"{label_stem(n)}.csv", f) for n in names
+             for f in (out / f"{label_stem(n)}.csv", meta_path_for(out / f"{label_stem(n)}.csv"))
+             if os.path.lexists(f)]
     if not found:
         return
     csv, first = found[0]

@@ -40,7 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("scene", metavar="SCENE", help="a scene with a [motion] table (.toml, .npz or a bundled name, "
                                                   "e.g. dynamic-100k)")
     _args.add_import_options(p)
-    p.add_argument("--index", default="octree", metavar="NAME", help="the index to soak (default: %(default)s)")
+    p.add_argument("--index", default="octree", metavar="SPEC",
+                   help="the index to soak (default: %(default)s): " + _args.INDEX_HELP)
     p.add_argument("--frames", type=_args.frame_count, default=100_000, metavar="N",
                    help="frames to run (default 100000; 1e5 is accepted)")
     p.add_argument("--dt", type=_args.positive_float, default=1.0 / 60.0, metavar="SECONDS",

@@ -67,9 +67,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     _args.add_import_options(p)
-    p.add_argument("--index", metavar="NAME",
+    p.add_argument("--index", metavar="SPEC",
                    help="the index to start with, or gpu (culling on the GPU; default: octree when available, "
-                        "else brute); I cycles at run time")
+                        "else brute); I cycles at run time through it, the registered indexes and the installed "
+                        "plugins. " + _args.INDEX_HELP)
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="window / framebuffer size in pixels (default 1280x720)")
     p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
@@ -174,7 +175,8 @@ def run(args) -> int:
     from ..drivers.warm import compiling, default_indexes, warm_kernels
 
     check_mode_flags(args)
-    index = check_indexes([args.index or (default_indexes("octree") or ["brute"])[0]])[0]
+    given = check_indexes([args.index or (default_indexes("octree") or ["brute"])[0]])
+    index, cycle = given[0], _cycle(given)
     takes = None
     if not args.headless:
         from ..system.display import display_problem
@@ -204,8 +206,16 @@ def run(args) -> int:
         warm_kernels(scene, [index], view_points(args, scene), scopes=scopes)
         if args.headless:
             with compiling():  # (a GPU mode's kernels, compiled with its session)
-                return _headless(args, scene, index, cam_path)
-        return _window(args, scene, index, takes)
+                return _headless(args, scene, index, cam_path, cycle)
+        return _window(args, scene, index, takes, cycle)
+
+
+def _cycle(given: list[str]) -> list[str] | None:
+    """What the ``I`` cycle goes through when --index names several cullers: those, then every other available
+    index (registered and installed plugins); None for one (the session's own cycle, that one first)."""
+    from ..frame.culling import index_names
+
+    return None if len(given) < 2 else [*given, *(n for n in index_names(available=True) if n not in given)]
 
 
 def view_points(args, scene) -> tuple[str, ...]:
@@ -218,7 +228,7 @@ def view_points(args, scene) -> tuple[str, ...]:
     return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moves else ())
 
 
-def _headless(args, scene, index: str, cam_path) -> int:
+def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None) -> int:
     from ..drivers.headless import HeadlessViewer
     from ..system.machine import machine
     from ..paths import generated_path
@@ -244,7 +254,7 @@ def _headless(args, scene, index: str, cam_path) -> int:
             samples = cam_path.sample(frames=args.frames, dt=args.dt)
         name, dt = cam_path.name, samples.dt
     try:
-        hv = HeadlessViewer(scene, size=args.size, index=index, draw=args.draw, colour=args.colour,
+        hv = HeadlessViewer(scene, size=args.size, index=index, indexes=cycle, draw=args.draw, colour=args.colour,
                             hud=bool(args.hud), boxes=args.boxes, fade=args.fade, hysteresis=args.hysteresis)
     except RuntimeError as exc:
         raise UserError(str(exc)) from None
@@ -289,12 +299,12 @@ def summarise(rows) -> str:
     )
 
 
-def _window(args, scene, index: str, takes) -> int:
+def _window(args, scene, index: str, takes, cycle: list[str] | None = None) -> int:
     try:
         from ..drivers.window import WindowLost, WindowOptions, WindowUnavailable, run_window, summary
     except ImportError as exc:
         raise UserError(f"cannot open a window: {exc}") from None
-    session = SessionOptions(index=index, draw=args.draw, colour=args.colour, fade=args.fade,
+    session = SessionOptions(index=index, indexes=cycle, draw=args.draw, colour=args.colour, fade=args.fade,
                              hud=True if args.hud is None else args.hud, boxes=args.boxes)
     opts = WindowOptions(scene=scene, session=session, screenshot=args.screenshot, fixed_dt=args.fixed_dt,
                          max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed, hysteresis=args.hysteresis,

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..files.output import prepare_out_dir
+from ..index.specs import label_stem
 from ..timing.heap import FrameCollector
 from ..timing.interleave import balanced_orders
 from ..recording.meta import build_meta, gl_info, meta_path_for, timed_on
@@ -163,7 +164,7 @@ def replay(
         raise UserError("the camera path gives no frames")
     if not overwrite:
         for name in names:
-            csv = d / f"{name}.csv"
+            csv = d / f"{label_stem(name)}.csv"
             for f in (csv, meta_path_for(csv)):
                 if os.path.lexists(f):
                     raise UserError(f"{f}: exists already; a recording is not overwritten (record into another "
@@ -215,7 +216,7 @@ def replay(
                 moving=info["moving"],
                 **({} if resume.world is None else {"world": resume.world}),
             )
-            recorders[name] = Recorder(d / f"{name}.csv", meta, flush_rows=flush_rows)
+            recorders[name] = Recorder(d / f"{label_stem(name)}.csv", meta, flush_rows=flush_rows)
 
         worst = {name: {"update_ms": [], "query_ms": []} for name in names}  # the summary's columns, by index
         total = len(samples) * len(names)

@@ -34,15 +34,18 @@ __all__ = ["ENTRY_POINTS", "check_index", "rss_bytes", "run_soak"]
 ENTRY_POINTS = ("build", "query", "move_many")
 
 
-def check_index(name: str) -> None:
-    """A :class:`UserError` naming ``--index`` when ``name`` is no index, or not available here."""
-    from ..index import INDEXES
+def check_index(name: str) -> str:
+    """The label of ``name``, one index spec (:mod:`viewer.index.specs`); a :class:`UserError` naming
+    ``--index`` when it does not resolve and build, names several, or is not available here."""
+    from ..index import parse_index_list
 
-    if name not in INDEXES:
-        raise UserError(f"--index {name}: unknown index; choose from {', '.join(INDEXES)}")
-    why = INDEXES[name].unavailable()
+    specs = parse_index_list(name)
+    if len(specs) > 1:
+        raise UserError(f"--index {name}: a soak runs one index; give one")
+    why = specs[0].cls.unavailable()
     if why:
         raise UserError(f"--index {name}: not available here: {why}")
+    return specs[0].label
 
 
 def rss_bytes() -> int:
@@ -86,7 +89,7 @@ def run_soak(load_scene: Callable[[], object], poses: Callable[[object], np.ndar
     from ..index import warm_scope
 
     with warm_scope(ENTRY_POINTS):
-        check_index(index)
+        index = check_index(index)
         scene = load_scene()
         return _Soak(scene, index, hysteresis, quiet, scene_arg).run(
             poses(scene), frames=frames, dt=dt, check_every=check_every, report_every=report_every,

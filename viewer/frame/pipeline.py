@@ -120,8 +120,8 @@ class FramePipeline:
     ----------
     scene : anything with ``centres`` (N, 3) float64, ``radii`` (N,) float64 view distances,
         ``sizes`` (N,) float32 half-extents, ``colours`` (N, 4) uint8 RGBA (a :class:`viewer.scenes.Scene`)
-    index : the culler to start with: an index name (a key of :data:`viewer.index.INDEXES`, culled by
-        :class:`viewer.frame.CpuCulling` over it) or a mode of ``modes``
+    index : the culler to start with: an index (a key of :data:`viewer.index.INDEXES`, or any index spec's text:
+        :mod:`viewer.index.specs`; culled by :class:`viewer.frame.CpuCulling` over it) or a mode of ``modes``
     indexes : the names :meth:`cycle_index` goes through (default: every available index, the baseline and
         the core first: :func:`viewer.frame.culling.index_names`)
     fade : fraction of each view distance, at its far end, over which objects fade in; a scene of style
@@ -337,16 +337,18 @@ class FramePipeline:
                 and name not in self._factories:
             self._built.pop(name).release()  # rebuilt below at the scaled radii
         if name not in self._built:
-            if name not in INDEXES and name not in self._factories:
-                known = [*INDEXES, *self._factories]
-                raise KeyError(f"unknown index {name!r}; choose from {', '.join(known)}")
             t0 = perf_counter()
             if name in self._factories:  # made by the owner from this pipeline's world (the GPU's copy)
                 self._built[name] = self._factories[name](self.world)
             else:
                 # with motion, the index gets its own copy: the arrays here change under it every frame
                 c, r = (self.centres, self.radii) if self.motion is None else (self.centres.copy(), self.radii.copy())
-                self._built[name] = CpuCulling(make_index(name, c, r, **self.index_options.get(name, {})), name)
+                try:  # a registered name or any index spec's text (viewer.index.specs)
+                    index = make_index(name, c, r, **self.index_options.get(name, {}))
+                except KeyError:
+                    known = [*INDEXES, *self._factories]
+                    raise KeyError(f"unknown index {name!r}; choose from {', '.join(known)}") from None
+                self._built[name] = CpuCulling(index, name)
             self.build_s[name] = perf_counter() - t0
             if name not in self.index_names:
                 self.index_names.append(name)

@@ -6,57 +6,12 @@
 (and the optional peer libraries).
 """
 
-import importlib
-from collections.abc import Iterator, Mapping
-
 from ..domain import COORD_LIMIT, RADIUS_LIMIT
 from ._contract import (ENTRY_POINTS, IdTable, QueryOverflow, QueryStats, SphereIndex, as_centres, as_objects,
                         as_point, as_radii, as_radius, check_id, check_out, grown_until_fits, warm_scope)
 from .brute import BruteForce, brute_query
+from .registry import _CLASSES, INDEXES
 from .specs import ENTRY_POINT_GROUP, IndexSpec, installed_plugins, make_index, parse_index_list, parse_index_spec
-
-# name -> (module under viewer.index, class): the core at the top, the rivals and peers under rivals/. Modules
-# are imported on first use, so `from viewer.index import Octree` does not pay for compiling-or-loading every
-# rival's kernels.
-_CLASSES: dict[str, tuple[str, str]] = {
-    "brute": ("brute", "BruteForce"),
-    "bsp": ("rivals.leaftrees.bsp", "BSPTree"),
-    "buckettree": ("rivals.grids.buckettree", "BucketTree"),
-    "bvh": ("rivals.leaftrees.bvh", "BVH"),
-    "ckdtree": ("rivals.peers", "CKDTreeIndex"),
-    "coherent": ("rivals.coherent", "CoherentIndex"),
-    "hashgrid": ("rivals.grids.hashgrid", "HashGrid"),
-    "hgrid": ("rivals.grids.hgrid", "HGrid"),
-    "kdtree": ("rivals.leaftrees.kdtree", "KDTree"),
-    "loop32": ("loop32", "Loop32"),
-    "looseoctree": ("rivals.looseoctree", "LooseOctree"),
-    "octree": ("octree", "Octree"),
-    "quadtree": ("rivals.quadtree", "Quadtree"),
-    "rebuild": ("rivals.rebuild", "RebuildGrid"),
-    "rtree": ("rivals.peers", "RTreeIndex"),
-    "scan": ("scan", "LinearScan"),
-    "spheretree": ("rivals.leaftrees.spheretree", "SphereTree"),
-}
-
-
-class _Registry(Mapping):
-    """Read-only mapping of index name -> class, importing each class's module when first asked."""
-
-    def __getitem__(self, name: str) -> type[SphereIndex]:
-        module, cls = _CLASSES[name]
-        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_CLASSES)
-
-    def __len__(self) -> int:
-        return len(_CLASSES)
-
-    def __repr__(self) -> str:
-        return f"INDEXES({', '.join(_CLASSES)})"
-
-
-INDEXES: Mapping[str, type[SphereIndex]] = _Registry()
 
 
 def __getattr__(name: str):
@@ -116,8 +71,9 @@ __all__ = [
 
 
 def warm_up(names=None, entry_points=None) -> None:
-    """Compile (or load from numba's cache) every kernel of the named indexes (keys of :data:`INDEXES`;
-    default: every one whose libraries are installed), so no JIT time lands in a measurement. Each
+    """Compile (or load from numba's cache) every kernel of the named indexes (keys of :data:`INDEXES`, or any
+    spec text: :func:`parse_index_spec`; default: every registered one whose libraries are installed), so no
+    JIT time lands in a measurement. Each
     class's :meth:`SphereIndex.warm_up` runs once per process; later calls return at once.
 
     entry_points : only the build's kernels and those of these entry points (of :data:`ENTRY_POINTS`)
@@ -129,7 +85,7 @@ def warm_up(names=None, entry_points=None) -> None:
     from ..kernels.compile import compile_group
 
     for name in INDEXES if names is None else names:
-        cls = INDEXES[name]
+        cls = INDEXES[name] if name in INDEXES else parse_index_spec(name).cls
         # through a scope, not an argument: an index may override warm_up (the octree's runs on a thread)
         with compile_group(name), nullcontext() if entry_points is None else warm_scope(entry_points):
             cls.warm_up()

@@ -50,6 +50,7 @@ import numpy as np
 
 from ..errors import UserError
 from ._contract import SphereIndex
+from .registry import INDEXES
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -60,6 +61,7 @@ __all__ = [
     "check_index_spec",
     "index_options",
     "installed_plugins",
+    "label_stem",
     "make_index",
     "parse_bool",
     "parse_index_list",
@@ -116,6 +118,13 @@ class IndexSpec:
     def __reduce__(self):
         # across processes as text, resolved on the far side (a file-loaded class cannot be pickled by name)
         return _from_text, (self.text, self.label)
+
+
+def label_stem(label: str) -> str:
+    """A spec's label as a file's stem (a recording's ``INDEX.csv``): a file spec's path separators as ``_``,
+    without the leading dots of a relative path (``./my_index.py:MyIndex`` -> ``my_index.py:MyIndex``); a
+    registered name unchanged."""
+    return re.sub(r"[/\\]", "_", label).lstrip("._") or "index"
 
 
 def _from_text(text: str, label: str) -> IndexSpec:
@@ -195,8 +204,6 @@ def parse_index_spec(text: str, flag: str = "--index") -> IndexSpec:
 
 
 def _registered():
-    from . import INDEXES
-
     return INDEXES
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..errors import UserError
 from ..frame.culling import CullingMode, index_names
 from ..index import INDEXES
+from ..index.specs import check_index_spec, installed_plugins, parse_index_spec, split_index_list
 from .delta_cull import COHERENT, DeltaCulling
 from .gpu_cull import GPU, GpuCulling
 
@@ -35,22 +36,26 @@ def culler_names(available: bool = False) -> list[str]:
 
 
 def unavailable(name: str) -> str | None:
-    """Why culler ``name`` cannot run here (an index's missing library), or None. Unknown names: KeyError."""
+    """Why culler ``name`` (a mode, or an index spec: :mod:`viewer.index.specs`) cannot run here (an index's
+    missing library), or None. Unknown names: KeyError."""
     if name in MODES:
         return None
-    if name not in INDEXES:
-        raise KeyError(name)
-    return INDEXES[name].unavailable()
+    if name in INDEXES:
+        return INDEXES[name].unavailable()
+    try:
+        return parse_index_spec(name).cls.unavailable()
+    except UserError:
+        raise KeyError(name) from None
 
 
 def check_cullers(names, flag: str = "--index") -> list[str]:
-    """Known, available, distinct culler names (order kept); a :class:`viewer.errors.UserError` naming
-    ``flag`` otherwise."""
+    """Known, available, distinct cullers (order kept): the modes by name, the indexes by their specs' labels
+    (``names``: words, each a list by :mod:`viewer.index.specs`' grammar; each spec checked by building it
+    small); a :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
     out: list[str] = []
-    known = culler_names()
-    for n in names:
-        if n not in known:
-            raise UserError(f"{flag}: unknown index {n!r}; choose from {', '.join(known)}")
+    for n in split_index_list(list(names)):
+        if n not in MODES:
+            _check_index(n, flag)
         why = unavailable(n)
         if why:
             raise UserError(f"{flag}: {n!r} is not available here: {why}")
@@ -59,3 +64,13 @@ def check_cullers(names, flag: str = "--index") -> list[str]:
     if not out:
         raise UserError(f"{flag}: give at least one index")
     return out
+
+
+def _check_index(text: str, flag: str) -> None:
+    """A :class:`UserError` naming ``flag`` unless ``text`` is an index spec that resolves and builds; an
+    unknown plain name is offered every culler's name."""
+    plain = ":" not in text and not text.endswith(".py")
+    if plain and text not in culler_names() and text not in installed_plugins():
+        raise UserError(f"{flag}: unknown index {text!r}; choose from {', '.join(culler_names())}, an installed "
+                        "plugin's name, package.module:Class or path/to/file.py:Class")
+    check_index_spec(parse_index_spec(text, flag=flag), flag=flag)

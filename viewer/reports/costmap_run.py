@@ -76,16 +76,17 @@ def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, ou
     from ..files.output import check_output_file, filled_dir, prepare_out_dir, refuse_replacing
     from ..index import INDEXES, make_index, warm_up
     from ..kernels.compile import reporting
-    from ..render.modes import check_cullers
+    from ..render.modes import MODES, check_cullers
     from ..system.machine import machine, machine_line
     from ..terminal.progress import Progress, ProgressCallback
     from .costmap import AXES, budget_scale, passes, plane_grid, scene_ranges, time_column, time_points, write_csv
     from .costmap_figure import draw_heatmaps
 
     names = check_cullers(indexes or [n for n in DEFAULT_INDEXES if n in INDEXES], "--index")
-    if any(n not in INDEXES for n in names):
-        raise UserError(f"--index {', '.join(n for n in names if n not in INDEXES)}: the map times indexes, not "
-                        f"culling on the GPU; choose from {', '.join(INDEXES)}")
+    gpu = [n for n in names if n in MODES and n not in INDEXES]
+    if gpu:
+        raise UserError(f"--index {', '.join(gpu)}: the map times indexes, not culling on the GPU; choose from "
+                        f"{', '.join(INDEXES)}, or any index spec")
     out = prepare_out_dir(out, create=False, what="-o")  # created once the scene has loaded
     files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
     refuse_replacing(files, f"-o {out}", "viewer map", force)  # before minutes of loading and timing
