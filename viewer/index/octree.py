@@ -105,7 +105,7 @@ class Octree(SphereIndex):
             super().__init__()
         finally:
             _warming.quiet = was
-        if not (isinstance(max_depth, int) and 1 <= max_depth <= 100):
+        if isinstance(max_depth, bool) or not (isinstance(max_depth, int) and 1 <= max_depth <= 100):
             raise ValueError(f"octree: max_depth must be an int in 1..100, got {max_depth!r}")
         centres, radii = as_objects(centres, radii)
         n = radii.size

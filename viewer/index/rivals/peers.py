@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 import time
 
 import numpy as np
 
 from . import _peers_kernels as K
-from .._contract import IdTable, SphereIndex, as_objects, grown
+from .._contract import IdTable, SphereIndex, _is_real, as_objects, grown
 
 __all__ = ["CKDTreeIndex", "RTreeIndex"]
 
 PEERS_HINT = "pip install '.[peers]'"
 _SAMPLE_MOVES = 64  # the rtree times this many deletes + inserts of a large batch before choosing a bulk load
+_LEAFSIZE_MAX = 2**31 - 1  # scipy keeps leafsize in a C integer
 
 
 def _import(module: str):
@@ -254,12 +256,12 @@ class CKDTreeIndex(SphereIndex):
         if why:
             raise ImportError(why)
         super().__init__()
-        if bands not in ("auto", 1):
+        if isinstance(bands, (bool, np.bool_)) or bands not in ("auto", 1):  # True == 1 to Python
             raise ValueError(f"bands must be 'auto' or 1, got {bands!r}")
-        if not (isinstance(band_ratio, (int, float)) and band_ratio > 1.0 and math.isfinite(band_ratio)):
+        if not (_is_real(band_ratio) and 1.0 < band_ratio <= sys.float_info.max):  # NaN, inf and a huge int fail
             raise ValueError(f"band_ratio must be a number > 1, got {band_ratio!r}")
-        if not (isinstance(leafsize, (int, np.integer)) and leafsize >= 1):
-            raise ValueError(f"leafsize must be a positive integer, got {leafsize!r}")
+        if not (_is_real(leafsize) and isinstance(leafsize, (int, np.integer)) and 1 <= leafsize <= _LEAFSIZE_MAX):
+            raise ValueError(f"leafsize must be an integer in 1..2**31-1, got {leafsize!r}")
         centres, radii = as_objects(centres, radii)
         self._cKDTree = _import("scipy.spatial").cKDTree
         self.banded = bands == "auto"

@@ -36,13 +36,15 @@ reverse. The default is ``cell_scale`` times a percentile of the diameters, capp
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ... import _contract_kernels as CK
 from . import _hashgrid_kernels as K
 from . import _hashgrid_many_kernels as MK
 from ... import _pages
-from ..._contract import BATCH_FROM, SphereIndex, as_length, as_objects, grown
+from ..._contract import BATCH_FROM, SphereIndex, _is_real, as_length, as_objects, grown
 from ..._octree_many_kernels import curve_keys
 
 __all__ = ["CELLS", "CellTable", "ENTRY_BUDGET", "GrowingIndex", "HashGrid", "SPANS", "default_cap", "default_cell_size",
@@ -248,9 +250,10 @@ class HashGrid(GrowingIndex):
                                       or max_cells < 1):
             raise ValueError(f"hashgrid: max_cells must be an integer >= 1, got {max_cells!r}")
         if cell_size is None:
-            if not 0.0 <= cell_percentile <= 100.0:
+            # numbers, not a bool nor text; NaN, inf and an int too large for a float fail the range tests
+            if not (_is_real(cell_percentile) and 0.0 <= cell_percentile <= 100.0):
                 raise ValueError(f"hashgrid: cell_percentile must be in [0, 100], got {cell_percentile!r}")
-            if not (np.isfinite(cell_scale) and cell_scale > 0):
+            if not (_is_real(cell_scale) and 0.0 < cell_scale <= sys.float_info.max):
                 raise ValueError(f"hashgrid: cell_scale must be > 0, got {cell_scale!r}")
             cell_size = default_cell_size(radii, centres, cell_percentile, cell_scale)
         else:

@@ -63,7 +63,7 @@ class BSPTree(LeafTree):
 
     def __init__(self, centres, radii, *, leaf_size: int = 6, planes: str = "all", bins: int = 16,
                  rebuild_factor: float = 2.0):
-        if planes not in K.PLANES:
+        if not isinstance(planes, str) or planes not in K.PLANES:  # (a list is not even hashable)
             raise ValueError(f"planes must be one of {', '.join(K.PLANES)}, got {planes!r}")
         self.planes = planes
         self.bins = as_option(bins, "bins", 2, 256, integer=True)
