@@ -246,3 +246,71 @@ def complex_values_refused(s: Subject, _) -> None:
         with raises(ValueError, TypeError, call=text):
             call()
     Model(c, r).check(ix, [(0.0, 0.0, 0.0)], what="query after refused complex values")
+
+
+# points that are not real numbers: (the value as query's point, as query_many's points); numpy would read each
+# as numbers (True as 1, "1.5" as 1.5, a complex as its real part)
+NOT_REAL_POINTS = {
+    "bool array": (np.array([True, False, True]), np.array([[True, False, True]] * 2)),
+    "numpy bools": ((np.bool_(True), 0.0, 0.0), [[np.bool_(True), 0.0, 0.0]]),
+    "a bool among floats": ((0.5, True, 0.0), [[0.5, 0.0, 0.0], [0.5, True, 0.0]]),
+    "numeric-string array": (np.array(["1", "0", "0"]), np.array([["1", "0", "0"]])),
+    "numeric strings": (("1", "0.5", "0"), [["1", "0.5", "0"]]),
+    "bytes": (np.array([b"1", b"0", b"0"]), np.array([[b"1", b"0", b"0"]])),
+    "object array": (np.array([1.0, 0.0, 0.0], dtype=object), np.array([[1.0, 0.0, 0.0]], dtype=object)),
+    "complex": (np.array([1.0, 0.0, 0.0], dtype=complex), np.array([[1.0, 0.0, 0.0]], dtype=complex)),
+    "dates": (np.zeros(3, dtype="datetime64[s]"), np.zeros((1, 3), dtype="timedelta64[s]")),
+}
+
+
+@prop("not_real_points_refused")
+def not_real_points_refused(s: Subject, _) -> None:
+    """query, query_into, query_many and query_many_into refuse points of any dtype but float and integer (bools,
+    numeric text, bytes, objects, complex, dates) with a one-line ``ValueError`` naming the argument, before
+    anything is answered or changed; integer points are answered as their float values."""
+    from .worlds import query_points
+
+    rng = s.rng()
+    c = rng.uniform(-2, 2, (300, 3))
+    r = rng.uniform(0.5, 3, 300)
+    ix = s.build(c, r)
+    pts = query_points(rng, c, 20)
+    out = np.full(400, -1, dtype=np.int64)
+    offsets = np.full(3, -1, dtype=np.int64)
+    for case, (point, points) in NOT_REAL_POINTS.items():
+        for text, call, arg in (("query", lambda: ix.query(point), "point"),
+                                ("query_into", lambda: ix.query_into(point, out), "point"),
+                                ("query_many", lambda: ix.query_many(points), "points"),
+                                ("query_many_into",
+                                 lambda: ix.query_many_into(points, np.empty(len(points) + 1, np.int64), out), "points")):
+            with raises(ValueError, call=f"{text} with a point of {case}", match=rf"^{arg} must be .*real numbers") as err:
+                call()
+            assert "\n" not in str(err.value), f"{text} with {case}: the message runs over lines: {err.value}"
+        n = ix.query_many_into(pts[:2], offsets, out)
+        assert n == offsets[-1], f"after {case} refused, query_many_into returned {n}, offsets end at {offsets[-1]}"
+    Model(c, r).check(ix, pts, what="query after points that are not real numbers were refused")
+    whole = np.array([[0, 1, 1], [2, 0, 1]])
+    for dtype in (np.int8, np.int64, np.uint16, np.float32):
+        got, want = ix.query_many(whole.astype(dtype)), ix.query_many(whole.astype(float))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)), \
+            f"query_many of {np.dtype(dtype).name} points answers otherwise than of the same points as float64"
+    Model(c, r).check(ix, [(0, 1, -1)], what="query of a point of Python ints")
+
+
+NOT_REAL_BUILDS = {
+    "bool-centres": (np.zeros((2, 3), dtype=bool), [1.0, 1.0]),
+    "numeric-string-radii": ([[0.0, 0, 0], [1.0, 0, 0]], np.array(["1", "2"])),
+    "a-bool-radius-among-floats": ([[0.0, 0, 0], [1.0, 0, 0]], [1.5, True]),
+    "object-centres": (np.zeros((2, 3), dtype=object), [1.0, 1.0]),
+}
+
+
+@prop("not_real_build_refused", cases=NOT_REAL_BUILDS)
+def not_real_build_refused(s: Subject, case) -> None:
+    """A build from centres or radii that are not real numbers (bools, numeric text, objects) raises ``ValueError``
+    naming the argument."""
+    c, r = case
+    arg = "centres" if np.asarray(c).dtype.kind in "bO" else "radii"
+    with raises(ValueError, call=f"a build with {arg} that are not real numbers", match="must be .*real numbers") as err:
+        s.build(c, r)
+    assert arg in str(err.value), f"the build's error does not name {arg}: {err.value}"
