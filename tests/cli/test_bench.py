@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.support.cli import refused, run_cli, with_flags
+from tests.support.hostile_index import spec as plugin_spec
 
 
 TINY = ["bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--rounds", "1", "--dynamic", "none",
@@ -47,6 +48,14 @@ REFUSED = [
                  id="option-twice"),
     pytest.param(["--drift", "0"], ["--drift", "positive"], 2, id="drift-0"),
     pytest.param(["--drift", "1e300"], ["--drift 1e+300", "numeric domain", "at most"], 2, id="drift-walks-out"),
+    pytest.param(["--index", "coherent:relative=maybe"], ["--index 'coherent:relative=maybe'", "relative",
+                                                           "true or false"], 2, id="bool-option-maybe"),
+    pytest.param(["--index", "octree;" + plugin_spec("NoMove")], ["--index", "hostile_index.py:NoMove'",
+                                                                  "does not implement the hook _move"], 2,
+                 id="plugin-missing-a-hook"),
+    pytest.param(["--n", "1e6", "--index", plugin_spec("Raises")],
+                 ["--index", "hostile_index.py:Raises'", "RuntimeError: the plugin's own failure"], 2,
+                 id="plugin-constructor-raises-before-any-work"),
     pytest.param(["--dynamic", "0"], ["--dynamic", "(0, 1]"], 2, id="dynamic-0"),
     pytest.param(["--dynamic", "-0.1"], ["--dynamic", "(0, 1]"], 2, id="dynamic-negative"),
     pytest.param(["--n", "1e6", "--index", "octree:max_depth=0"], ["--index octree:max_depth=0", "max_depth", "1..100"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.hostile_index import spec as plugin_spec
 from tests.support.cli import files_under, refused, run_cli, run_process, small, with_flags  # noqa: F401 (small: a fixture)
 
 #: a scene file whose recipe is refused only when its workload comes up, after --out is made
@@ -39,6 +40,8 @@ REFUSED = [
     pytest.param(["--k", "0"], ["--k", "1..65536"], 2, None, True, id="k-0"),
     pytest.param(["--layout", "ring"], ["--layout", "spread"], 2, None, True, id="layout-unknown"),
     pytest.param(["--index", "nope"], ["--index", "nope"], 2, None, True, id="index-unknown"),
+    pytest.param(["--index", "scan," + plugin_spec("Nope")], ["--index", "hostile_index.py:Nope'", "no class 'Nope'"],
+                 2, None, True, id="index-class-missing"),
     pytest.param(["--scene", "nowhere.toml"], ["--scene", "nowhere.toml"], 2, None, True, id="scene-missing"),
     pytest.param(["--scene", "uniform", "--n", "6e8"], ["--n", "1..500,000,000", "'6e8'"], 2, None,
                  True, id="n-past-the-largest-scene"),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.reports.test_costmap import grid_scene  # noqa: F401 (a fixture: the 5 x 5 x 5 grid of equal spheres)
+from tests.support.hostile_index import spec as plugin_spec
 from tests.support.cli import (refused, run_cli, run_process, sigterm_when, small,  # noqa: F401 (small: a fixture)
                                start_process, with_flags)
 
@@ -41,6 +42,9 @@ REFUSED = [
                  id="budget-1e300-shown-short"),  # not 301 digits
     pytest.param(["--index", "nosuch"], ["nosuch"], 2, None, id="index-unknown"),
     pytest.param(["--index", "gpu"], ["gpu"], 2, None, id="index-gpu"),
+    pytest.param(["--index", "octree", plugin_spec("NotAnIndex")],
+                 ["--index", "NotAnIndex does not follow the index protocol", "SphereIndex"], 2, None,
+                 id="index-not-a-sphere-index"),
     pytest.param(["--plane", "y=1", "--slices", "2"], ["not allowed"], 2, None, id="plane-and-slices"),
     pytest.param(["--out", "{tmp}/file/map"], ["-o", "not a directory"], 2, _file, id="out-under-a-file"),
     pytest.param(["--out", "{tmp}/file"], ["-o", "not a directory"], 2, _file, id="out-a-file"),

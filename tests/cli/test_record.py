@@ -18,6 +18,7 @@ from viewer.kernels.compile import HEADER
 from viewer.recording import COLUMNS, meta_path_for, read_run
 
 from tests.support.cli import refused, run_cli, run_process, small, start_process  # noqa: F401 (small: a fixture)
+from tests.support.hostile_index import spec as plugin_spec
 from tests.support.recordings import moving_take
 
 
@@ -224,6 +225,10 @@ REFUSED = [
     _row("out-under-a-file", ["record", SCENE, "-o", "{a-file}/runs"], ["cannot create the output directory"]),
     _row("out-is-a-file", ["record", SCENE, "-o", "{a-file}"], ["not a directory"]),
     _row("unknown-index", ["record", SCENE, "--index", "nosuch", "-o", OUT], ["unknown index 'nosuch'"]),
+    _row("index-plugin-option-not-taken", ["record", SCENE, "--index", "octree", plugin_spec("Fine", "bogus=1"),
+                                           "-o", OUT], ["--index", "Fine takes no option 'bogus'", "leaf"]),
+    _row("index-bool-option-maybe", ["record", SCENE, "--index", "coherent:relative=maybe", "-o", OUT],
+         ["--index 'coherent:relative=maybe'", "true or false"]),
     _row("scene-not-a-zip", ["record", "{bad.npz}", "-o", OUT], ["{bad.npz}"]),
     _row("size-not-a-size", ["record", SCENE, "--size", "big", "-o", OUT], ["--size"]),
     _row("scene-collapsed-to-a-point", ["record", "{far.npz}", "--frames", "3", "-o", OUT, "-q", "--index", "scan"],

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import SMALL, refused, run_cli, start_process
+from tests.support.hostile_index import spec as plugin_spec
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +68,10 @@ REFUSED = [
     *(_row(f"motion-share-{share}-moves-no-object", ["soak", "{scene}", "--frames", "30", "-q"],
            ["{scene}", "motion.share", "moves none of its 2,000 objects"],
            _recipe(f"{SMALL}[motion]\nshare = {share}\n")) for share in ("0", "1e-300")),
+    _row("bool-option-maybe", ["soak", "{scene}", "--index", "coherent:relative=maybe", "--frames", "5"],
+         ["--index 'coherent:relative=maybe'", "option relative is true or false"], _tiny_dynamic),
+    _row("index-constructor-raises", ["soak", "{scene}", "--index", plugin_spec("Raises"), "--frames", "5"],
+         ["--index", "hostile_index.py:Raises'", "RuntimeError"], _tiny_dynamic),
     _row("scene-without-motion", ["soak", "{scene}", "--frames", "5"], ["no [motion]"], _still_scene),
     _row("frames-1e99", ["soak", "{scene}", "--frames", "1e99"], ["--frames", "at most"], _recipe(SMALL),
          check=lambda line, err: "warming" not in err),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import refused, run_cli
+from tests.support.hostile_index import spec as plugin_spec
 
 pytest.importorskip("distributed")
 
@@ -63,6 +64,11 @@ REFUSED = [
     pytest.param(_axes("n = [0]\n"), ["-o", "out"], ["{file}", "axes.n"], 2, None, id="n-0"),
     pytest.param(_axes("n = [10]\nwidth = [3]\n"), DRY, ["{file}", "axes.width"], 2, None, id="axis-unknown"),
     pytest.param(_axes("n = [10]\n", '["nope"]'), DRY, ["{file}", "indexes"], 2, None, id="index-unknown"),
+    pytest.param(_axes("n = [10]\n", f'["octree", "{plugin_spec("Raises")}"]'), DRY,
+                 ["{file}", "indexes", "hostile_index.py:Raises'", "RuntimeError"], 2, None,
+                 id="index-constructor-raises"),
+    pytest.param(_axes("n = [10]\n", '["coherent:relative=maybe"]'), DRY,
+                 ["{file}", "indexes", "'coherent:relative=maybe'", "true or false"], 2, None, id="bool-option-maybe"),
     pytest.param(_axes(""), DRY, ["{file}", "axes.n"], 2, None, id="n-missing"),
     pytest.param(_axes('n = [10]\ndynamic = ["2"]\n'), DRY, ["{file}", "axes.dynamic"], 2, None, id="dynamic-2"),
     pytest.param(HEAD + TASK.replace('dynamic = ["none"]', 'dynamic = ["0"]\nframes = [2]'),

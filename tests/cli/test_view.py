@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.support.cli import refused, run_cli, run_process, small  # noqa: F401 (small: a fixture)
+from tests.support.hostile_index import spec as plugin_spec
 
 
 def _far_scene(tmp_path: Path, offset: float, spread: float = 100.0, name: str = "far") -> Path:
@@ -102,6 +103,10 @@ REFUSED = [
          ["{wide-centres.npz}", "field 'centres'"]),
     _row("motion-seed-1e30", ["view", "{huge-seed.npz}", *TWO_FRAMES],
          ["{huge-seed.npz}", "field 'motion_params.seed'"]),
+    _row("index-module-does-not-import", ["view", SCENE, "--index", "no_such_pkg_x.mod:Cls", *TWO_FRAMES],
+         ["--index", "does not import", "No module named 'no_such_pkg_x'"]),
+    _row("index-plugin-missing-a-hook", ["view", SCENE, "--index", f"octree;{plugin_spec('NoMove')}", *TWO_FRAMES],
+         ["--index", "does not implement the hook _move"]),
     _row("screenshot-into-a-directory", ["view", SCENE, "--headless", "--screenshot", DIRECTORY],
          ["--screenshot", "is a directory"]),
     _row("screenshot-onto-a-device", ["view", SCENE, "--headless", "--screenshot", "/dev/null"],

@@ -279,7 +279,8 @@ class ViewerSession:
         """What a recording's metadata says about this session's current index: ``index_options``,
         ``build_s`` (seconds to build it), ``hysteresis`` (text), ``moving`` (objects), ``culling`` (the mode)."""
         p, name = self._pipeline, self._options.index
-        return {"index_options": dict(self._options.index_options.get(name, {})), "build_s": p.build_s.get(name),
+        return {"index_options": {**_spec_options(name), **self._options.index_options.get(name, {})},
+                "build_s": p.build_s.get(name),
                 "hysteresis": p.hysteresis, "moving": self.moving, "culling": p.mode.kind}
 
     # ----------------------------------------------------------------------------- warm-up and restart
@@ -481,3 +482,14 @@ def view_tiles(k: int, width: int, height: int) -> list[tuple[int, int, int, int
     rows = math.ceil(k / cols)
     w, h = width // cols, height // rows
     return [((j % cols) * w, height - (j // cols + 1) * h, w, h) for j in range(k)]
+
+
+def _spec_options(name: str) -> dict:
+    """The options an index spec's text gives (``octree:max_depth=8`` -> ``{"max_depth": 8}``); none for a
+    culling mode's name."""
+    from ..index import parse_index_spec
+
+    try:
+        return dict(parse_index_spec(name).options)
+    except UserError:
+        return {}
