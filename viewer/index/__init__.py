@@ -15,6 +15,10 @@ from .specs import ENTRY_POINT_GROUP, IndexSpec, installed_plugins, make_index, 
 
 
 def __getattr__(name: str):
+    if name == "conformance":  # the kit, imported when asked: it loads hypothesis, which no measurement needs
+        from importlib import import_module
+
+        return import_module(f"{__name__}.conformance")
     # the index classes by their own names (`from viewer.index import Octree`), imported lazily
     for key, (_, cls) in _CLASSES.items():
         if cls == name:
@@ -60,6 +64,7 @@ __all__ = [
     "brute_query",
     "check_id",
     "check_out",
+    "conformance",
     "grown_until_fits",
     "installed_plugins",
     "make_index",
