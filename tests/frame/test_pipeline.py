@@ -115,6 +115,23 @@ def test_index_switching_gives_the_same_set(rng):
         p.use_index("nope")
 
 
+def test_a_pipeline_culls_with_any_index_spec_and_cycles_through_it(rng):
+    """An index given by its spec's text (a file's class with options, a registered one with options) is built
+    from that text, culls exactly, and stays in the I cycle beside the registered indexes."""
+    from tests.support.hostile_index import spec
+
+    scene = make_scene(rng)
+    fine = spec("Fine", "leaf=4")
+    p = FramePipeline(scene, fine, indexes=[fine, "octree:max_depth=8", "octree"])
+    cam = FlyCamera(far=500.0)
+    for name, option, value in ((fine, "leaf", 4), ("octree:max_depth=8", "max_depth", 8)):
+        p.use_index(name)
+        st = p.step(cam, 0.0, pose=(20.0, 10.0, -30.0, 70.0, 10.0))
+        assert st.index == name and getattr(p.mode.index, option) == value
+        assert np.array_equal(np.sort(p.drawn()), expected_drawn(scene, cam)), name
+    assert p.cycle_index() == "octree" and p.cycle_index() == fine
+
+
 def test_frozen_culling_keeps_the_set_and_follows_the_camera(rng):
     scene = make_scene(rng)
     p = FramePipeline(scene, "brute")
