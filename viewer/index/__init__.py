@@ -15,7 +15,7 @@ from .specs import ENTRY_POINT_GROUP, IndexSpec, installed_plugins, make_index, 
 
 
 def __getattr__(name: str):
-    if name == "conformance":  # the kit, imported when asked: it loads hypothesis, which no measurement needs
+    if name == "conformance":  # the kit, imported when asked: no measurement needs it
         from importlib import import_module
 
         return import_module(f"{__name__}.conformance")
