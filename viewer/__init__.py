@@ -7,9 +7,8 @@ Sub-packages: :mod:`viewer.index` (the indexes; no GL), :mod:`viewer.scenes` (ge
 index package.
 """
 
-__version__ = "0.1.0"
-
-from .errors import UserError  # noqa: E402
+from ._version import __version__
+from .errors import UserError
 
 __all__ = ["INDEXES", "UserError", "__version__", "make_index"]
 

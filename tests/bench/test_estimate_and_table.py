@@ -53,7 +53,8 @@ def test_estimate_first_a_table_that_fits_and_plots_that_replace_a_link(tmp_path
     # the plot replaced the link with a file of its own; the link's target is untouched; no temporary left
     assert not (out / "bench.png").is_symlink() and (out / "bench.png").read_bytes()[:4] == b"\x89PNG"
     assert victim.read_text() == "keep me"
-    assert sorted(p.name for p in out.iterdir()) == ["bench.csv", "bench.json", "bench.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["bench.csv", "bench.json", "bench.png", "bench_samples.parquet",
+                                                     "bench_shares.png"]
 
 
 def test_wide_prints_every_column(tmp_path):

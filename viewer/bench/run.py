@@ -100,9 +100,12 @@ def available_bytes() -> int:
     return host_available()
 
 
-def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=True)) -> list[dict]:
+def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=True),
+              keep: list | None = None) -> list[dict]:
     """Run the sweep; returns the result rows (see :data:`viewer.bench.report.COLUMNS`). The baseline
-    ``scan`` and ``brute`` are always measured. :class:`UserError` when every workload was skipped."""
+    ``scan`` and ``brute`` are always measured. :class:`UserError` when every workload was skipped.
+    ``keep``: a list that receives every :class:`~viewer.bench.result.IndexResult` (their raw samples:
+    :mod:`viewer.bench.samples`)."""
     from viewer.scenes import GENERATORS
 
     specs = list(cfg.indexes)
@@ -163,6 +166,8 @@ def run_bench(cfg: BenchConfig, log=lambda s: print(s, file=sys.stderr, flush=Tr
     if not results:
         raise UserError(f"nothing measured: every workload was skipped ({'; '.join(skipped)}): it would not fit "
                         "in memory; try a smaller --n or fewer --index")
+    if keep is not None:
+        keep.extend(results)
     return rows(results, reads, measured_shares(cfg))
 
 

@@ -12,10 +12,14 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["BENCH_FILES", "bench_and_write"]
+__all__ = ["BENCH_FILES", "FORMAT", "FORMAT_VERSION", "bench_and_write"]
 
 #: what a bench writes into its directory: its table, its metadata and its figures (viewer.bench.plots.plot_bench)
-BENCH_FILES = ("bench.csv", "bench.json", "bench.png", "bench_scaling.png", "bench_shares.png")
+BENCH_FILES = ("bench.csv", "bench.json", "bench_samples.parquet", "bench.png", "bench_scaling.png",
+               "bench_shares.png")
+
+#: bench.json's format: its name and version (1: the files before it said so; 2: format, version and provenance)
+FORMAT, FORMAT_VERSION = "viewdist-bench", 2
 
 
 def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, plots: bool,
@@ -30,15 +34,18 @@ def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, pl
     """
     from ..files.output import filled_dir, refuse_replacing
     from ..kernels.compile import reporting
-    from ..recording.meta import package_versions, write_json_atomic
+    from ..recording.meta import write_json_atomic
+    from ..system.provenance import provenance
     from ..system.machine import machine, machine_line, system
     from .report import baseline_line, floor_lines, format_table, json_rows, write_csv
     from .run import measured_shares, run_bench
+    from .samples import SAMPLES_FILE, write_samples
 
     refuse_replacing([out / f for f in BENCH_FILES], f"--out {out}", "viewer bench", force)
     with filled_dir(out, writable_dir):  # removed again when refused or stopped before writing
+        results: list = []
         with reporting(sys.stderr):  # a first run says what it compiles while "warming kernels"
-            table = run_bench(cfg)
+            table = run_bench(cfg, keep=results)
         where = machine()
         print(machine_line(where))
         print(baseline_line(table))
@@ -50,15 +57,19 @@ def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, pl
         shares = measured_shares(cfg)
         for line in floor_lines(table, shares, width):
             print(line)
+        write_samples(results, out / SAMPLES_FILE)
+        origin = provenance()
         write_json_atomic(out / "bench.json", {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "provenance": origin,
             "machine": {"platform": system(), **where},
-            "packages": package_versions(), "command": list(sys.argv),
+            "packages": origin["packages"], "command": list(sys.argv),
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "config": {**config, "dynamic": shares},  # (the shares measured, in the place config keeps for them)
             "columns": list(table[0]) if table else [],
             "rows": json_rows(table),
         })
-        print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages and command)", file=sys.stderr)
+        print(f"\nwrote {out / 'bench.csv'}, {out / 'bench.json'} (the machine, packages, command and commit), "
+              f"{out / SAMPLES_FILE} (every timed sample)", file=sys.stderr)
         if plots and table:
             from .plots import plot_bench
 

@@ -15,11 +15,11 @@ import datetime as _dt
 import errno
 import json
 import os
-import platform
 import sys
-from importlib import metadata as _md
 from pathlib import Path
 from typing import Any
+
+from ..system.provenance import package_versions
 
 from ..errors import UserError
 from ..system.machine import machine, system
@@ -54,28 +54,12 @@ __all__ = [
 
 META_SUFFIX = ".meta.json"
 
-_PACKAGES = ("numpy", "numba", "pyrr", "moderngl", "moderngl-window", "pyglet", "pillow", "matplotlib", "scipy", "rtree")
-
-
 def meta_path_for(csv_path: str | os.PathLike) -> Path:
     """``runs/a.csv`` -> ``runs/a.meta.json`` (the suffix replaces ``.csv``; otherwise appended)."""
     p = Path(csv_path)
     if p.suffix.lower() == ".csv":
         return p.with_suffix(META_SUFFIX)
     return p.with_name(p.name + META_SUFFIX)
-
-
-def package_versions() -> dict[str, str | None]:
-    """Installed versions of the packages a result depends on (None: not installed). Imports nothing."""
-    from .. import __version__
-
-    out: dict[str, str | None] = {"python": platform.python_version(), "viewer": __version__}
-    for name in _PACKAGES:
-        try:
-            out[name] = _md.version(name)
-        except _md.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def gl_info(ctx) -> dict[str, Any]:
