@@ -120,6 +120,22 @@ def test_two_worker_cluster_runs_every_task_with_same_run_ratios(tmp_path):
     assert len(list((tmp_path / "out" / "tasks").glob("*/bench.png"))) == 4
 
 
+def test_a_worker_process_resolves_an_index_spec_from_its_text(tmp_path):
+    """A sweep file's index given as path/to/file.py:Class with options reaches a Dask worker process as its
+    text and is resolved there: its rows are measured beside the registered index's."""
+    from tests.support.hostile_index import spec
+
+    fine = spec("Fine", "leaf=4")
+    src = _sweep_file(tmp_path, scenes=("uniform",), sizes=(1500,))
+    src.write_text(src.read_text().replace('indexes = ["octree", "hashgrid"]', f'indexes = ["octree", "{fine}"]'))
+    res = run_sweep(load_sweep(str(src)), tmp_path / "out", workers=1, plots=False, progress=False,
+                    log=lambda s: None)
+    assert (res.total, res.ok, res.failed) == (1, 1, 0)
+    rows = {r["index"]: r for r in _rows(tmp_path / "out" / "sweep.csv")}
+    assert {"octree", fine} <= set(rows) and rows[fine]["status"] == "ok"
+    assert rows[fine]["mean_visible"] == rows["octree"]["mean_visible"]
+
+
 def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch):
     _local(monkeypatch, processes=False)
     out = tmp_path / "out"
