@@ -24,7 +24,7 @@ VIEW_DISTANCE_HELP = (
 
 #: how ``--index`` is documented wherever it is accepted (the grammar: :mod:`viewer.index.specs`)
 INDEX_HELP = (
-    "index specs, ';' or ',' between them, or as separate words: a registered name (octree), an installed "
+    "index specs, ';' or ',' between them: a registered name (octree), an installed "
     "plugin's name (entry-point group viewdist_testbed.indexes), package.module:Class, or path/to/file.py:Class "
     "(this loads and runs that file's code, as pytest runs a conftest.py); each with options "
     "name:key=value,key=value (octree:max_depth=8, ./my_index.py:MyIndex:leaf=16; true/false, yes/no, on/off, "

@@ -61,11 +61,13 @@ __all__ = [
     "check_index_spec",
     "index_options",
     "installed_plugins",
+    "known_names",
     "label_stem",
     "make_index",
     "parse_bool",
     "parse_index_list",
     "parse_index_spec",
+    "split_index_list",
 ]
 
 #: the entry-point group a plugin package declares its index classes in (``name = "module:Class"``)
