@@ -40,15 +40,36 @@ escaped (\\x1b, \\n, \\x00, ...) in every format.
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("compare", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", metavar="RUN.csv", help="recordings; the reference is the first scan run, else the first")
+    p.add_argument("runs", nargs="+", metavar="RUN.csv",
+                   help="recordings (the reference is the first scan run, else the first); or two bench runs, A then "
+                        "B (their directories or bench.json files)")
     p.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
                    help="table format (default: %(default)s)")
     p.add_argument("--stages-only", action="store_true", help="leave out the count columns")
+    p.add_argument("--fail-if", action="append", metavar="METRIC:PCT%",
+                   help="exit 1 when B is significantly slower than A by more than PCT (Mann-Whitney U p < 0.05 and "
+                        "a 95%% bootstrap interval of the ratio of medians leaving out 1): METRIC is query, frame or "
+                        "move for bench runs, query_ms for recordings (each against the first); repeatable")
     p.set_defaults(func=run)
     return p
 
 
 def run(args) -> int:
-    from ..reports.compare import run_compare
+    from ..bench.compare_runs import METRICS, compare_bench, is_bench, parse_fail_if
+    from ..errors import UserError
+    from ..reports.compare import gate_recordings, run_compare
 
-    return run_compare(args.runs, args.format, args.stages_only)
+    gates = [parse_fail_if(t) for t in args.fail_if or []]
+    benches = [is_bench(p) for p in args.runs]
+    if any(benches):
+        if not all(benches):
+            raise UserError("compare takes recordings, or two bench runs, not both: "
+                            f"{', '.join(str(p) for p, b in zip(args.runs, benches) if not b)} is not a bench run")
+        wrong = [m for m, _ in gates if m not in METRICS]
+        if wrong:
+            raise UserError(f"--fail-if {wrong[0]}: bench runs compare {', '.join(METRICS)}")
+        return compare_bench(args.runs, gates)
+    if any(m != "query_ms" for m, _ in gates):
+        raise UserError("--fail-if: recordings gate on query_ms (e.g. query_ms:10%)")
+    status = run_compare(args.runs, args.format, args.stages_only)
+    return max(status, gate_recordings(args.runs, gates)) if gates else status

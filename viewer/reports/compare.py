@@ -471,3 +471,25 @@ def run_compare(paths, fmt: str = "text", stages_only: bool = False) -> int:
         print("\n".join([head, *sentences]), file=sys.stderr)
         sys.stdout.write(format_table(rows, fmt))
     return 0
+
+
+def gate_recordings(paths, gates: list[tuple[str, float]]) -> int:
+    """``viewer compare RUN.csv ... --fail-if query_ms:PCT``: each run after the first against the first, per
+    gated column, the ratio of the medians with its 95% interval and Mann-Whitney U test over the frames
+    (:func:`viewer.timing.significance.difference`), a line each; returns 1 when one is significantly slower than
+    the first by more than PCT, else 0."""
+    from ..timing.significance import difference
+
+    runs = runs_with_rows(read_runs(paths), "compare", warn=None)
+    a, failed = runs[0], []
+    for metric, pct in gates:
+        for b in runs[1:]:
+            d = difference(a[metric], b[metric])
+            print(f"{metric}: {b.label} against {a.label}: B/A {d.ratio:.3f} (95% interval {d.lo:.3f}..{d.hi:.3f}, "
+                  f"Mann-Whitney p {d.p:.2g}): {d.words()}")
+            if d.significant and d.ratio > 1 + pct:
+                failed.append(f"{b.label} {metric} {d.words()}")
+    gate = ", ".join(f"{m}:{100 * p:g}%" for m, p in gates)
+    print(f"--fail-if {gate}: " + ("a significant slowdown beyond it: " + "; ".join(failed) if failed
+                                   else "no significant slowdown beyond it"))
+    return 1 if failed else 0
