@@ -143,6 +143,8 @@ def subject_for(index, *, seed: int = DEFAULT_SEED, examples: int | None = None,
         cls, opts, label = index, {}, f"{index.__module__}:{index.__qualname__}"
     else:  # an IndexSpec
         cls, opts, label = index.cls, dict(index.options), index.label
+    if options:  # the replay names them as a spec's options
+        label += ("," if opts else ":") + ",".join(f"{k}={v}" for k, v in options.items())
     return Subject(cls, {**opts, **options}, label, seed, examples)
 
 
