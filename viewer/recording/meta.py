@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..system.provenance import package_versions
+from ..system.provenance import package_versions, provenance
 
 from ..errors import UserError
 from ..system.machine import machine, system
@@ -126,6 +126,7 @@ def build_meta(
         "dt": dt,
         "packages": package_versions(),
         "machine": {"platform": system(), **machine()},
+        "provenance": provenance(),  # the project's version and commit (dirty or not), the machine line
         "command": list(sys.argv),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
