@@ -40,12 +40,27 @@ def warm_kernels(scene, names: Sequence[str], entry_points: Iterable[str], *, sc
     moving world). The :func:`viewer.index.warm_scope` of ``entry_points`` is entered in ``scopes`` and stays
     open until the caller closes it."""
     from ..frame.pipeline import warm
-    from ..index import INDEXES, warm_scope, warm_up
+    from ..index import warm_scope, warm_up
 
     scopes.enter_context(warm_scope(entry_points))
-    indexes = [n for n in names if n in INDEXES]
+    indexes = [n for n in names if _is_index(n)]
     if probe and "octree" not in indexes:
         indexes.append("octree")
     with compiling(quiet):
         warm_up(indexes)
         warm(motion=scene.moves)
+
+
+def _is_index(name: str) -> bool:
+    """Whether culler ``name`` is an index (a registered name or any index spec: :mod:`viewer.index.specs`),
+    not a culling mode of the GPU's."""
+    from ..errors import UserError
+    from ..index import INDEXES, parse_index_spec
+
+    if name in INDEXES:
+        return True
+    try:
+        parse_index_spec(name)
+    except UserError:
+        return False
+    return True

@@ -91,14 +91,18 @@ class IndexSpec:
 
     label : the text as given, stripped (the bench's row, a recording's index)
     name : a short display name: the registered or plugin name, or the class's name for a module or file spec
-    cls : the :class:`SphereIndex` subclass
+    cls : the :class:`SphereIndex` subclass (default: the registered index ``name``)
     options : the constructor's keyword options, typed (int, float, str, bool, None)
     """
 
     label: str
     name: str
-    cls: type
+    cls: type = None  # type: ignore[assignment]  # None: the registered index ``name`` (IndexSpec("octree", "octree"))
     options: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.cls is None:  # as the bench's own IndexSpec(label, name) was made
+            object.__setattr__(self, "cls", INDEXES[self.name])
 
     def __hash__(self) -> int:
         return hash(self.label)
