@@ -27,6 +27,16 @@ def test_a_wrong_index_fails_naming_the_property_with_the_counter_example_and_th
     assert "1 of 1 property FAIL (surface_one_ulp)" in out
 
 
+def test_examples_sets_the_draws_of_the_randomised_properties_and_its_replay_keeps_them():
+    code, out, err = run_cli("check-index", "brute", "--only", "fuzz_magnitudes_and_dtypes", "--examples", "3")
+    assert code == 0, err
+    assert "1 property, seed 12345, 3 examples" in out and "pass  fuzz_magnitudes_and_dtypes" in out
+    code, out, err = run_cli("check-index", f"{WRONG}:OpenBalls", "--only", "fuzz_magnitudes_and_dtypes",
+                             "--examples", "5")
+    assert code == 1, err
+    assert "--only 'fuzz_magnitudes_and_dtypes' --examples 5" in out
+
+
 def test_a_file_spec_is_checked(tmp_path):
     f = tmp_path / "my_index.py"
     f.write_text("from viewer.index import BruteForce\n\n\nclass Mine(BruteForce):\n    pass\n")
