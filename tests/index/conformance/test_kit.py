@@ -40,6 +40,8 @@ def test_a_batch_move_losing_its_last_mover_fails_the_batch_property():
     assert not out.ok
     assert "the batch against the same moves one by one" in out.report and "missed ids" in out.report
     assert "updates before the query matter" in out.report  # a fresh build answers rightly: no snippet then
+    missed = out.report.split("missed ids [", 1)[1].split("]", 1)[0]
+    assert f"id {missed} (missed): centre [" in out.report  # where the lost mover should be
     assert "--only 'move_many_equals_single_moves'" in out.report
 
 

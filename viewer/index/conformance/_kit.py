@@ -277,12 +277,26 @@ def _shrunk(subject: Subject, m: Mismatch) -> list[str]:
     found = shrink(subject, m.centres, m.radii, m.point)
     if found is None:
         return ["a fresh build over the same objects answers this point rightly: the updates before the query "
-                "matter (replay the property to see them)"]
+                "matter (replay the property to see them); where the objects it disagrees on should be:",
+                *_indent(_whereabouts(m))]
     c, r = found
     from ..brute import brute_query
 
     return [f"smallest counter-example found: {len(r)} object(s), a fresh build, one query:",
             *_indent(snippet(subject, c, r, m.point, brute_query(c, r, m.point)))]
+
+
+def _whereabouts(m: Mismatch, n: int = 4) -> str:
+    """The ids the index missed or returned wrongly, each with the centre and radius it should have now."""
+    rows = {int(i): k for k, i in enumerate(m.ids)}
+    lines = []
+    for what, ids in (("missed", np.setdiff1d(m.want, m.got)), ("returned, though outside", np.setdiff1d(m.got, m.want))):
+        for i in ids[:n]:
+            k = rows.get(int(i))
+            held = "not held at all" if k is None else \
+                f"centre {_floats(m.centres[k])}, radius {_float(float(m.radii[k]))}"
+            lines.append(f"id {int(i)} ({what}): {held}")
+    return "\n".join(lines)
 
 
 def snippet(subject: Subject, centres: np.ndarray, radii: np.ndarray, point, want) -> str:
