@@ -108,7 +108,7 @@ def test_a_map_whose_disk_fills_names_the_figure_and_keeps_the_files_written(tmp
     refused(status, err, "/map/", ".png: cannot write: No space left on device")
     left = sorted(p.name for p in (kept / "map").iterdir())
     assert "costmap.csv" in left and not [n for n in left if n.startswith(".")]  # no temporary file
-    assert all(n in ("costmap.csv", "visible.png", "octree_us.png", "scan_us.png") for n in left)
+    assert all(n in ("costmap.csv", "costmap.json", "visible.png", "octree_us.png", "scan_us.png") for n in left)
 
 
 def test_a_map_stopped_before_writing_leaves_no_directory_behind(tmp_path, small):

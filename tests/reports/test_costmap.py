@@ -93,7 +93,8 @@ def test_every_sample_is_brute_forces_answer_and_the_pngs_are_images(tmp_path, c
         with Image.open(out / f"{name}.png") as im:
             assert im.format == "PNG" and im.size[0] > 500 and im.size[1] > 300
             assert len(im.convert("RGB").getcolors(maxcolors=1 << 20)) > 20  # a heatmap, not a blank page
-    assert sorted(p.name for p in out.iterdir()) == ["brute_us.png", "costmap.csv", "octree_us.png", "visible.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["brute_us.png", "costmap.csv", "costmap.json", "octree_us.png",
+                                                      "visible.png"]
 
 
 def test_sample_plane_shapes_and_orientation(grid_scene):

@@ -52,3 +52,13 @@ def test_anything_else_is_refused_naming_the_path(tmp_path, name):
         (tmp_path / name).write_text("hello")
     with pytest.raises(UserError, match=name):
         load(tmp_path / name)
+
+
+def test_a_cost_map_says_what_it_is_and_where_it_comes_from(tmp_path):
+    scene = tmp_path / "small.toml"
+    scene.write_text('generator = "uniform"\nn = 2000\nworld = 1000.0\n')
+    assert run_cli("map", scene, "--res", "8", "-q", "-o", tmp_path / "map").returncode == 0
+    r = load(tmp_path / "map")
+    assert (r.kind, r.format, r.version) == ("costmap", "viewdist-costmap", 1)
+    assert r.provenance["commit"] and r.meta["res"] == 8 and r.meta["indexes"] == ["octree", "scan"]
+    assert len(r.rows) == 64 and {"visible", "octree_us"} <= set(r.rows[0])

@@ -15,12 +15,15 @@ from typing import Callable
 
 from ..errors import UserError
 
-__all__ = ["CSV_NAME", "DEFAULT_INDEXES", "VISIBLE_PNG", "run_map"]
+__all__ = ["CSV_NAME", "DEFAULT_INDEXES", "FORMAT", "FORMAT_VERSION", "META_NAME", "VISIBLE_PNG", "run_map"]
 
 #: the indexes timed by default: the baseline and the tree, as 'viewer record'
 DEFAULT_INDEXES = ("octree", "scan")
 #: the CSV and the figures a map writes into OUT (a figure per index besides: INDEX_us.png)
 CSV_NAME, VISIBLE_PNG = "costmap.csv", "visible.png"
+#: the map's metadata beside its CSV: what it is (format, version), where it comes from (provenance) and how it
+#: was made (scene, planes, samples, indexes, scale)
+META_NAME, FORMAT, FORMAT_VERSION = "costmap.json", "viewdist-costmap", 1
 
 
 #: bytes one sampled camera position costs a map: its point in its plane's grid and in the joined array
@@ -88,7 +91,7 @@ def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, ou
         raise UserError(f"--index {', '.join(gpu)}: the map times indexes, not culling on the GPU; choose from "
                         f"{', '.join(INDEXES)}, or any index spec")
     out = prepare_out_dir(out, create=False, what="-o")  # created once the scene has loaded
-    files = [out / CSV_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
+    files = [out / CSV_NAME, out / META_NAME, out / VISIBLE_PNG, *(out / f"{time_column(n)}.png" for n in names)]
     refuse_replacing(files, f"-o {out}", "viewer map", force)  # before minutes of loading and timing
     check_map_memory(res * res * n_planes, len(names), sample_flags)  # before the scene, which comes on top
 
@@ -140,6 +143,7 @@ def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, ou
         bar.close()
 
         write_csv(out / CSV_NAME, points, counts, times)
+        _write_meta(out / META_NAME, scene, scene_arg, names, axis, values, res, scale, budget)
         per_plane = lambda a: list(a.reshape(len(values), res, res))  # noqa: E731 - the planes' grids
         line = machine_line(machine())
         scaled = f", view distances x {scale:.6g}" if scale != 1.0 else ""
@@ -158,6 +162,22 @@ def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, ou
         for f in files:
             print(f"wrote {f}", file=sys.stderr)
         return 0
+
+
+def _write_meta(path, scene, scene_arg: str, names, axis: int, values, res: int, scale: float, budget) -> None:
+    import datetime as _dt
+
+    from ..recording.meta import write_json_atomic
+    from ..system.provenance import provenance
+    from .costmap import AXES
+
+    write_json_atomic(path, {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "provenance": provenance(),
+        "command": list(sys.argv), "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "scene": {"arg": scene_arg, "name": scene.name, "n": int(scene.n)}, "indexes": list(names),
+        "axis": AXES[axis], "planes": [float(v) for v in values], "res": int(res), "radius_scale": float(scale),
+        "budget": budget, "csv": CSV_NAME,
+    })
 
 
 def _marks(scene, axis: int, values) -> list:

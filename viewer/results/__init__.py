@@ -14,6 +14,7 @@ and its rows, one dict per row, as the file holds them::
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def load(path: str | Path) -> Result:
     if p.name == "sweep.csv":
         return Result(p, "sweep", "viewdist-sweep", 1, rows=_csv_rows(p))
     if p.name == "costmap.csv":
-        return Result(p, "costmap", "viewdist-costmap", 1, rows=_csv_rows(p))
+        meta = _json_beside(p.with_name("costmap.json"))
+        return Result(p, "costmap", meta.get("format", "viewdist-costmap"), int(meta.get("format_version", 1)),
+                      meta.get("provenance", {}), _csv_rows(p), meta)
     if p.suffix.lower() == ".csv":
         from ..recording import read_run
 
@@ -84,6 +87,14 @@ def _bench(p: Path) -> Result:
     run = load_bench(p)
     return Result(run.path, "bench", run.meta.get("format", "viewdist-bench"), run.version,
                   run.meta.get("provenance", {}), list(run.meta["rows"]), run.meta)
+
+
+def _json_beside(p: Path) -> dict:
+    """The metadata file ``p`` beside a CSV ({} when there is none: files from before it was written)."""
+    try:
+        return json.loads(p.read_text()) if p.is_file() else {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"{p}: not readable metadata ({exc})") from None
 
 
 def _item(v):
