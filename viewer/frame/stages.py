@@ -23,6 +23,7 @@ __all__ = [
     "COLUMN_INFO",
     "Column",
     "FRAME_COLUMN_INFO",
+    "GPU_COLUMN",
     "HUD_COUNTS",
     "NO_INDEX",
     "SCHEMA_VERSION",
@@ -111,6 +112,11 @@ STAGES: tuple[Stage, ...] = (
 )
 
 _FRAME_MS = Column("frame_ms", "float", "ms", "the whole frame (all stages and overhead, recording excluded)", _MS)
+#: Not a stage: it overlaps the stages GL runs (the draw; with culling `gpu` or `coherent` the query's dispatches).
+_GPU_MS = Column("gpu_ms", "float", "ms", "the device's own time of the frame's GL work, from GL timer queries "
+                 "(`GL_TIME_ELAPSED`): the draw and, with culling `gpu` or `coherent`, their compute dispatches; 0 "
+                 "where none is timed (a context without timer queries). On a software renderer (llvmpipe) it is that "
+                 "renderer's clock, CPU work, not a GPU's", _MS, since=8)
 _BY_NAME = {s.name: s for s in STAGES}
 
 
@@ -169,6 +175,8 @@ _DECLARED: tuple[Column, ...] = (
                                       "newly drawn, or no longer drawn)", since=6),
     Column("proxies", "int", "", "drawn HLOD proxies (objects that are some object's visibility parent)", since=6),
     *(c for v in sorted({s.since for s in STAGES if s.since > 1}) for c in _stages_since(v)),
+    # version 8: the device's own time of the frame's GL work (issue 46)
+    _GPU_MS,
 )
 
 #: Every column, in file order (the newest version's).
@@ -183,8 +191,12 @@ FRAME_COLUMN_INFO: tuple[Column, ...] = tuple(c for c in COLUMN_INFO if c.source
 #: ``<stage>_ms`` of every stage, in pipeline order.
 STAGE_COLUMNS: tuple[str, ...] = tuple(s.column for s in STAGES)
 
-#: The timed columns: every stage, then the whole frame (the rows of ``plot`` and ``compare``).
-TIMED_COLUMNS: tuple[str, ...] = (*STAGE_COLUMNS, _FRAME_MS.name)
+#: The timed columns: every stage, the whole frame, then the device's time of its GL work (the rows of ``plot``
+#: and ``compare``; a recording of an older version lacks the newer ones).
+TIMED_COLUMNS: tuple[str, ...] = (*STAGE_COLUMNS, _FRAME_MS.name, _GPU_MS.name)
+
+#: The column of the device's time of a frame's GL work (GL timer queries), outside the stages.
+GPU_COLUMN: str = _GPU_MS.name
 
 #: The statistics a timed column is summarised by over a run's frames (``compare``'s columns, ``record``'s
 #: summary, the bench's moving frames), each a percentile of the frames (numpy's default, linear

@@ -5,6 +5,7 @@ row once. Its options are a :class:`viewer.frame.options.SessionOptions` (re-exp
 
 from ..frame.options import SessionOptions
 from .context import create_headless_context, gl_info, offscreen_target, read_rgb, save_png
+from .gpu_timer import GpuTimer, software_renderer
 from .renderer import DRAW_MODES, SceneRenderer
 from .session import ViewerSession
 from .shaders import ShaderLibrary, stage_sources
@@ -12,6 +13,7 @@ from .text import TextLayer
 
 __all__ = [
     "DRAW_MODES",
+    "GpuTimer",
     "SceneRenderer",
     "SessionOptions",
     "ShaderLibrary",
@@ -22,5 +24,6 @@ __all__ = [
     "offscreen_target",
     "read_rgb",
     "save_png",
+    "software_renderer",
     "stage_sources",
 ]

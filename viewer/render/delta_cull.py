@@ -54,6 +54,7 @@ from ..frame.culling import CullingMode
 from ..index import INDEXES, grown_until_fits, make_index
 from . import _delta_kernels as K
 from .gpu_cull import GpuCuller, band_counts, gpu_cull_unavailable, hand_records, write_ranges
+from .gpu_timer import NO_TIMER, GpuTimer
 from .shaders import CULL_BINDINGS as B
 from .shaders import ShaderLibrary
 
@@ -146,6 +147,8 @@ class DeltaCulling(CullingMode):
 
     kind = COHERENT
     draws_records = True  # and answers ids: the index's query, then the pipeline's ranges and events
+    #: times the scatter and list dispatches on the device (the session hands the mode its timer)
+    gpu_timer: GpuTimer = NO_TIMER
 
     @classmethod
     def unavailable(cls, gl) -> str | None:
@@ -290,9 +293,10 @@ class DeltaCulling(CullingMode):
         g.write_frame(frame.query_point, frame.eye, planes, look.fade, "mesh" if look.draw == "mesh" else "sprites")
         self._band_state(v, rg.has_lod)
         self._fresh_rows(v)
-        self._scatter(npairs)
-        t4 = perf_counter()
-        self._dispatch()
+        with self.gpu_timer.span():  # one span: the scatter's dispatch and the list pass (spans do not nest)
+            self._scatter(npairs)
+            t4 = perf_counter()
+            self._dispatch()
         self.ctx.finish()
         c = g.counters()
         t5 = perf_counter()

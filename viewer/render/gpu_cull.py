@@ -53,6 +53,7 @@ from ..index import QueryOverflow, QueryStats
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from ..frame.pipeline import pack_colours
 from ..frame.ranges import BAND_PALETTE
+from .gpu_timer import NO_TIMER, GpuTimer
 from .shaders import CULL_BINDINGS as B
 from .shaders import ShaderLibrary
 
@@ -472,6 +473,8 @@ class GpuCulling(CullingMode):
     index_name = NO_INDEX
     answers_ids = False
     draws_records = True
+    #: times the dispatch on the device (the session hands the mode its :class:`viewer.render.GpuTimer`)
+    gpu_timer: GpuTimer = NO_TIMER
 
     @classmethod
     def unavailable(cls, gl) -> str | None:
@@ -516,7 +519,8 @@ class GpuCulling(CullingMode):
         write_ranges(g, rg)
         g.write_frame(frame.query_point, frame.eye, planes, look.fade, "mesh" if look.draw == "mesh" else "sprites")
         t1 = perf_counter()
-        g.dispatch()
+        with self.gpu_timer.span():
+            g.dispatch()
         self.ctx.finish()
         c = g.counters()
         t2 = perf_counter()

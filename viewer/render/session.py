@@ -37,6 +37,7 @@ from ..frame.stages import HUD_COUNTS, STAGES
 from ..frame.stats import FrameStats
 from ..frame.views import MAX_VIEWS, ViewSet
 from .context import read_rgb, save_png
+from .gpu_timer import GpuTimer
 from .instance_draw import InstanceDraw
 from .modes import MODES, culler_names
 from .renderer import SceneRenderer
@@ -79,6 +80,8 @@ class ViewerSession:
         self.camera = camera if camera is not None else camera_for_scene(scene, w / h)
         self.camera.aspect = w / h
         self.shaders = ShaderLibrary(ctx)
+        #: the device's time of each frame's GL work (the row's ``gpu_ms``), handed to the GL culling modes
+        self.gpu_timer = GpuTimer(ctx)
         modes, indexes = self._modes(o)
         self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
                                        index_options=o.index_options, hysteresis=o.hysteresis, modes=modes)
@@ -125,13 +128,18 @@ class ViewerSession:
         for name, cls in MODES.items():
             why = cls.unavailable(self.shaders)
             if why is None:
-                modes[name] = lambda world, cls=cls: cls(world, self.shaders)
+                modes[name] = lambda world, cls=cls: self._timed(cls(world, self.shaders))
             elif name in asked:
                 raise UserError(f"--index {name}: not available with this OpenGL context: {why}")
             else:
                 missing.append(name)
         indexes = o.indexes if o.indexes is not None else [n for n in culler_names(available=True) if n not in missing]
         return modes, indexes
+
+    def _timed(self, mode):
+        """``mode`` (a GL culling mode) timing its dispatches with this session's :attr:`gpu_timer`."""
+        mode.gpu_timer = self.gpu_timer
+        return mode
 
     # ----------------------------------------------------------------------------- options
     @property
@@ -318,8 +326,10 @@ class ViewerSession:
         pose : (x, y, z, yaw, pitch) to put the camera at first (replays), else ``input_state`` moves it
         t : the time to record (a path's sample time); default the session's clock (sum of dt since restart)
 
-        ``draw_ms`` spans clear, the instanced draw and ``ctx.finish()`` (GL timer queries are unreliable on
-        software renderers); ``frame_ms`` spans everything including node boxes and the HUD.
+        ``draw_ms`` spans clear, the instanced draw and ``ctx.finish()``, the wall clock; ``frame_ms`` spans
+        everything including node boxes and the HUD. ``gpu_ms`` is the device's own time of the draw and of a GL
+        culling mode's dispatches (:class:`viewer.render.GpuTimer`, GL timer queries; on llvmpipe its clock, CPU
+        work), read after the row is made.
         """
         p = self._pipeline
         p.update(self.camera, dt, pose=pose, input_state=input_state)  # camera, then movers (in the culling mode)
@@ -330,8 +340,9 @@ class ViewerSession:
         t2 = perf_counter()
         fbo = self.fbo
         fbo.use()
-        fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        draw_calls = self.draw.draw(cam, fbo.viewport[3], p.n_drawn)
+        with self.gpu_timer.span():
+            fbo.clear(*self.fog_colour, 1.0, depth=1.0)
+            draw_calls = self.draw.draw(cam, fbo.viewport[3], p.n_drawn)
         self.ctx.finish()
         t3 = perf_counter()
         p.stage_ms["draw"] = (t3 - t2) * 1e3
@@ -360,6 +371,7 @@ class ViewerSession:
         if overlay:
             self.ctx.finish()
         st = p.finish(t=t, draw_calls=draw_calls)
+        st.gpu_ms = self.gpu_timer.elapsed_ms(self.gpu_timer.take())  # after the row: frame_ms does not wait for it
         self.last = st
         return st
 
@@ -414,8 +426,9 @@ class ViewerSession:
         fbo = self.fbo
         full = fbo.viewport
         fbo.use()
-        fbo.clear(*self.fog_colour, 1.0, depth=1.0)
-        calls = []
+        with self.gpu_timer.span():  # the clear: view 0's, as are the dispatches of a select of every view
+            fbo.clear(*self.fog_colour, 1.0, depth=1.0)
+        calls, spans = [], []
         tiles = view_tiles(len(vs), full[2], full[3])
         for j, (v, cam) in enumerate(zip(vs.frames, vs.cameras)):
             if not shared:
@@ -425,7 +438,9 @@ class ViewerSession:
             v.stage_ms["upload"] += (perf_counter() - t1) * 1e3
             t2 = perf_counter()
             fbo.viewport = tiles[j]
-            calls.append(self.draw.draw(matrices[j], tiles[j][3], v.n_drawn))
+            with self.gpu_timer.span():
+                calls.append(self.draw.draw(matrices[j], tiles[j][3], v.n_drawn))
+            spans.append(self.gpu_timer.take())  # this view's dispatch (gpu) and draw
             self.ctx.finish()
             v.stage_ms["draw"] = (perf_counter() - t2) * 1e3
             if self._options.hud or self.view_labels:
@@ -434,6 +449,8 @@ class ViewerSession:
         fbo.viewport = full
         self.ctx.finish()
         rows = vs.finish(t=t, draw_calls=calls)
+        for st, taken in zip(rows, spans):
+            st.gpu_ms = self.gpu_timer.elapsed_ms(taken)
         self.last = rows[0]
         self.last_views = rows
         return rows
