@@ -92,10 +92,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "the same path j/K of its duration ahead (cyclic); each CSV then has K rows a frame, "
                         "told apart by its 'view' column")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--trace", type=_args.name, metavar="FILE.json",
+                   help="also write every recorded frame's stage spans as a Chrome Trace Event file (open it in "
+                        "Perfetto): a process per index, a track per stage, the frame numbers in the events' args, "
+                        "and the gpu_ms counter (viewer/recording/trace.py)")
     p.add_argument("--force", action="store_true",
-                   help="replace the recordings of these indexes already in DIR, and an existing --save-path "
-                        "file (without it, an existing DIR/INDEX.csv, INDEX.meta.json or --save-path file stops "
-                        "the command before anything is written)")
+                   help="replace the recordings of these indexes already in DIR, and an existing --save-path or "
+                        "--trace file (without it, an existing DIR/INDEX.csv, INDEX.meta.json, --save-path or "
+                        "--trace file stops the command before anything is written)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
@@ -217,6 +221,8 @@ def _record(args, scopes) -> int:
         if os.path.lexists(args.save_path) and not args.force:  # a path file is meant to be edited by hand
             raise UserError(f"--save-path {args.save_path}: exists already (a camera path, maybe edited by hand); "
                             "choose another name, or pass --force to replace it")
+    if args.trace:
+        _check_trace_file(args.trace, out, args.force)
     _check_not_recording(out, names)
     if not args.force:
         _check_no_recording(out, names)
@@ -265,12 +271,35 @@ def _record(args, scopes) -> int:
     if views:
         path_meta["views"] = {"count": args.views, "ahead_s": [j * cam_path.duration / args.views
                                                                for j in range(args.views)]}
+    trace = None
+    if args.trace:
+        from ..recording.trace import TraceWriter
+
+        trace = TraceWriter(args.trace, {"scene": scene.name, "indexes": names, "path": cam_path.name})
     csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
                   progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force,
                   take_dt=args.frames is None and args.dt is None,  # a moving world's take: its own dt
-                  views=views)
+                  views=views, trace=trace)
     print(drawing_share(csvs))
+    if trace is not None:
+        trace.close()
+        print(f"wrote {trace.path}: {trace.frames} frames' stage spans as Chrome Trace Event JSON (open it in Perfetto)")
     return 0
+
+
+def _check_trace_file(trace: str, out: Path, force: bool) -> None:
+    """Refuse a ``--trace`` file that cannot be written, one inside ``-o`` named like a recording, or one that
+    exists already (without ``--force``): a trace of an earlier run is a measurement, replaced only when asked."""
+    from ..files.output import check_output_file
+
+    p = Path(trace)
+    if p.suffix.lower() == ".csv" or p.name.endswith(".meta.json"):
+        raise UserError(f"--trace {trace}: a trace is a .json file of its own, not a recording's .csv or .meta.json")
+    if not out.exists() and p.parent.resolve() == out.resolve():
+        return  # into the recording's new directory, made before anything is written there
+    check_output_file(trace, "--trace")
+    if os.path.lexists(trace) and not force:
+        raise UserError(f"--trace {trace}: exists already; choose another name, or pass --force to replace it")
 
 
 def drawing_share(csvs: dict) -> str:

@@ -19,17 +19,20 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from time import perf_counter
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import UserError
+from ..frame.stages import GPU_COLUMN
 from ..files.output import prepare_out_dir
 from ..index.specs import label_stem
 from ..timing.heap import FrameCollector
 from ..timing.interleave import balanced_orders
 from ..recording.meta import build_meta, gl_info, meta_path_for, timed_on
 from ..terminal.progress import Progress
+from ..recording.trace import TraceWriter
 from ..recording.writer import Recorder
 
 __all__ = ["TakeResume", "check_indexes", "replay", "resume_take"]
@@ -131,6 +134,7 @@ def replay(
     overwrite: bool = True,
     take_dt: bool = True,
     views: Sequence | None = None,
+    trace: TraceWriter | None = None,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
@@ -148,6 +152,8 @@ def replay(
     views : the poses of the views after the first (``viewer record --views K``: K - 1
         :class:`viewer.paths.PoseSamples` as long as ``samples``); every frame then culls the K views
         together (:meth:`viewer.render.ViewerSession.frame_views`) and each CSV has K rows a frame (``view``)
+    trace : also hand every recorded row to this :class:`viewer.recording.TraceWriter` with its frame's start
+        (one process per index, per view in a split screen); the caller closes it
 
     Each index has its own pipeline and so its own copy of a moving world, advanced by the same ``dt``
     from the same seed: every index sees the same objects at the same places.
@@ -218,7 +224,7 @@ def replay(
             )
             recorders[name] = Recorder(d / f"{label_stem(name)}.csv", meta, flush_rows=flush_rows)
 
-        worst = {name: {"update_ms": [], "query_ms": []} for name in names}  # the summary's columns, by index
+        worst = {name: {"update_ms": [], "query_ms": [], GPU_COLUMN: []} for name in names}  # the summary's, by index
         total = len(samples) * len(names)
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
@@ -231,12 +237,15 @@ def replay(
                 for j in orders[k % len(orders)]:
                     name = names[j]
                     s = sessions[name]
+                    start = perf_counter()
                     if views:
                         rows = s.frame_views(dt, poses=[pose, *(v.pose(k) for v in views)], t=t)
                     else:
                         rows = [s.frame(dt, pose=pose, t=t)]
                     for st in rows:
                         recorders[name].append(st)
+                        if trace is not None:
+                            trace.add(f"{name} · view {st.view}" if views else name, st, start)
                         for col, got in worst[name].items():
                             got.append(getattr(st, col))
                     if on_frame is not None:
@@ -258,12 +267,25 @@ def replay(
             each = f"{r.rows_written // (1 + len(views))} frames x {1 + len(views)} views" if views else \
                 f"{r.rows_written} frames"
             print(f"wrote {r.path} ({each}{built})", file=sys.stderr)
+        gpu_note = _gpu_ms_note(hv.session.gpu_timer.why, gl.get("renderer"))
         for name in names:
-            print(f"{name}: {_worst_line(worst[name])}", file=sys.stderr)
+            print(f"{name}: {_worst_line(worst[name])} {gpu_note}", file=sys.stderr)
         where = timed_on(next(iter(recorders.values())).meta)  # one GL context and machine for every index
         if where:
             print(where, file=sys.stderr)
     return {name: r.path for name, r in recorders.items()}
+
+
+def _gpu_ms_note(why: str | None, renderer: str | None) -> str:
+    """What ``gpu_ms`` is, said beside it: GL timer queries, and on a software renderer (llvmpipe) that they
+    time that renderer (CPU work); ``why`` the session's timer had none (:attr:`viewer.render.GpuTimer.why`)."""
+    from ..render.gpu_timer import software_renderer
+
+    if why is not None:
+        return f"(gpu_ms not measured: {why})"
+    if software_renderer(renderer):
+        return f"(gpu_ms: GL timer queries on {renderer}, a software renderer: its clock, CPU work, not a GPU's)"
+    return f"(gpu_ms: GL timer queries on {renderer or 'this GL renderer'})"
 
 
 def _worst_line(columns: dict[str, list[float]]) -> str:

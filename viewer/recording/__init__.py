@@ -13,6 +13,7 @@ Public API::
 from .meta import build_meta, gl_info, meta_path_for, read_meta, run_label, write_meta
 from .reader import Run, read_run, read_runs
 from .schema import COLUMN_INFO, COLUMNS, SCHEMA_NAME, SCHEMA_VERSION, SCHEMAS, TIMED_COLUMNS, Column
+from .trace import TraceWriter
 from .writer import Recorder
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SCHEMA_NAME",
     "SCHEMA_VERSION",
     "TIMED_COLUMNS",
+    "TraceWriter",
     "build_meta",
     "gl_info",
     "meta_path_for",
