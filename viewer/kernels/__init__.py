@@ -1,8 +1,9 @@
 """The numba side of every kernel: the compile switches each kernel module imports (:mod:`.jit`: ``njit``,
 ``njit_noref``, the on-disk cache and its key), the cache prefetch hint kernels may call (:mod:`.prefetch`),
-and what a command prints while numba compiles (:mod:`.compile`).
+what a command prints while numba compiles (:mod:`.compile`), and the sealed cache files whose damage
+means a recompile, said once, never a traceback (:mod:`.damaged_cache`).
 
 Modules are imported by name (``from viewer.kernels.jit import njit``), nothing is re-exported here: ``compile``
-must load without numba (it imports numba lazily, and is not one of the files that key the kernel cache), while
-``jit`` and ``prefetch`` load numba.
+and ``damaged_cache`` must load without numba (they import numba lazily, and are not among the files that key the
+kernel cache), while ``jit`` and ``prefetch`` load numba.
 """

@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator, TextIO
 
-__all__ = ["HEADER", "compile_group", "compiled_kernels", "reporting"]
+__all__ = ["HEADER", "compile_group", "compiled_kernels", "reporting", "say"]
 
 #: the line printed before the first kernel compiles
 HEADER = "compiling kernels (first run only; cached for later runs) ..."
@@ -100,6 +100,15 @@ class _Report:
         if self.tty:
             self._write("\r" + self._line(time.perf_counter(), None) + "\x1b[K")
 
+    def interject(self, text: str) -> None:
+        """``text`` on a line of its own; an open group's line is taken up again below it."""
+        if self.open is None:
+            self._write(text + "\n")
+        elif self.tty:
+            self._write("\r" + text + "\x1b[K\n" + self._line(time.perf_counter(), None))
+        else:
+            self._write("\n" + text + "\n" + f"  {self.open} ...")
+
     def close_line(self) -> None:
         """End the open group's line (its count and time)."""
         if self.open is None:
@@ -154,6 +163,21 @@ def _install() -> None:
 
     _listener = _Listener()
     event.register("numba:compile", _listener)
+
+
+def say(text: str) -> None:
+    """``text`` on a line of its own: on the stream of the :func:`reporting` block in force, between its
+    lines (a group's line being written is taken up again below it), else on stderr. For what the user must
+    hear about compiling whatever the report shows (a damaged kernel cache, :mod:`.damaged_cache`)."""
+    with _lock:
+        if _report is not None:
+            _report.interject(text)
+            return
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # no stderr, or a closed one: nothing to tell
+        pass
 
 
 def compiled_kernels() -> int:

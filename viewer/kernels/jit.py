@@ -12,8 +12,9 @@ on its own file *and* on :data:`KERNEL_DIGEST`, a hash of every module of the pa
 numba or ``njit`` from here: a change in any of them recompiles every kernel once (on its next first call), and nothing else
 does. The key goes in through numba's cache locators (subclasses of its own three, so the cache lives where
 numba would put it: ``NUMBA_CACHE_DIR`` when set, else beside the source, else the user's cache folder;
-first in line for this package's files only); a numba whose cache internals differ gets no cache at all
-rather than an unsound one.
+first in line for this package's files only). A cached kernel whose file cannot be read (cut short, emptied,
+damaged) is compiled again and its file rewritten, said once (:mod:`.damaged_cache`). A numba whose cache
+internals differ gets no cache at all rather than an unsound one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import re
 from pathlib import Path
 
 import numba
+
+from .damaged_cache import install as install_mending
 
 __all__ = ["CACHE", "KERNEL_DIGEST", "kernel_digest", "njit", "njit_noref"]
 
@@ -54,6 +57,22 @@ def kernel_digest(root: Path = _PACKAGE) -> str:
     return h.hexdigest()
 
 
+class _PackageKeyed:
+    """Mixed into numba's locators: a locator for this package's files only, whose source stamp also carries
+    :data:`KERNEL_DIGEST` (numba drops a cache index whose stamp differs)."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        try:
+            inside = Path(py_file).resolve().is_relative_to(_PACKAGE)
+        except (OSError, ValueError):
+            inside = False
+        return super().from_function(py_func, py_file) if inside else None
+
+    def get_source_stamp(self):
+        return (super().get_source_stamp(), KERNEL_DIGEST)
+
+
 def _install_locators() -> bool:
     """Put the package's locators first in numba's list; False when numba's internals are not as expected."""
     try:
@@ -63,21 +82,6 @@ def _install_locators() -> bool:
         bases = caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator
     except AttributeError:
         return False
-
-    class _PackageKeyed:
-        """A locator for this package's files only, whose source stamp also carries :data:`KERNEL_DIGEST`
-        (numba drops a cache index whose stamp differs)."""
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            try:
-                inside = Path(py_file).resolve().is_relative_to(_PACKAGE)
-            except (OSError, ValueError):
-                inside = False
-            return super().from_function(py_func, py_file) if inside else None
-
-        def get_source_stamp(self):
-            return (super().get_source_stamp(), KERNEL_DIGEST)
 
     # numba's own order: NUMBA_CACHE_DIR when set, else beside the source, else the user's cache folder
     if not any(getattr(c, "__name__", "").startswith("_PackageKeyed") for c in classes):
@@ -92,8 +96,8 @@ _WANTED = os.environ.get("VIEWER_NUMBA_CACHE", "1").strip().lower() not in CACHE
 #: the kernel digest (empty when the cache is off)
 KERNEL_DIGEST: str = kernel_digest() if _WANTED else ""
 
-#: whether kernels are cached on disk
-CACHE: bool = _WANTED and _install_locators()
+#: whether kernels are cached on disk (a cached kernel that cannot be read compiled again: :mod:`.damaged_cache`)
+CACHE: bool = _WANTED and _install_locators() and install_mending(lambda locator: isinstance(locator, _PackageKeyed))
 
 # Reference counting on, said explicitly: numba lets a kernel that does not set it inherit it from its first
 # caller, so a kernel that allocates (the trees' leaf split) compiled first under an ``njit_noref`` caller
