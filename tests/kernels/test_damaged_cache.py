@@ -94,3 +94,26 @@ def test_a_cache_file_is_read_only_through_its_seal():
         with pytest.raises(DamagedCacheFile) as caught:
             unseal(raw, "f.nbi")
         assert caught.value.path == "f.nbi" and why in caught.value.why, (raw[:40], caught.value.why)
+
+
+def test_the_note_of_a_damaged_file_takes_a_line_of_its_own_inside_the_compile_report():
+    """Said while a group's line is being written (a callee's damaged file is met while its caller compiles), the
+    note gets a line of its own and the group's line is taken up again below it, whole."""
+    import io
+
+    import numba
+
+    from viewer.kernels.compile import compile_group, reporting, say
+
+    @numba.njit(cache=False)
+    def twice(x):
+        return 2 * x
+
+    out = io.StringIO()
+    with reporting(out):
+        with compile_group("demo"):
+            assert twice(2) == 4
+            say("kernel cache: f.nbi cannot be read (empty)")
+    lines = out.getvalue().splitlines()
+    assert lines[:3] == [HEADER, "  demo ...", "kernel cache: f.nbi cannot be read (empty)"], lines
+    assert lines[3].startswith("  demo ... 1 kernel, ") and lines[4].startswith("compiled 1 kernel in "), lines
