@@ -4,8 +4,8 @@
   :func:`viewer.recording.read_runs`;
 - a bench run: its directory or its ``bench.json`` (raw samples included when ``bench_samples.parquet`` is beside
   it), read by :func:`viewer.bench.compare_runs.load_bench`;
-- a sweep: its one CSV (:mod:`viewer.sweep.results`: a ``task`` and a ``status`` column), its rows as dicts of
-  text, numbers where a cell parses as one.
+- a sweep: its directory or its one CSV (:mod:`viewer.sweep.results`: a ``task`` and a ``status`` column), read by
+  :func:`viewer.results.load` (its provenance from ``sweep.json`` beside it) when named ``sweep.csv``.
 
 Anything else is a :class:`~viewer.errors.UserError` naming the path.
 """
@@ -26,14 +26,18 @@ __all__ = ["Inputs", "Sweep", "read_inputs"]
 
 #: the columns that make a CSV a sweep's (:data:`viewer.sweep.results.TASK_COLUMNS` starts with them)
 SWEEP_MARKS = ("task", "status")
+#: the name a sweep gives its CSV in its output directory
+SWEEP_FILE = "sweep.csv"
 
 
 @dataclass
 class Sweep:
-    """A sweep's CSV read back: its path and its rows (column -> float where the cell is a number, else text)."""
+    """A sweep's CSV read back: its path, its rows (column -> a number where the cell is one, else text) and its
+    provenance (``{}`` when no ``sweep.json`` beside it says)."""
 
     path: Path
     rows: list[dict]
+    provenance: dict = field(default_factory=dict)
 
     def ok_rows(self) -> list[dict]:
         """The rows of tasks that ran (status ``ok``)."""
@@ -69,6 +73,11 @@ def _header(path: Path) -> list[str]:
 
 def read_sweep(path: Path) -> Sweep:
     """A sweep's CSV (:mod:`viewer.sweep.results`) as a :class:`Sweep`; :class:`UserError` naming the file."""
+    if path.name == SWEEP_FILE:
+        from ..results import load
+
+        res = load(path)
+        return Sweep(path, res.rows, res.provenance)
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             rows = [{k: _number(v) for k, v in row.items() if k is not None} for row in csv.DictReader(fh)]
@@ -86,6 +95,8 @@ def kind_of(path: str | Path) -> str:
         return "recording"
     if is_bench(p):
         return "bench"
+    if p.is_dir() and (p / SWEEP_FILE).is_file():
+        return "sweep"
     if p.is_file() and p.suffix.lower() == ".csv":
         head = _header(p)
         return "sweep" if all(m in head for m in SWEEP_MARKS) else "recording"
@@ -101,7 +112,8 @@ def read_inputs(paths: Sequence[str | Path]) -> Inputs:
         if kind == "bench":
             out.benches.append(load_bench(path))
         elif kind == "sweep":
-            out.sweeps.append(read_sweep(Path(path)))
+            p = Path(path)
+            out.sweeps.append(read_sweep(p / SWEEP_FILE if p.is_dir() else p))
         else:
             p = Path(path)
             if p.name.endswith(".meta.json"):

@@ -183,7 +183,7 @@ def _provenance(pg: _Page, inputs: Inputs) -> None:
     for s in inputs.sweeps:
         machines = sorted({f"{r.get('host')}, {r.get('cpu')}, {r.get('cores')} cores" for r in s.rows})
         pg.add(f"<h3>{html.escape(str(s.path))}</h3>")
-        pg.pre("\n".join(machines))
+        pg.pre("\n".join(machines) + ("\n" + json.dumps(s.provenance, indent=2) if s.provenance else ""))
 
 
 def build_report(inputs: Inputs, title: str = "viewdist report") -> str:
