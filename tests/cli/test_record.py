@@ -173,6 +173,7 @@ HOSTILE_FILES = {
     "far.npz": lambda p: _far_scene(p.parent, 2.0**63, spread=0.0),
     "pipe.toml": lambda p: os.mkfifo(p),
     "flight.toml": lambda p: p.write_text("# my edits\n"),
+    "old-trace.json": lambda p: p.write_text('{"traceEvents": []}'),
     "take-centre-1e31": lambda p: moving_take(p, world=_set("centres", (0, 0), 1e31)),
     "take-radius--5": lambda p: moving_take(p, world=_set("radii", 0, -5.0)),
     "take-radius-1e31": lambda p: moving_take(p, world=_set("radii", 3, 1e31)),
@@ -240,6 +241,12 @@ REFUSED = [
                                    "--save-path", "{pipe.toml}"], ["--save-path", "{pipe.toml}", "not a regular file"]),
     _row("save-path-onto-a-file", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--save-path", "{flight.toml}"],
          ["--save-path {flight.toml}", "exists already", "--force"]),
+    _row("trace-onto-a-file", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--trace", "{old-trace.json}"],
+         ["--trace {old-trace.json}", "exists already", "--force"]),
+    _row("trace-under-a-file", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--trace", "{a-file}/t.json"],
+         ["--trace {a-file}/t.json", "not a directory"]),
+    _row("trace-named-like-a-recording", ["record", SMALL_SCENE, *QUICK, "-o", OUT, "--trace", OUT + ".csv"],
+         ["--trace", "not a recording's .csv"]),
     _row("take-centre-1e31", _replay("{take-centre-1e31}"),
          ["{take-centre-1e31}/take-1.world.npz", "field 'centres'", "row 0 = [1e+31,", "numeric domain"]),
     _row("take-centre-1e31-saving-its-path", _replay("{take-centre-1e31}", "--save-path", OUT + "/path.toml"),
@@ -599,10 +606,11 @@ radius_pulse = 0.2
 
 def _no_row_pays_for_compiling(run, name: str, columns: tuple[str, ...]) -> None:
     """Frame 0 of ``run`` is like any other in each of ``columns``: compiling a kernel costs hundreds of
-    milliseconds, loading one from the cache or running it warm does not."""
+    milliseconds, loading one from the cache or running it warm does not. The slack over the median stays far
+    below one kernel's compiling and above a frame that waited for a core on a machine busy with other work."""
     for col in columns:
         first, median = float(run[col][0]), float(np.median(run[col]))
-        assert first <= max(10.0 * median, median + 5.0), (name, col, first, median)
+        assert first <= max(10.0 * median, median + 25.0), (name, col, first, median)
 
 
 @pytest.mark.gl
@@ -697,3 +705,36 @@ def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every
     run = read_run(tmp_path / "full" / "brute.csv")
     assert len(run["frame"]) == full
     assert abs(float(run["dt"][0]) - 1 / 60) < 1e-9
+
+
+def test_a_trace_holds_each_recorded_frame_s_stage_times_and_the_gpu_mode_its_device_time(scene_file, tmp_path):
+    """``--trace``: a Chrome Trace Event file with one process per index, whose spans are the CSVs' stage times
+    frame by frame (frame numbers in args); the gpu mode's gpu_ms (GL timer queries under headless EGL) is there,
+    never below zero, and the summary says what it measures."""
+    from viewer.frame.stages import STAGES
+
+    out, trace = tmp_path / "runs", tmp_path / "flight.trace.json"
+    code, _, err = run_cli("record", scene_file, "--frames", "8", "--size", "64x64", "--index", "octree", "gpu",
+                           "-o", out, "--trace", trace)
+    assert code == 0, err
+    doc = json.loads(trace.read_text())
+    events = doc["traceEvents"]
+    processes = {e["args"]["name"]: e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert set(processes) == {"octree", "gpu"}
+    for name, pid in processes.items():
+        run = read_run(out / f"{name}.csv")
+        spans = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+        assert sorted({e["args"]["frame"] for e in spans}) == list(run["frame"])
+        for k, frame in enumerate(run["frame"]):
+            mine = {e["name"]: e["dur"] for e in spans if e["args"]["frame"] == frame}
+            assert mine["frame"] == pytest.approx(run["frame_ms"][k] * 1e3, abs=1e-6)
+            for s in STAGES:
+                assert mine.get(s.name, 0.0) == pytest.approx(run[s.column][k] * 1e3, abs=1e-6), (name, k, s.name)
+        gpu = [e["args"]["gpu_ms"] for e in events if e["ph"] == "C" and e["pid"] == pid]
+        assert gpu == pytest.approx(list(run["gpu_ms"]))
+    g = read_run(out / "gpu.csv")["gpu_ms"]
+    assert (g >= 0).all() and (g > 0).any()  # the dispatch and the draw take device time on any renderer
+    assert "gpu_ms" in err and "GL timer queries" in err
+    renderer = json.loads(meta_path_for(out / "gpu.csv").read_text())["gl"]["renderer"]
+    if "llvmpipe" in renderer:
+        assert "a software renderer: its clock, CPU work" in err

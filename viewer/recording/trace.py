@@ -106,7 +106,7 @@ class TraceWriter:
         gpu = getattr(row, GPU_COLUMN, None)
         if gpu is not None:
             self._events.append({"ph": "C", "name": GPU_COLUMN, "pid": pid, "tid": 0, "ts": ts,
-                                 "args": {GPU_COLUMN: float(gpu)}})
+                                 "args": {GPU_COLUMN: _us(gpu) / 1e3}})  # ms, as the CSV holds it
         self.frames += 1
 
     @property
