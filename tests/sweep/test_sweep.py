@@ -156,6 +156,12 @@ def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch)
     assert {r["scene"] for r in after} == {"uniform", "clustered"} and len(after) == 2 * len(before)
     third = run_sweep(sw, out, plots=False, progress=False, log=lambda s: None)
     assert (third.already, third.ok) == (4, 0)
+    # sweep.json says what the directory is and notes each run into it, with where it came from
+    from viewer.results import load
+
+    res = load(out)
+    assert (res.kind, res.format, res.version) == ("sweep", "viewdist-sweep", 1) and len(res.rows) == len(after)
+    assert [r["tasks"] for r in res.meta["runs"]] == [2, 4, 4] and res.provenance["commit"]
 
 
 def test_a_resume_after_the_sweep_file_changed_keeps_old_rows_and_summarises_this_sweep(tmp_path, monkeypatch):

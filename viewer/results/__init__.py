@@ -64,7 +64,10 @@ def load(path: str | Path) -> Result:
     if p.suffix == ".json":
         return _bench(p)
     if p.name == "sweep.csv":
-        return Result(p, "sweep", "viewdist-sweep", 1, rows=_csv_rows(p))
+        meta = _json_beside(p.with_name("sweep.json"))
+        runs = meta.get("runs") or [{}]
+        return Result(p, "sweep", meta.get("format", "viewdist-sweep"), int(meta.get("format_version", 1)),
+                      runs[-1].get("provenance", {}), _csv_rows(p), meta)
     if p.name == "costmap.csv":
         meta = _json_beside(p.with_name("costmap.json"))
         return Result(p, "costmap", meta.get("format", "viewdist-costmap"), int(meta.get("format_version", 1)),

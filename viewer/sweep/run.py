@@ -205,6 +205,32 @@ def run_sweep(sweep: Sweep, out: Path, *, workers: int = 1, scheduler: str | Non
         return _run_locked(sweep, out, workers, scheduler, plots, log, progress, connect_timeout)
 
 
+#: the sweep's metadata beside sweep.csv: what it is (format, version), the sweep file, and each run into the
+#: directory (a resume is a run) with its provenance (the coordinating process's version, commit, machine)
+META_NAME, FORMAT, FORMAT_VERSION = "sweep.json", "viewdist-sweep", 1
+
+
+def _note_run(path: Path, sweep: Sweep, tasks: int, where: str) -> None:
+    """Add this run to ``path`` (sweep.json), written whole; earlier runs are kept (a file that cannot be read
+    as one is replaced: the CSV, not this note, holds the measurements)."""
+    import datetime as _dt
+    import json
+
+    from viewer.recording.meta import write_json_atomic
+    from viewer.system.provenance import provenance
+
+    try:
+        runs = json.loads(path.read_text()).get("runs", []) if path.is_file() else []
+        runs = runs if isinstance(runs, list) else []
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        runs = []
+    runs.append({"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "scheduler": where,
+                 "tasks": tasks, "provenance": provenance()})
+    write_json_atomic(path, {"format": FORMAT, "format_version": FORMAT_VERSION, "sweep": sweep.name,
+                             "source": sweep.source, "indexes": list(sweep.indexes), "csv": "sweep.csv",
+                             "runs": runs})
+
+
 def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, plots: bool,
                 log: Callable[[str], None], progress: bool, connect_timeout: float) -> SweepOutcome:
     from viewer.terminal.progress import Progress
@@ -213,6 +239,7 @@ def _run_locked(sweep: Sweep, out: Path, workers: int, scheduler: str | None, pl
     for w in results.warnings:
         log(w)
     tasks = sweep.tasks()
+    _note_run(out / META_NAME, sweep, len(tasks), scheduler or f"local, {workers} worker(s)")
     keys = {t.key for t in tasks}
     todo = [t for t in tasks if t.key not in results.done]
     outcome = SweepOutcome(total=len(tasks), already=len(tasks) - len(todo), csv=results.path)
