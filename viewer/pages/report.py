@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import math
 from typing import Callable, Sequence
 
 from ..bench.compare_runs import BenchRun, compare_bench
 from ..bench.report import floor_lines
+from ..recording.meta import describe_machine, describe_renderer
 from ..reports.compare import STATS, compare_runs, measured_line, runs_with_rows, summary
 from .figures import Point, query_distribution, timeline, tradeoff
 from .html import figure_html, page, table_html
 from .inputs import Inputs, Sweep
 
-__all__ = ["BENCH_COLUMNS", "build_report", "tradeoff_points"]
+__all__ = ["BENCH_COLUMNS", "build_report", "origin_lines", "tradeoff_points"]
 
 #: the bench and sweep table's columns: (key, header); the moving frames' follow per share
 BENCH_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -166,24 +166,49 @@ def _sweep(pg: _Page, sweep: Sweep, k: int) -> None:
     _tradeoffs(pg, rows, "sweep", label)
 
 
+def origin_lines(provenance: dict, machine: str = "", **more) -> list[str]:
+    """Where numbers come from, a line a fact: the machine, the project's version and commit (``local changes``
+    when the checkout had some), then ``more`` (name -> text, empty ones left out), then the package versions
+    on one line. ``provenance``: a result file's provenance block (:mod:`viewer.system.provenance`; {} for a
+    file from before it was written)."""
+    out = []
+    machine = machine or str(provenance.get("machine", "")).removeprefix("machine: ")
+    if machine:
+        out.append(f"machine: {machine}")
+    if provenance.get("commit") or provenance.get("version"):
+        dirty = " (run from a checkout with local changes)" if provenance.get("dirty") else ""
+        out.append(f"{provenance.get('project', 'version')} {provenance.get('version', '?')}, commit "
+                   f"{provenance.get('commit') or 'unknown'}{dirty}")
+    else:
+        out.append("no provenance recorded (a file from before results said where they come from)")
+    out += [f"{k}: {v}" for k, v in more.items() if v]
+    packages = provenance.get("packages") or {}
+    if packages:
+        out.append("packages: " + ", ".join(f"{k} {v}" for k, v in packages.items()))
+    return out
+
+
 def _provenance(pg: _Page, inputs: Inputs) -> None:
     pg.add("<h2>Machine and provenance</h2>")
     for run in inputs.benches:
-        block = {"machine": run.meta.get("machine"), "provenance": run.meta.get("provenance"),
-                 "date": run.meta.get("date"), "config": run.meta.get("config")}
-        if not block["provenance"]:
-            block["packages"] = run.meta.get("packages")
-        pg.add(f"<h3>{html.escape(str(run.path))}</h3>")
-        pg.pre(json.dumps({k: v for k, v in block.items() if v is not None}, indent=2))
+        m = run.meta.get("machine") or {}
+        machine = ", ".join(str(m[k]) for k in ("host", "cpu") if m.get(k)) + (
+            f", {m['cores']} logical CPUs" if m.get("cores") else "")
+        prov = run.meta.get("provenance") or {"packages": run.meta.get("packages") or {}}
+        pg.add(f"<h3>bench: {html.escape(str(run.path))}</h3>")
+        pg.pre("\n".join(origin_lines(prov, "" if run.meta.get("provenance") else machine, date=run.meta.get("date"),
+                                      format=f"{run.meta.get('format', 'viewdist-bench')} version {run.version}")))
     for r in inputs.recordings:
-        keep = {k: r.meta.get(k) for k in ("machine", "gl", "scene", "index", "provenance", "packages", "schema")
-                if r.meta.get(k) is not None}
-        pg.add(f"<h3>{html.escape(str(r.path))}</h3>")
-        pg.pre(json.dumps(keep, indent=2, default=str))
+        meta = r.meta if isinstance(r.meta, dict) else {}
+        schema = meta.get("schema") or {}
+        pg.add(f"<h3>recording: {html.escape(str(r.path))}</h3>")
+        pg.pre("\n".join(origin_lines(meta.get("provenance") or {"packages": meta.get("packages") or {}},
+                                      describe_machine(meta), **{"GL renderer": describe_renderer(meta),
+                                                                 "schema": f"version {schema.get('version', r.version)}"})))
     for s in inputs.sweeps:
-        machines = sorted({f"{r.get('host')}, {r.get('cpu')}, {r.get('cores')} cores" for r in s.rows})
-        pg.add(f"<h3>{html.escape(str(s.path))}</h3>")
-        pg.pre("\n".join(machines) + ("\n" + json.dumps(s.provenance, indent=2) if s.provenance else ""))
+        machines = sorted({f"{r.get('host')}, {r.get('cpu')}, {r.get('cores')} logical CPUs" for r in s.rows})
+        pg.add(f"<h3>sweep: {html.escape(str(s.path))}</h3>")
+        pg.pre("\n".join(origin_lines(s.provenance, " | ".join(machines))))
 
 
 def build_report(inputs: Inputs, title: str = "viewdist report") -> str:
