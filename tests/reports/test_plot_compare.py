@@ -58,16 +58,16 @@ def test_plot_writes_a_png_of_the_requested_size(real_runs, tmp_path, size):
 
 
 def test_a_stage_at_zero_in_every_run_gets_no_panel(real_runs):
-    """A still world's recordings through the GL-free pipeline: ``motion_ms`` (nothing moves), ``upload_ms``
-    and ``draw_ms`` (no GL) are 0 in every frame, so they are not drawn (the figure says so); every other
-    stage is, in the schema's order."""
+    """A still world's recordings through the GL-free pipeline: ``motion_ms`` (nothing moves), ``upload_ms``,
+    ``draw_ms`` and ``gpu_ms`` (no GL) are 0 in every frame, so they are not drawn (the figure says so); every
+    other stage is, in the schema's order."""
     from viewer.frame.stages import TIMED_COLUMNS
     from viewer.recording import read_runs
     from viewer.reports.plot import drawn_stages
 
     runs = read_runs(real_runs)
     drawn, idle = drawn_stages(runs)
-    assert idle == ["motion_ms", "upload_ms", "draw_ms"]
+    assert idle == ["motion_ms", "upload_ms", "draw_ms", "gpu_ms"]
     assert drawn == [c for c in TIMED_COLUMNS if c not in idle]
     assert "query_ms" in drawn and "update_ms" in drawn
 
