@@ -102,9 +102,9 @@ class _Page:
 
 
 def _recordings(pg: _Page, runs) -> None:
-    runs = runs_with_rows(runs, "report", warn=None)
     if not runs:
         return
+    runs = runs_with_rows(runs, "report", warn=None)  # a take stopped before its first frame: left out
     pg.add("<h2>Recordings</h2>")
     pg.sentences(summary(runs))
     where = measured_line(runs)
