@@ -14,6 +14,17 @@ from tests.support.cli import run_cli
 from tests.support.recordings import recording_with_meta
 
 
+def validate(meta: dict, package: str, name: str) -> None:
+    """``meta`` valid under the JSON Schema ``name`` the package ``package`` ships."""
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads(resources.files(package).joinpath(name).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(meta, schema)
+
+
 def test_a_bench_run_and_its_version_1_file_read_back(tmp_path):
     out = tmp_path / "b"
     assert run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--queries", "4", "--rounds", "1",
@@ -62,3 +73,4 @@ def test_a_cost_map_says_what_it_is_and_where_it_comes_from(tmp_path):
     assert (r.kind, r.format, r.version) == ("costmap", "viewdist-costmap", 1)
     assert r.provenance["commit"] and r.meta["res"] == 8 and r.meta["indexes"] == ["octree", "scan"]
     assert len(r.rows) == 64 and {"visible", "octree_us"} <= set(r.rows[0])
+    validate(r.meta, "viewer.reports", "costmap.schema.json")

@@ -162,6 +162,9 @@ def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch)
     res = load(out)
     assert (res.kind, res.format, res.version) == ("sweep", "viewdist-sweep", 1) and len(res.rows) == len(after)
     assert [r["tasks"] for r in res.meta["runs"]] == [2, 4, 4] and res.provenance["commit"]
+    from tests.results.test_load import validate
+
+    validate(res.meta, "viewer.sweep", "sweep.schema.json")
 
 
 def test_a_resume_after_the_sweep_file_changed_keeps_old_rows_and_summarises_this_sweep(tmp_path, monkeypatch):
