@@ -50,8 +50,14 @@ DAMAGE = {"cut-in-half": lambda b: b[:len(b) // 2], "emptied": lambda b: b"", "g
           "changed-in-the-middle": _changed_in_the_middle}
 
 
+#: the damages a whole command meets in a process: a file cut short, and one that still unpickles (whose machine code
+#: made LLVM abort); an emptied and a garbage file are refused by the same seal, before anything is unpickled
+#: (test_a_cache_file_is_read_only_through_its_seal), so each would only compile the same kernels again here
+IN_A_PROCESS = ("cut-in-half", "changed-in-the-middle")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("damage", DAMAGE)
+@pytest.mark.parametrize("damage", IN_A_PROCESS)
 def test_a_damaged_kernel_cache_is_compiled_again_rewritten_and_said_once(filled, tmp_path, damage):
     cache = tmp_path / "numba"
     shutil.copytree(filled, cache)
