@@ -732,6 +732,9 @@ def test_a_trace_holds_each_recorded_frame_s_stage_times_and_the_gpu_mode_its_de
                 assert mine.get(s.name, 0.0) == pytest.approx(run[s.column][k] * 1e3, abs=1e-6), (name, k, s.name)
         gpu = [e["args"]["gpu_ms"] for e in events if e["ph"] == "C" and e["pid"] == pid]
         assert gpu == pytest.approx(list(run["gpu_ms"]))
+        for tid in {e["tid"] for e in spans}:  # a track's slices never overlap (Perfetto nests what does)
+            track = sorted((e["ts"], e["dur"]) for e in spans if e["tid"] == tid)
+            assert all(a + da <= b for (a, da), (b, _) in zip(track, track[1:])), (name, tid)
     g = read_run(out / "gpu.csv")["gpu_ms"]
     assert (g >= 0).all() and (g > 0).any()  # the dispatch and the draw take device time on any renderer
     assert "gpu_ms" in err and "GL timer queries" in err

@@ -42,6 +42,11 @@ The first run compiles the numba kernels the recording runs (tens of seconds, sa
 happens; only the chosen indexes' build and query, their batch move in a moving world); later runs
 load them from the cache.
 
+--trace FILE.json also writes every frame's stage spans as a Chrome Trace Event file for Perfetto (a
+process per index, a track per stage). The gpu_ms column is the device's time of the frame's GL work (GL
+timer queries: the draw, and the gpu and coherent modes' dispatches); on llvmpipe that is the CPU renderer's
+own clock, and the summary says so.
+
 A recording is never overwritten by accident: when DIR already holds INDEX.csv or INDEX.meta.json for
 one of the indexes to record (or a link by that name), the command stops before the scene loads and
 says so; --force replaces them (a symbolic link is replaced by the new file, never written through).
