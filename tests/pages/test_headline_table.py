@@ -7,8 +7,8 @@ import re
 
 from tests.support.cli import ROOT, run_cli
 
-#: the line above the table in the README, naming the command that writes it
-MARK = re.compile(r"<!-- generated: (viewer report --markdown (\S+)) -->\n")
+#: the comment ending the line above the table in the README, naming the command that writes it
+MARK = re.compile(r"<!-- generated: (viewer report --markdown (\S+)) -->\n\n")
 
 
 def test_the_readmes_headline_table_is_what_report_markdown_prints():
