@@ -111,3 +111,16 @@ def test_a_hostile_input_is_refused_with_one_line_and_nothing_written(tmp_path, 
     refused(code, err, *(w.format(t=tmp_path) for w in words))
     assert out == ""
     assert files_under(tmp_path) == before
+
+
+def test_two_bench_runs_on_one_page_are_compared_as_compare_does(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    shutil.copy(COMMITTED, tmp_path / "a" / "bench.json")
+    shutil.copy(COMMITTED, tmp_path / "b" / "bench.json")
+    done = run_cli("report", tmp_path / "a", tmp_path / "b", "-o", tmp_path / "r.html")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "r.html").read_text()
+    assert "Two bench runs compared" in text
+    assert "medians only: untested" in text  # compare's words for runs without raw samples
+    assert 'id="bench-table-0"' in text and 'id="bench-table-1"' in text

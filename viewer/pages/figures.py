@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -61,36 +61,40 @@ def query_distribution(samples: dict, title: str) -> go.Figure:
     return fig
 
 
-class Point(tuple):
-    """A point of a trade-off: (workload, index, x, y)."""
+class Point(NamedTuple):
+    """A point of a trade-off: its workload and index, and its two costs (in the plot's units)."""
 
-    __slots__ = ()
+    workload: str
+    index: str
+    x: float
+    y: float
 
-    def __new__(cls, workload: str, index: str, x: float, y: float):
-        return super().__new__(cls, (workload, index, float(x), float(y)))
+
+#: marker shapes told apart in print, one a workload (cycled)
+_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon")
 
 
 def tradeoff(points: Sequence[Point], title: str, x_title: str, y_title: str) -> go.Figure:
-    """``points`` (each a cost on both axes, lower better) a marker per index, each workload's Pareto front a
-    dashed line through its points (circled), both axes logarithmic."""
+    """``points`` (both costs lower-better): a colour an index, a marker shape a workload, and each workload's
+    Pareto front (:func:`viewer.pages.pareto.pareto_front`) a dashed line through its points, circled; both axes
+    logarithmic. Hovering a point names its workload, index and both costs."""
     fig = go.Figure()
-    by_index: dict[str, list[Point]] = {}
-    for p in points:
-        by_index.setdefault(p[1], []).append(p)
-    for ix, pts in by_index.items():
-        fig.add_trace(go.Scatter(x=[p[2] for p in pts], y=[p[3] for p in pts], mode="markers", name=ix,
-                                 marker=dict(size=9), text=[p[0] for p in pts],
-                                 hovertemplate="%{text}<br>" + ix + "<br>x %{x:.4g}<br>y %{y:.4g}<extra></extra>"))
-    for wl in dict.fromkeys(p[0] for p in points):
-        pts = [p for p in points if p[0] == wl]
-        on = pareto_front([p[2] for p in pts], [p[3] for p in pts])
-        front = sorted((p for p, f in zip(pts, on) if f), key=lambda p: p[2])
-        if front:
-            fig.add_trace(go.Scatter(x=[p[2] for p in front], y=[p[3] for p in front], mode="lines+markers",
-                                     name=f"Pareto front: {wl}", line=dict(dash="dash", width=1, color="grey"),
-                                     marker=dict(size=16, symbol="circle-open", color="grey"),
-                                     text=[p[1] for p in front],
-                                     hovertemplate=wl + " front: %{text}<extra></extra>"))
+    workloads = list(dict.fromkeys(p.workload for p in points))
+    shape = {w: _SYMBOLS[k % len(_SYMBOLS)] for k, w in enumerate(workloads)}
+    hover = f"%{{customdata}}<br>{x_title} %{{x:.4g}}<br>{y_title} %{{y:.4g}}<extra></extra>"
+    for ix in dict.fromkeys(p.index for p in points):
+        pts = [p for p in points if p.index == ix]
+        fig.add_trace(go.Scatter(x=[p.x for p in pts], y=[p.y for p in pts], mode="markers", name=ix,
+                                 marker=dict(size=10, symbol=[shape[p.workload] for p in pts]),
+                                 customdata=[f"{p.workload}: {ix}" for p in pts], hovertemplate=hover))
+    for w in workloads:
+        pts = [p for p in points if p.workload == w]
+        on = pareto_front([p.x for p in pts], [p.y for p in pts])
+        front = sorted((p for p, f in zip(pts, on) if f), key=lambda p: p.x)
+        fig.add_trace(go.Scatter(x=[p.x for p in front], y=[p.y for p in front], mode="lines+markers",
+                                 name=f"Pareto front: {w}", line=dict(dash="dash", width=1, color="grey"),
+                                 marker=dict(size=18, symbol=f"{shape[w]}-open", color="grey"),
+                                 customdata=[f"{w}: {p.index}, on the front" for p in front], hovertemplate=hover))
     fig.update_layout(title=title, xaxis_type="log", yaxis_type="log", xaxis_title=x_title, yaxis_title=y_title,
                       **_LAYOUT)
     return fig

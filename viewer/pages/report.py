@@ -71,11 +71,11 @@ def tradeoff_points(rows: Sequence[dict], label: Callable[[dict], str] = lambda 
         if not _finite(q):
             continue
         if _finite(r.get("bytes_per_object")):
-            memory.append(Point(label(r), str(r["index"]), r["bytes_per_object"], q))
+            memory.append(Point(label(r), str(r["index"]), float(r["bytes_per_object"]), float(q)))
         u = update_cost(r)
         if u is not None and (not unit or u[1] == unit):
             unit = u[1]
-            updates.append(Point(label(r), str(r["index"]), q, u[0]))
+            updates.append(Point(label(r), str(r["index"]), float(q), u[0]))
     return memory, updates, unit
 
 
