@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "one HTML page from recordings, bench runs and sweeps (opens offline); or a bench run's headline table in markdown"
+HELP = ("one HTML page from recordings, bench runs and sweeps (opens offline); or a bench run's headline table in "
+        "markdown")
 
 DESCRIPTION = """\
 INPUTS are recordings (RUN.csv, its RUN.meta.json beside it), bench runs (their directories or bench.json,

@@ -47,7 +47,8 @@ def _shares_in(rows: Sequence[dict]) -> list[str]:
 def _bench_columns(rows: Sequence[dict]) -> list[tuple[str, str]]:
     cols = list(BENCH_COLUMNS)
     for p in _shares_in(rows):
-        cols += [(f"dynamic_{p}pct_ms", f"frame at {p}% moving (ms)"), (f"dynamic_{p}pct_move_ms", f"move_many at {p}% (ms)")]
+        cols += [(f"dynamic_{p}pct_ms", f"frame at {p}% moving (ms)"),
+                 (f"dynamic_{p}pct_move_ms", f"move_many at {p}% (ms)")]
     return [c for c in cols if any(c[0] in r for r in rows)]
 
 
@@ -119,7 +120,8 @@ def _recordings(pg: _Page, runs) -> None:
     cols = [("column", "column"), ("run", "run"), ("frames", "frames"), *((s, s) for s in STATS),
             *((f"x_{s}", f"x faster ({s})") for s in STATS)]
     pg.add(table_html(cols, rows, "recordings-table"))
-    pg.add("<h3>Stage times per frame</h3><p>Drag to zoom, double-click to zoom out; a legend entry hides its line.</p>")
+    pg.add("<h3>Stage times per frame</h3>"
+           "<p>Drag to zoom, double-click to zoom out; a legend entry hides its line.</p>")
     for run in runs:
         pg.figure(timeline(run))
 
@@ -202,9 +204,9 @@ def _provenance(pg: _Page, inputs: Inputs) -> None:
         meta = r.meta if isinstance(r.meta, dict) else {}
         schema = meta.get("schema") or {}
         pg.add(f"<h3>recording: {html.escape(str(r.path))}</h3>")
-        pg.pre("\n".join(origin_lines(meta.get("provenance") or {"packages": meta.get("packages") or {}},
-                                      describe_machine(meta), **{"GL renderer": describe_renderer(meta),
-                                                                 "schema": f"version {schema.get('version', r.version)}"})))
+        more = {"GL renderer": describe_renderer(meta), "schema": f"version {schema.get('version', r.version)}"}
+        prov = meta.get("provenance") or {"packages": meta.get("packages") or {}}
+        pg.pre("\n".join(origin_lines(prov, describe_machine(meta), **more)))
     for s in inputs.sweeps:
         machines = sorted({f"{r.get('host')}, {r.get('cpu')}, {r.get('cores')} logical CPUs" for r in s.rows})
         pg.add(f"<h3>sweep: {html.escape(str(s.path))}</h3>")
