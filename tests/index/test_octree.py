@@ -662,3 +662,26 @@ def test_a_full_pool_grows_in_place(rng):
     ix.check()
     for p in np.concatenate([query_points(rng, c, 10), c[ids[:3]]]):
         assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p))
+
+
+def test_a_batch_large_enough_to_share_among_threads_moves_exactly():
+    """A batch of PARALLEL_STAY moves or more makes its in-place moves on every core, each thread a run of
+    consecutive moves (pass 1), then the moves that leave their node one by one (pass 2): afterwards every
+    invariant holds and every answer is brute force's, frame after frame, small drifts and long jumps mixed."""
+    from viewer.index import brute_query
+    from viewer.index.octree import PARALLEL_STAY, Octree
+
+    rng = np.random.default_rng(8)
+    n = 4 * PARALLEL_STAY
+    c = rng.uniform(-2000, 2000, (n, 3))
+    r = rng.uniform(2, 40, n)
+    ix = Octree(c, r)
+    movers = rng.choice(n, 2 * PARALLEL_STAY, replace=False)
+    for frame in range(3):
+        step = rng.normal(0, 0.5, (movers.size, 3))
+        step[: movers.size // 20] *= 2000  # some leave their node (pass 2)
+        c[movers] += step
+        ix.move_many(movers, c[movers])
+        ix.check()
+        for p in rng.uniform(-2000, 2000, (40, 3)):
+            assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p)), (frame, p)

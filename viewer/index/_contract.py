@@ -526,6 +526,10 @@ class SphereIndex:
         """Run whatever else a tiny index must compile for its queries (a rebuild, a refit); called by
         :meth:`warm_up` when it warms the ``query`` entry point."""
 
+    def _warm_moves(self) -> None:
+        """Run whatever a tiny index must compile for large batches of moves beyond ``move_many`` on a few (a
+        batch split among threads); called by :meth:`warm_up` when it warms ``move_many``."""
+
     def _warm_many(self) -> None:
         """Run whatever a tiny index must compile for batches of points beyond ``query_many_into`` on three
         (a batch large enough to share work); called by :meth:`warm_up` when it warms ``query_many``."""
@@ -819,6 +823,7 @@ def _exercise_points(cls: type[SphereIndex], want: frozenset) -> None:
         ix.move_many(np.arange(1, 4), c[1:4] + 1.0)  # a small batch
         ix.move_many(np.arange(1, 4), c[1:4], r[1:4])
         ix.move_many(np.arange(1, 64), c[1:] + 0.5)  # a batch of most objects (a bulk pass, where one exists)
+        ix._warm_moves()
         if "move" not in want:  # far and growing, as the single moves do (roots wrapped, objects relinked)
             ix.move_many(np.array([i, j]), np.array([[2.0, 2.0, 2.0], [-200.0, 5.0, 5.0]]), np.array([80.0, 1.0]))
     if "remove" in want:

@@ -26,7 +26,10 @@ import math
 
 import numpy as np
 
-from viewer.kernels.jit import njit, njit_noref
+import numba
+from numba import prange
+
+from viewer.kernels.jit import CACHE, njit, njit_noref, variant
 from viewer.kernels.prefetch import prefetch
 from ._morton import compact3, spread3
 
@@ -777,42 +780,53 @@ def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z,
     return code
 
 
-@njit_noref
-def move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest):
+def _move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, chunks, left):
     """Pass 1 of a batch: make every move that stays in its node and inside its own box, or its
     octant run's (store the row, nothing else: see :func:`_stays`), and write the positions k of the
-    others into ``rest`` (M,) int64, in order; returns how many. Never fails (nothing is allocated).
-    ``aux``: the raw octant-run rows (see :func:`aux_views`)."""
+    others into ``rest`` (M,) int64. The batch is cut into ``chunks`` runs of consecutive moves (each a
+    thread's in :func:`move_stay`, whose moves write distinct rows and only read the nodes): run c's
+    positions go to ``rest`` from its own first position on, in order, and their number to ``left[c]``
+    (``left`` (chunks,) int64). Never fails (nothing is allocated). ``aux``: the raw octant-run rows (see
+    :func:`aux_views`)."""
     aux_end, aux_q = aux_views(aux)
     m = mids.shape[0]
-    d = 0
-    for k in range(m):
-        # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
-        # object and node of the move 8 ahead, so their misses overlap with this move's work
-        if k + 16 < m:
-            prefetch(ids, mids[k + 16], 0)
-        if k + 8 < m:
-            i8 = mids[k + 8]
-            prefetch(obj, ids[i8, 0], 0)
-            prefetch(ncorner, ids[i8, 1], 0)
-        i = mids[k]
-        s = ids[i, 0]
-        n = ids[i, 1]
-        r = rad[k]
-        if r != r:
-            r = obj[s, 3]
-        x = xyz[k, 0]
-        y = xyz[k, 1]
-        z = xyz[k, 2]
-        if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
-            obj[s, 0] = x
-            obj[s, 1] = y
-            obj[s, 2] = z
-            obj[s, 3] = r
-        else:
-            rest[d] = k
-            d += 1
-    return d
+    for c in prange(chunks):
+        lo = m * c // chunks
+        hi = m * (c + 1) // chunks
+        d = lo
+        for k in range(lo, hi):
+            # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
+            # object and node of the move 8 ahead, so their misses overlap with this move's work
+            if k + 16 < hi:
+                prefetch(ids, mids[k + 16], 0)
+            if k + 8 < hi:
+                i8 = mids[k + 8]
+                prefetch(obj, ids[i8, 0], 0)
+                prefetch(ncorner, ids[i8, 1], 0)
+            i = mids[k]
+            s = ids[i, 0]
+            n = ids[i, 1]
+            r = rad[k]
+            if r != r:
+                r = obj[s, 3]
+            x = xyz[k, 0]
+            y = xyz[k, 1]
+            z = xyz[k, 2]
+            if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
+                obj[s, 0] = x
+                obj[s, 1] = y
+                obj[s, 2] = z
+                obj[s, 3] = r
+            else:
+                rest[d] = k
+                d += 1
+        left[c] = d - lo
+
+
+#: pass 1 of a batch on every core (a batch of many moves: :data:`viewer.index.octree.PARALLEL_STAY`)
+move_stay = numba.njit(cache=CACHE, nogil=True, parallel=True)(_move_stay)
+#: pass 1 on one thread (``chunks`` 1): a small batch, where waking threads costs more than the moves
+move_stay_serial = njit_noref(variant(_move_stay, "serial"))
 
 
 @njit_noref

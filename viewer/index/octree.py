@@ -21,7 +21,9 @@ Beyond the paper:
   recomputed once per N growths, amortised O(1) a move, and no frame pays for a whole refit
   (:meth:`Octree.refit` still does it at once, on demand).
 - **Moves.** ``move_many`` runs in two passes: the moves that stay in their node's own box store their
-  row (a few prefetched loads and four stores each); the rest are then made one by one (unlink, place
+  row (a few prefetched loads and four stores each; from ``PARALLEL_STAY`` moves on every core, each thread a
+  run of consecutive moves: they write distinct rows and only read the nodes); the rest are then made one by
+  one (unlink, place
   from the old node up then down, append, grow the boxes), with prefetches reaching their parents and
   siblings. ``move`` is the same general move for one object.
 - **Bucket leaves.** A leaf also keeps spheres smaller than its band while it holds fewer than
@@ -82,6 +84,18 @@ POOL_RESERVE = 2
 
 def _level_of_edge(edge: float) -> int:
     return int(round(math.log2(edge))) + 128
+
+
+#: a batch of at least this many moves makes its in-place moves (pass 1) on every core, each thread a run of
+#: consecutive moves: below, waking the threads costs more than they share (and a forked child of a process
+#: whose OpenMP threads have started must not start them)
+PARALLEL_STAY = 1 << 14
+
+
+def _threads() -> int:
+    import numba
+
+    return max(1, numba.get_num_threads())
 
 
 class Octree(SphereIndex):
@@ -375,6 +389,12 @@ class Octree(SphereIndex):
             MK.query_shared(points, part, group, self._node, self._obj, self._oid, self._aux, self._meta, seg, span,
                             iwork, arena, gxyz, lists, start, count, acc)))
 
+    def _warm_moves(self) -> None:
+        # pass 1 of a batch of PARALLEL_STAY moves or more runs on every core: its kernel, on no moves
+        none = np.zeros(0, dtype=np.int64)
+        K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, none,
+                    np.zeros((0, 3)), np.zeros(0), none, max(2, _threads()), np.zeros(max(2, _threads()), dtype=np.int64))
+
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
         self.query_many(np.zeros((BATCH_FROM, 3)))
@@ -492,11 +512,17 @@ class Octree(SphereIndex):
         # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
         # reaching further (parents, siblings) for moves that leave their node
         rest = np.empty(ids.size, dtype=np.int64)
-        left = K.move_stay(
+        chunks = _threads() if ids.size >= PARALLEL_STAY else 1
+        counts = np.empty(chunks, dtype=np.int64)
+        (K.move_stay if chunks > 1 else K.move_stay_serial)(
             self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, ids, centres, rad,
-            rest
+            rest, chunks, counts
         )
-        rest = rest[:left]
+        if chunks == 1:
+            rest = rest[: counts[0]]
+        else:  # each chunk's leftovers, in order
+            rest = np.concatenate([rest[ids.size * c // chunks:][: counts[c]] for c in range(chunks)])
+        left = rest.size
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
             self._ensure_nodes()
