@@ -13,7 +13,10 @@ objects); a counting sort lays the objects out bucket by bucket as rows (x, y, z
 cells sharing a bucket only add candidates, which the predicate rejects; a query visits each distinct bucket
 of its 27 once.
 
-**The build, on every core.** Each thread takes a contiguous share of the objects: it computes their keys and
+**Rows at their ids.** Object i's row (x, y, z, r) is row i of an (N, 4) table, as the update's scatter floor
+keeps it (a removed id's radius is -1, skipped by the build): a batch of moves is that floor's write.
+
+**The build, on every core.** Each thread takes a contiguous share of the rows: it computes their keys and
 counts them per bucket in its own row of counts; one pass turns the counts into each thread's positions; each
 thread then writes its objects' rows there. The objects keep their order within a bucket.
 """
@@ -69,29 +72,35 @@ def bucket_of(cx, cy, cz, mask):
 
 
 def _count_levels(rbits, n, nthreads, lcount):
-    """Objects per level, per thread: ``rbits`` the radii's float64 bits (int64), ``lcount`` (nthreads, LEVELS)
-    int64, zeroed here."""
+    """Live objects per level, per thread: ``rbits`` (N, 4) the rows' float64 bits viewed as int64 (column 3,
+    the radius: negative for a removed id's row), ``lcount`` (nthreads, LEVELS) int64, zeroed here."""
     for t in prange(nthreads):
         row = lcount[t]
         for j in range(LEVELS):
             row[j] = 0
         for i in range(n * t // nthreads, n * (t + 1) // nthreads):
-            row[level_of(rbits[i])] += 1
+            b = rbits[i, 3]
+            if b >= 0:
+                row[level_of(b)] += 1
 
 
-def _count_buckets(x, y, z, rbits, n, nthreads, loff, lmask, linv, keys, counts):
-    """Each object's bucket into ``keys`` (n,) int64, counted per thread into ``counts`` (nthreads, T) int32
-    (zeroed here). ``loff``, ``lmask``, ``linv`` per level index: its first bucket, its bucket mask, 1 / its
-    cell edge."""
+def _count_buckets(rows, rbits, n, nthreads, loff, lmask, linv, keys, counts):
+    """Each live row's bucket into ``keys`` (N,) int64 (-1 for a removed id's), counted per thread into
+    ``counts`` (nthreads, T) int32 (zeroed here). ``loff``, ``lmask``, ``linv`` per level index: its first
+    bucket, its bucket mask, 1 / its cell edge."""
     nb = counts.shape[1]
     for t in prange(nthreads):
         row = counts[t]
         for b in range(nb):
             row[b] = 0
         for i in range(n * t // nthreads, n * (t + 1) // nthreads):
-            lv = level_of(rbits[i])
+            b = rbits[i, 3]
+            if b < 0:
+                keys[i] = -1
+                continue
+            lv = level_of(b)
             e = linv[lv]
-            k = loff[lv] + bucket_of(cell_of(x[i], e), cell_of(y[i], e), cell_of(z[i], e), lmask[lv])
+            k = loff[lv] + bucket_of(cell_of(rows[i, 0], e), cell_of(rows[i, 1], e), cell_of(rows[i, 2], e), lmask[lv])
             keys[i] = k
             row[k] += 1
 
@@ -111,20 +120,22 @@ def place_buckets(counts, start):
     start[nb] = pos
 
 
-def _scatter_rows(x, y, z, r, ids, n, nthreads, keys, counts, rows, rid):
-    """Each object's row (x, y, z, r) and id at its thread's next position in its bucket: ``rows`` (n, 4)
-    float64, ``rid`` (n,) int64."""
+def _scatter_rows(rows, n, nthreads, keys, counts, grid, gid):
+    """Each live row (x, y, z, r) and its id (its place in ``rows``) at its thread's next position in its
+    bucket: ``grid`` (live, 4) float64, ``gid`` (live,) int64."""
     for t in prange(nthreads):
         pos = counts[t]
         for i in range(n * t // nthreads, n * (t + 1) // nthreads):
             k = keys[i]
+            if k < 0:
+                continue
             d = pos[k]
             pos[k] = d + 1
-            rows[d, 0] = x[i]
-            rows[d, 1] = y[i]
-            rows[d, 2] = z[i]
-            rows[d, 3] = r[i]
-            rid[d] = ids[i]
+            grid[d, 0] = rows[i, 0]
+            grid[d, 1] = rows[i, 1]
+            grid[d, 2] = rows[i, 2]
+            grid[d, 3] = rows[i, 3]
+            gid[d] = i
 
 
 @njit_noref
@@ -180,6 +191,21 @@ def query(px, py, pz, levels, loff, lmask, linv, start, rows, rid, probe, out, s
     return k
 
 
+def _write_rows(ids, centres, radii, rows, nthreads):
+    """A batch's moves: mover k's new centre (``centres`` (M, 3)) and radius (``radii`` (M,), NaN: keep) into
+    its row ``rows[ids[k]]`` ((N, 4) float64), as the scatter floor writes them. Ids are distinct: threads
+    write distinct rows."""
+    m = ids.shape[0]
+    for t in prange(nthreads):
+        for k in range(m * t // nthreads, m * (t + 1) // nthreads):
+            i = ids[k]
+            rows[i, 0] = centres[k, 0]
+            rows[i, 1] = centres[k, 1]
+            rows[i, 2] = centres[k, 2]
+            if radii[k] == radii[k]:
+                rows[i, 3] = radii[k]
+
+
 #: below this many objects a build runs on one thread (waking the others costs more; and a forked child of a
 #: process whose OpenMP threads have started must not start them)
 PARALLEL_FROM = 1 << 16
@@ -190,3 +216,5 @@ scatter_rows = numba.njit(cache=CACHE, nogil=True, parallel=True)(_scatter_rows)
 count_levels_serial = njit_noref(variant(_count_levels, "serial"))
 count_buckets_serial = njit_noref(variant(_count_buckets, "serial"))
 scatter_rows_serial = njit_noref(variant(_scatter_rows, "serial"))
+write_rows = numba.njit(cache=CACHE, nogil=True, parallel=True)(_write_rows)
+write_rows_serial = njit_noref(variant(_write_rows, "serial"))
