@@ -709,13 +709,13 @@ def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every
 
 def test_a_trace_holds_each_recorded_frame_s_stage_times_and_the_gpu_mode_its_device_time(scene_file, tmp_path):
     """``--trace``: a Chrome Trace Event file with one process per index, whose spans are the CSVs' stage times
-    frame by frame (frame numbers in args); the gpu mode's gpu_ms (GL timer queries under headless EGL) is there,
-    never below zero, and the summary says what it measures."""
+    frame by frame (frame numbers in args); with ``--gpu-time`` the gpu mode's gpu_ms (GL timer queries under
+    headless EGL) is there, never below zero, and the summary says what it measures."""
     from viewer.frame.stages import STAGES
 
     out, trace = tmp_path / "runs", tmp_path / "flight.trace.json"
     code, _, err = run_cli("record", scene_file, "--frames", "8", "--size", "64x64", "--index", "octree", "gpu",
-                           "-o", out, "--trace", trace)
+                           "-o", out, "--trace", trace, "--gpu-time")
     assert code == 0, err
     doc = json.loads(trace.read_text())
     events = doc["traceEvents"]
@@ -741,3 +741,13 @@ def test_a_trace_holds_each_recorded_frame_s_stage_times_and_the_gpu_mode_its_de
     renderer = json.loads(meta_path_for(out / "gpu.csv").read_text())["gl"]["renderer"]
     if "llvmpipe" in renderer:
         assert "a software renderer: its clock, CPU work" in err
+
+
+def test_without_gpu_time_no_timer_query_brackets_the_frame(scene_file, tmp_path):
+    """By default no GL timer query is issued (on llvmpipe its end waits for the work it brackets, inside the
+    stage around it): gpu_ms is 0 on every frame and the summary says it was not asked for."""
+    out = tmp_path / "runs"
+    code, _, err = run_cli("record", scene_file, "--frames", "4", "--size", "64x64", "--index", "gpu", "-o", out)
+    assert code == 0, err
+    assert (read_run(out / "gpu.csv")["gpu_ms"] == 0).all()
+    assert "gpu_ms not measured: not asked for (--gpu-time)" in err

@@ -43,9 +43,10 @@ happens; only the chosen indexes' build and query, their batch move in a moving 
 load them from the cache.
 
 --trace FILE.json also writes every frame's stage spans as a Chrome Trace Event file for Perfetto (a
-process per index, a track per stage). The gpu_ms column is the device's time of the frame's GL work (GL
-timer queries: the draw, and the gpu and coherent modes' dispatches); on llvmpipe that is the CPU renderer's
-own clock, and the summary says so.
+process per index, a track per stage). --gpu-time fills the gpu_ms column with the device's time of the
+frame's GL work (GL timer queries: the draw, and the gpu and coherent modes' dispatches); on llvmpipe that is
+the CPU renderer's own clock, and the summary says so. It is off by default: on llvmpipe a timer query's end
+waits for the work it brackets, which moves that wait into the stage around it.
 
 A recording is never overwritten by accident: when DIR already holds INDEX.csv or INDEX.meta.json for
 one of the indexes to record (or a link by that name), the command stops before the scene loads and
@@ -101,6 +102,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="also write every recorded frame's stage spans as a Chrome Trace Event file (open it in "
                         "Perfetto): a process per index, a track per stage, the frame numbers in the events' args, "
                         "and the gpu_ms counter (viewer/recording/trace.py)")
+    p.add_argument("--gpu-time", action="store_true",
+                   help="time each frame's GL work on the device (GL timer queries) into the gpu_ms column; off by "
+                        "default (0): on llvmpipe a query's end waits for the work it brackets, inside the stage "
+                        "around it")
     p.add_argument("--force", action="store_true",
                    help="replace the recordings of these indexes already in DIR, and an existing --save-path or "
                         "--trace file (without it, an existing DIR/INDEX.csv, INDEX.meta.json, --save-path or "
@@ -284,7 +289,7 @@ def _record(args, scopes) -> int:
     csvs = replay(scene, samples, names, out, size=args.size, draw=args.draw, path_meta=path_meta,
                   progress=not args.quiet, hysteresis=args.hysteresis, overwrite=args.force,
                   take_dt=args.frames is None and args.dt is None,  # a moving world's take: its own dt
-                  views=views, trace=trace)
+                  views=views, trace=trace, gpu_time=args.gpu_time)
     print(drawing_share(csvs))
     if trace is not None:
         trace.close()

@@ -135,6 +135,7 @@ def replay(
     take_dt: bool = True,
     views: Sequence | None = None,
     trace: TraceWriter | None = None,
+    gpu_time: bool = False,
 ) -> dict[str, Path]:
     """Render ``samples`` (:class:`viewer.paths.PoseSamples`) of ``scene`` once per index, recording
     ``out_dir/INDEX.csv`` (+ ``INDEX.meta.json``) for each; returns ``{index: csv path}``.
@@ -146,6 +147,7 @@ def replay(
         name is replaced, never written through: :class:`viewer.recording.Recorder`); False: refuse with a
         :class:`UserError` before anything is rendered or written
 
+    gpu_time : time each frame's GL work with timer queries into ``gpu_ms`` (:class:`SessionOptions`; else 0)
     take_dt : replaying a window take of a moving world (``path_meta["source"]`` a ``take-N.path.toml``),
         run its frames at the take's own ``t`` and ``dt``; False: at ``samples.dt`` (``--dt``, ``--frames``).
         Either way its world starts where the take's began (:func:`resume_take`, which says so on stderr)
@@ -181,7 +183,8 @@ def replay(
     from ..render import ViewerSession
 
     def options(name: str) -> SessionOptions:
-        return SessionOptions(index=name, indexes=[name], draw=draw, hud=False, boxes=False, hysteresis=hysteresis)
+        return SessionOptions(index=name, indexes=[name], draw=draw, hud=False, boxes=False, hysteresis=hysteresis,
+                              gpu_time=gpu_time)
 
     try:
         hv = HeadlessViewer(scene, size=size, options=options(names[0]))

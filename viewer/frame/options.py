@@ -32,6 +32,9 @@ class SessionOptions:
     hysteresis : ``(margin, relative)`` of the visibility events (see
         :class:`viewer.frame.events.VisibilityTracker`); None: no margin
     capacity : instances the buffers hold at first (they grow by doubling when a frame needs more)
+    gpu_time : time each frame's GL work on the device with timer queries (the ``gpu_ms`` column). Off by
+        default: on llvmpipe a timer query's end waits for the commands it brackets, which moves that wait into
+        the stage around it (the coherent mode's ``cull_ms`` doubled on ``dynamic-1m``)
     """
 
     index: str = "brute"
@@ -48,6 +51,7 @@ class SessionOptions:
     frozen: bool = False
     hysteresis: tuple[float, bool] | None = None
     capacity: int = 4096
+    gpu_time: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in (("draw", DRAW_MODES), ("colour", COLOUR_MODES), ("cull", CULL_MODES)):

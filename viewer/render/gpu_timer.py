@@ -47,21 +47,21 @@ def software_renderer(renderer: str | None) -> bool:
 class GpuTimer:
     """Timer-query spans of GL work on one context, read per frame.
 
-    ctx : the moderngl context. A context whose driver has no timer queries (GL below 3.3 without
+    ctx : the moderngl context; why_not : a reason not to time (an idle timer that says it). A context whose driver has no timer queries (GL below 3.3 without
     ``ARB_timer_query``) makes an idle timer: :attr:`available` False, :attr:`why` the reason, every span
     free and every frame 0 ms.
 
     The queries are pooled: a span takes one from the pool, :meth:`elapsed_ms` gives it back once read.
     """
 
-    def __init__(self, ctx: moderngl.Context | None) -> None:
+    def __init__(self, ctx: moderngl.Context | None, why_not: str | None = None) -> None:
         self.ctx = ctx
         self._pool: list = []
         self._spans: list = []  # begun this frame, not yet taken
         self._open = False
-        self.why: str | None = None
-        if ctx is None:
-            self.why = "no GL context"
+        self.why: str | None = why_not
+        if ctx is None or why_not:
+            self.why = why_not or "no GL context"
             return
         try:
             self._pool.append(ctx.query(time=True))

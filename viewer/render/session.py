@@ -81,7 +81,7 @@ class ViewerSession:
         self.camera.aspect = w / h
         self.shaders = ShaderLibrary(ctx)
         #: the device's time of each frame's GL work (the row's ``gpu_ms``), handed to the GL culling modes
-        self.gpu_timer = GpuTimer(ctx)
+        self.gpu_timer = GpuTimer(ctx, None if o.gpu_time else "not asked for (--gpu-time)")
         modes, indexes = self._modes(o)
         self._pipeline = FramePipeline(scene, o.index, indexes=indexes, fade=o.fade, capacity=o.capacity,
                                        index_options=o.index_options, hysteresis=o.hysteresis, modes=modes)
