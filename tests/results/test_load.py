@@ -41,10 +41,12 @@ def test_a_bench_run_and_its_version_1_file_read_back(tmp_path):
     assert (v1.kind, v1.version, v1.provenance) == ("bench", 1, {}) and v1.rows == r.rows
 
 
-def test_a_recording_reads_back_frame_by_frame(tmp_path):
+def test_a_recording_reads_back_frame_by_frame_and_its_metadata_validates(tmp_path):
     path = recording_with_meta(tmp_path)
     r = load(path)
     assert r.kind == "recording" and r.version >= 7 and len(r.rows) > 0 and "query_ms" in r.rows[0]
+    assert r.provenance["commit"]
+    validate(r.meta, "viewer.recording", "recording.schema.json")
 
 
 def test_a_sweep_and_a_cost_map_read_back_as_their_rows(tmp_path):
@@ -74,3 +76,15 @@ def test_a_cost_map_says_what_it_is_and_where_it_comes_from(tmp_path):
     assert r.provenance["commit"] and r.meta["res"] == 8 and r.meta["indexes"] == ["octree", "scan"]
     assert len(r.rows) == 64 and {"visible", "octree_us"} <= set(r.rows[0])
     validate(r.meta, "viewer.reports", "costmap.schema.json")
+
+
+def test_two_sweeps_compare_by_their_medians_and_say_they_are_untested(tmp_path):
+    for name, us in (("a", 2.0), ("b", 3.0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "sweep.csv").write_text(f"task,status,workload,index,query_median_us\nt1,ok,uniform-1k,octree,{us}\n")
+    code, out, err = run_cli("compare", tmp_path / "a", tmp_path / "b", "--fail-if", "query:10%")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("t1"))
+    assert line.split()[-1] == "1.500" and "untested" in out and "no significant slowdown can be found" in out
+    code, out, err = run_cli("compare", tmp_path / "a", tmp_path / "b" / "sweep.csv", tmp_path / "a")
+    assert code == 2 and "takes two" in err

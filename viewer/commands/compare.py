@@ -42,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", metavar="RUN.csv",
                    help="recordings (the reference is the first scan run, else the first); or two bench runs, A then "
-                        "B (their directories or bench.json files)")
+                        "B (their directories or bench.json files); or two sweeps (directories or sweep.csv)")
     p.add_argument("--format", choices=("text", "markdown", "csv"), default="text",
                    help="table format (default: %(default)s)")
     p.add_argument("--stages-only", action="store_true", help="leave out the count columns")
@@ -59,7 +59,15 @@ def run(args) -> int:
     from ..errors import UserError
     from ..reports.compare import gate_recordings, run_compare
 
+    from ..results.sweeps import compare_sweeps, is_sweep
+
     gates = [parse_fail_if(t) for t in args.fail_if or []]
+    sweeps = [is_sweep(p) for p in args.runs]
+    if any(sweeps):
+        if not all(sweeps):
+            raise UserError("compare takes recordings, two bench runs or two sweeps, not a mix: "
+                            f"{', '.join(str(p) for p, w in zip(args.runs, sweeps) if not w)} is not a sweep")
+        return compare_sweeps(args.runs, gates)
     benches = [is_bench(p) for p in args.runs]
     if any(benches):
         if not all(benches):
