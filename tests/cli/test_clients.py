@@ -103,3 +103,18 @@ def test_the_clients_verdict_says_a_slower_batch_saves_nothing():
     assert "saves most" not in slower and "0.40x" not in slower
     faster = verdict([row("octree", 60.0, 15.0), row("hashgrid", 60.0, 30.0)])[0]
     assert "sharing saves most on octree: its batch takes 0.25x its singles' time" in faster, faster
+
+
+def test_clients_json_says_what_it_is_and_validates_against_its_schema(tmp_path, small):
+    """clients.json carries its format, version and provenance (the checkout's commit) and validates against
+    the JSON Schema the package ships."""
+    import json
+
+    from tests.results.test_load import validate
+
+    out = tmp_path / "out"
+    code, _, err = run_cli("clients", "--scene", small, "--index", "scan", "--k", "2", "--ticks", "3", "--out", out)
+    assert code == 0, err
+    meta = json.loads((out / "clients.json").read_text())
+    assert (meta["format"], meta["format_version"]) == ("viewdist-clients", 2) and meta["provenance"]["commit"]
+    validate(meta, "viewer.bench", "clients.schema.json")

@@ -25,6 +25,9 @@ from ..timing.interleave import balanced_orders
 __all__ = ["LAYOUTS", "ClientsResult", "check_answer_memory", "check_names", "check_step", "client_paths", "measure_clients", "run_clients",
            "shares_work", "verdict"]
 
+#: clients.json's format: its name and version (1: files before it said so; 2: format, version and provenance)
+FORMAT, FORMAT_VERSION = "viewdist-clients", 2
+
 #: how the clients are placed: over the whole world, or crowded into a few hot spots
 LAYOUTS = ("spread", "hotspots")
 
@@ -397,7 +400,10 @@ def _write(rows, out, where: dict, config: dict, platform: str, packages: dict, 
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
+    from ..system.provenance import provenance
+
     write_json_atomic(out / "clients.json", {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "provenance": provenance(),
         "machine": {"platform": platform, **where}, "packages": packages, "command": list(sys.argv),
         "date": date, "config": config, "rows": rows,
     })
