@@ -99,3 +99,23 @@ def test_several_shares_draw_the_moving_frame_against_the_share_with_the_floor(t
                    "--updates", "0", "--frames", "2", "--dynamic", "0.1", "--no-first-build", "--out",
                    one).returncode == 0
     assert (one / "bench.png").exists() and not (one / "bench_shares.png").exists()
+
+
+@pytest.mark.parametrize("drift", [0.33, 200.0], ids=["small-steps", "long-jumps"])
+def test_after_the_moving_frames_of_every_share_each_index_answers_as_brute_force(drift):
+    """The bench's moving workload hands every index the same batches (each share's movers, frame after frame);
+    afterwards each index's answers at the workload's camera points and at movers' new places equal brute force's
+    over where its objects are now: no move lost, none misfiled, whether movers stay in their node or jump."""
+    import numpy as np
+
+    from viewer.bench.measure import measure_dynamic
+    from viewer.bench.workloads import make_workload
+    from viewer.index import brute_query, make_index
+
+    wl = make_workload("clustered", 20_000, seed=4, queries=20, world=2000.0)
+    built = {name: make_index(name, wl.centres, wl.radii) for name in ("octree", "rebuild", "coherent", "hgrid")}
+    _, where = measure_dynamic(built, wl, [0.01, 0.5, 1.0], frames=4, seed=4, drift=drift)
+    for name, ix in built.items():
+        probes = np.concatenate([wl.points[:10], where[name][:: 2000]])
+        for p in probes:
+            assert np.array_equal(np.sort(ix.query(p)), brute_query(where[name], wl.radii, p)), (name, p)
