@@ -751,3 +751,27 @@ def test_without_gpu_time_no_timer_query_brackets_the_frame(scene_file, tmp_path
     assert code == 0, err
     assert (read_run(out / "gpu.csv")["gpu_ms"] == 0).all()
     assert "gpu_ms not measured: not asked for (--gpu-time)" in err
+
+
+@pytest.mark.gl
+def test_a_moving_world_records_its_update_floor_beside_each_index(tmp_path, scene_file):
+    """A moving world's recording times, once a frame, the least work its update can be (the movers' rows
+    written at their ids by one thread, and one after another) and keeps both medians and each index's update
+    over the first in its metadata; the summary prints them. A still world has no floor."""
+    moving = tmp_path / "moving.toml"
+    moving.write_text('generator = "uniform"\nn = 3000\nworld = 1000.0\n[motion]\nshare = 0.2\n')
+    out = tmp_path / "runs"
+    code, _, err = run_cli("record", moving, "--frames", "10", "--size", "64x36", "--index", "octree", "brute",
+                           "-o", out)
+    assert code == 0, err
+    line = next(ln for ln in err.splitlines() if ln.startswith("update floor (600 movers"))
+    assert "octree" in line and "brute" in line and "update_ms over the first" in line
+    for name in ("octree", "brute"):
+        floor = json.loads(meta_path_for(out / f"{name}.csv").read_text())["update_floor_ms"]
+        assert floor["movers"] == 600 and floor["scatter"] > 0 and floor["contiguous"] > 0
+        update = float(np.median(read_run(out / f"{name}.csv")["update_ms"]))
+        assert floor["update_x_floor"] == pytest.approx(update / floor["scatter"], rel=1e-3)  # (the CSV rounds)
+    still = tmp_path / "still"
+    assert run_cli("record", scene_file, "--frames", "3", "--size", "64x36", "--index", "octree", "-o",
+                   still).returncode == 0
+    assert "update_floor_ms" not in json.loads(meta_path_for(still / "octree.csv").read_text())

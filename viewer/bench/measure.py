@@ -177,7 +177,7 @@ def measure_dynamic(
     drifting every frame (each mover at its own constant velocity, each axis normal with std ``drift`` world
     units a frame): ``move_many`` of the movers, then one query at the frame's camera point (the first
     frame is the first move since the build, as a game's first moving frame follows its load). Interleaved by
-    frame, and with the two floors of the update (:class:`viewer.bench.floors.UpdateFloors`: the movers' rows
+    frame, and with the two floors of the update (:class:`viewer.kernels.floors.UpdateFloors`: the movers' rows
     written at their ids, and one after another) taking their turns among the indexes. An index whose frames
     have taken ``budget_s`` seconds stops there (its figures are over the frames it ran). The order of the turns
     changes by frame as in :func:`measure_static`.
@@ -185,7 +185,7 @@ def measure_dynamic(
     Returns ``(frames, where)``: ``frames[name][share]`` the frames' cost; under ``(name, "move")`` the
     ``move_many`` alone, and under :data:`SCATTER` and :data:`CONTIGUOUS` the floors, (F,) ms each; ``where``
     per index, where its objects are afterwards ((N, 3) centres)."""
-    from .floors import UpdateFloors
+    from ..kernels.floors import UpdateFloors
 
     rng = np.random.default_rng(seed + 1)
     out = {name: np.empty(max(1024, wl.n // 8), dtype=np.int64) for name in built}

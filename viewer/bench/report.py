@@ -106,7 +106,7 @@ def dynamic_columns(share: float) -> tuple[tuple[str, str, str], ...]:
     """The columns of one share moving: the frame cost's median, p99 and max (ms, over the frames measured:
     ``--frames``, at least 100 by default) and the scan's median over this index's; in the CSV also the
     ``move_many`` alone (median and p99, ms), the workload's two update floors measured in the same frames
-    (:mod:`viewer.bench.floors`: the movers' rows written at their ids, and one after another; median ms) and
+    (:mod:`viewer.kernels.floors`: the movers' rows written at their ids, and one after another; median ms) and
     the ``move_many`` over the scatter floor."""
     p = share_label(share)
     return (*((f"dynamic_{p}pct_{key}ms", f"dyn{p}% {head}", "{:.2f}") for key, head, _ in DYNAMIC_STATS),

@@ -39,7 +39,7 @@ class IndexResult:
     move_many_s: float = float("nan")
     dynamic_frames_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame (update + query)
     dynamic_move_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame's move_many alone
-    # the workload's update floors measured in the same frames (viewer.bench.floors): share -> (F,) ms
+    # the workload's update floors measured in the same frames (viewer.kernels.floors): share -> (F,) ms
     scatter_floor_ms: dict = field(default_factory=dict)
     contiguous_floor_ms: dict = field(default_factory=dict)
     note: str = ""

@@ -7,7 +7,7 @@ One row per sample (:data:`SAMPLE_COLUMNS`):
 - ``workload`` (str), ``n`` (int64 objects), ``index`` (str: the spec's label; empty for a workload's floors);
 - ``kind`` (str): ``query`` (one query_into, us), ``output_floor`` (copying that query's answer's records),
   ``frame`` (a moving frame: move_many and one query), ``move`` (its move_many alone), ``scatter_floor`` and
-  ``contiguous_floor`` (the update's floors, :mod:`viewer.bench.floors`);
+  ``contiguous_floor`` (the update's floors, :mod:`viewer.kernels.floors`);
 - ``share`` (float64: the share of objects moving; NaN for queries), ``round`` (int32: the pass over the camera
   points; 0 for frames), ``point`` (int32: the camera point's place, or the frame's number),
   ``point_kind`` (str: ``at objects`` or ``along the path`` for queries, :func:`point_kinds`; empty for frames);

@@ -228,6 +228,7 @@ def replay(
             recorders[name] = Recorder(d / f"{label_stem(name)}.csv", meta, flush_rows=flush_rows)
 
         worst = {name: {"update_ms": [], "query_ms": [], GPU_COLUMN: []} for name in names}  # the summary's, by index
+        floors = _UpdateFloor.of(sessions[names[0]].motion_state)  # a moving world's update floor, or None
         total = len(samples) * len(names)
         bar = Progress(total, f"record {len(names)} index{'es' if len(names) > 1 else ''}", enabled=progress)
         done = 0
@@ -255,9 +256,13 @@ def replay(
                         on_frame(name, k, s, rows[0] if not views else rows)
                     done += 1
                     frames_gc.between_frames()
+                if floors is not None:
+                    floors.time()
                 bar.update(done)
         bar.close()
-        for r in recorders.values():
+        for name, r in recorders.items():
+            if floors is not None:
+                r.meta["update_floor_ms"] = floors.summary(worst[name]["update_ms"])
             r.close()
     finally:
         for r in recorders.values():
@@ -273,6 +278,8 @@ def replay(
         gpu_note = _gpu_ms_note(hv.session.gpu_timer.why, gl.get("renderer"))
         for name in names:
             print(f"{name}: {_worst_line(worst[name])} {gpu_note}", file=sys.stderr)
+        if floors is not None:
+            print(floors.line({name: worst[name]["update_ms"] for name in names}), file=sys.stderr)
         where = timed_on(next(iter(recorders.values())).meta)  # one GL context and machine for every index
         if where:
             print(where, file=sys.stderr)
@@ -289,6 +296,47 @@ def _gpu_ms_note(why: str | None, renderer: str | None) -> str:
     if software_renderer(renderer):
         return f"(gpu_ms: GL timer queries on {renderer}, a software renderer: its clock, CPU work, not a GPU's)"
     return f"(gpu_ms: GL timer queries on {renderer or 'this GL renderer'})"
+
+
+class _UpdateFloor:
+    """The least work a moving world's update can be (:class:`viewer.kernels.floors.UpdateFloors`), timed once a
+    frame beside the indexes' frames: the world's movers' rows written at their ids by one thread, and one after
+    another, at their positions of that frame."""
+
+    def __init__(self, motion) -> None:
+        from ..kernels.floors import UpdateFloors
+
+        self.motion = motion
+        self.floors = UpdateFloors(motion.radii)
+        self.floors.movers(motion.ids)
+        self.ms: dict[str, list[float]] = {"scatter": [], "contiguous": []}
+
+    @classmethod
+    def of(cls, motion) -> "_UpdateFloor | None":
+        return None if motion is None or not motion.ids.size else cls(motion)
+
+    def time(self) -> None:
+        pos = self.motion.centres[self.motion.ids]  # this frame's places (a copy, outside the timed writes)
+        for kind, write in (("scatter", self.floors.scatter), ("contiguous", self.floors.contiguous)):
+            t0 = perf_counter()
+            write(pos)
+            self.ms[kind].append((perf_counter() - t0) * 1e3)
+
+    def summary(self, update_ms: list[float]) -> dict:
+        """What a recording's metadata keeps: the floors' medians (ms), the movers, the update's median over
+        the scatter floor."""
+        scatter, contiguous = (float(np.median(self.ms[k])) if self.ms[k] else float("nan") for k in self.ms)
+        update = float(np.median(update_ms)) if update_ms else float("nan")
+        return {"scatter": scatter, "contiguous": contiguous, "movers": int(self.motion.ids.size),
+                "update_x_floor": update / scatter if scatter > 0 else None}
+
+    def line(self, updates: dict[str, list[float]]) -> str:
+        """One line: both floors and each index's median update_ms over the first, fastest first."""
+        s = self.summary([])
+        xs = sorted((self.summary(u)["update_x_floor"] or float("inf"), n) for n, u in updates.items())
+        return (f"update floor ({s['movers']:,} movers, median of the frames): {s['scatter']:.3g} ms writing their "
+                f"rows at their ids, {s['contiguous']:.3g} ms one after another; update_ms over the first: "
+                + ", ".join(f"{n} {x:.2f}x" for x, n in xs))
 
 
 def _worst_line(columns: dict[str, list[float]]) -> str:

@@ -5,7 +5,7 @@ Memory", VLDB 2013) finds that rebuilding an index from scratch each tick is har
 move. This rival is that approach at its fastest here, so the testbed can say at which share of movers it wins:
 
 - the objects are rows (x, y, z, r) at their ids, as the update's scatter floor keeps them
-  (:mod:`viewer.bench.floors`): an update only writes rows, a removed id's row is marked and skipped;
+  (:mod:`viewer.kernels.floors`): an update only writes rows, a removed id's row is marked and skipped;
 - ``move_many`` (a moving world's frame) then rebuilds the whole grid over all N objects, on every core:
   one level per power-of-two radius band, its cells hashed into buckets, the rows laid out bucket by bucket by a
   counting sort (:mod:`viewer.index.rivals._rebuild_kernels`; on one thread below 65,536 objects); single inserts, removes and moves mark it

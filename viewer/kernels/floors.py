@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.kernels.jit import njit_noref
+from .jit import njit_noref
 
 __all__ = ["UpdateFloors"]
 
