@@ -61,3 +61,24 @@ def test_raw_samples_read_back_give_the_tables_medians(bench_dir):
             assert np.median(frames) / 1e3 == pytest.approx(float(row[f"dynamic_{p}pct_ms"]), rel=1e-9)
     floors = [i for i in range(t.num_rows) if s["kind"][i] == "scatter_floor"]
     assert len(floors) == 2 * 3 and {s["index"][i] for i in floors} == {""}  # the workload's, once
+
+
+def test_the_update_phases_keep_their_samples_a_group_of_calls_each(tmp_path):
+    """Removes, inserts and single moves in groups of 64 calls, each move_many call alone: the samples' calls
+    weighted by their group sizes give back each phase's seconds in bench.csv."""
+    from viewer.bench.samples import read_samples
+
+    out = tmp_path / "b"
+    assert run_cli("bench", "--n", "1e3", "--scene", "uniform", "--index", "octree", "--queries", "4", "--rounds", "1",
+                   "--updates", "200", "--dynamic", "none", "--no-plots", "--no-first-build",
+                   "--out", out).returncode == 0
+    t = read_samples(out).to_pydict()
+    row = next(r for r in csv.DictReader(open(out / "bench.csv")) if r["index"] == "octree")
+    for phase, calls, seconds in (("remove", "removes", "remove_s"), ("insert", "inserts", "insert_s"),
+                                  ("move", "moves", "move_s")):
+        us = [u for u, k, ix in zip(t["us"], t["kind"], t["index"]) if k == phase and ix == "octree"]
+        n = int(row[calls])
+        sizes = [64] * (n // 64) + ([n % 64] if n % 64 else [])
+        assert len(us) == len(sizes)
+        assert sum(u * s for u, s in zip(us, sizes)) * 1e-6 == pytest.approx(float(row[seconds]), rel=0.05)
+    assert [k for k, ix in zip(t["kind"], t["index"]) if ix == "octree"].count("move_many") >= 1

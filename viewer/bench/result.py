@@ -37,6 +37,9 @@ class IndexResult:
     move_s: float = float("nan")
     batch_moves: int = 0  # objects moved by move_many() calls (the batch API)
     move_many_s: float = float("nan")
+    # the update phases' raw samples: phase (remove, insert, move, move_many) -> us a call, averaged over each group
+    # of 64 calls (each move_many call alone)
+    update_us: dict = field(default_factory=dict)
     dynamic_frames_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame (update + query)
     dynamic_move_ms: dict = field(default_factory=dict)  # share moving -> (F,) ms of each frame's move_many alone
     # the workload's update floors measured in the same frames (viewer.kernels.floors): share -> (F,) ms

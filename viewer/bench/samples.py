@@ -7,7 +7,9 @@ One row per sample (:data:`SAMPLE_COLUMNS`):
 - ``workload`` (str), ``n`` (int64 objects), ``index`` (str: the spec's label; empty for a workload's floors);
 - ``kind`` (str): ``query`` (one query_into, us), ``output_floor`` (copying that query's answer's records),
   ``frame`` (a moving frame: move_many and one query), ``move`` (its move_many alone), ``scatter_floor`` and
-  ``contiguous_floor`` (the update's floors, :mod:`viewer.kernels.floors`);
+  ``contiguous_floor`` (the update's floors, :mod:`viewer.kernels.floors`); ``remove``, ``insert``, ``move`` (us a
+  call, averaged over each group of 64 calls: ``point`` is the group) and ``move_many`` (us a call of up to 10,000
+  ids) of the update phases;
 - ``share`` (float64: the share of objects moving; NaN for queries), ``round`` (int32: the pass over the camera
   points; 0 for frames), ``point`` (int32: the camera point's place, or the frame's number),
   ``point_kind`` (str: ``at objects`` or ``along the path`` for queries, :func:`point_kinds`; empty for frames);
@@ -70,6 +72,9 @@ def samples_table(results: list[IndexResult]):
             for share, ms in by_share.items():
                 f = len(ms)
                 add(r, r.index, kind, share, np.zeros(f), np.arange(f), [""] * f, np.asarray(ms) * 1e3)
+        for phase, us in r.update_us.items():
+            g = len(us)
+            add(r, r.index, phase, np.nan, np.zeros(g), np.arange(g), [""] * g, np.asarray(us, dtype=np.float64))
         if r.workload not in floors_done:
             floors_done.add(r.workload)
             for kind, by_share in (("scatter_floor", r.scatter_floor_ms), ("contiguous_floor", r.contiguous_floor_ms)):
