@@ -57,7 +57,6 @@ import threading
 
 import numpy as np
 
-from . import _contract_kernels as CK
 from . import _octree_kernels as K
 from . import _octree_many_kernels as MK
 from . import _pages

@@ -40,7 +40,6 @@ import sys
 
 import numpy as np
 
-from ... import _contract_kernels as CK
 from . import _hashgrid_kernels as K
 from . import _hashgrid_many_kernels as MK
 from ... import _pages
