@@ -31,7 +31,8 @@ def pytest_xdist_auto_num_workers(config):
 #: the relative cost of compiling each kernel group from an empty cache (seconds in one process, as once
 #: measured): only their order matters, for splitting the groups evenly among xdist workers
 _COMPILE_S = {"octree": 28, "bsp": 20, "coherent": 14, "hashgrid": 11, "bvh": 10, "kdtree": 10, "scan": 10,
-              "buckettree": 9, "spheretree": 9, "frame": 6, "looseoctree": 6, "loop32": 6, "quadtree": 5, "hgrid": 4}
+              "buckettree": 9, "spheretree": 9, "frame": 6, "looseoctree": 6, "loop32": 6, "quadtree": 5, "hgrid": 4,
+              "rebuild": 4}
 
 
 def _share_of_kernels(worker: int, workers: int) -> list[str]:
