@@ -13,7 +13,7 @@ import pytest
 
 from viewer.recording import SCHEMA_VERSION
 
-from tests.support.cli import refused, run_cli
+from tests.support.cli import refused_before_anything, run_cli
 from tests.support.recordings import CPU, RENDERER, edit, edit_meta, record, record_measured, recording_with_meta
 
 
@@ -242,21 +242,10 @@ REFUSED = [
 ]
 
 
-def _listing(d: Path) -> list[str]:
-    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
-
-
 @pytest.mark.parametrize("setup, args, words, status, check", REFUSED)
 def test_a_hostile_recording_is_refused_with_one_line_and_nothing_written(tmp_path, setup, args, words, status,
                                                                           check):
     """Exit status 2, one error line naming the file (for a bad cell its line and column), no traceback, nothing
     on stdout, nothing written."""
     files = setup(tmp_path) if setup else {}
-    before = _listing(tmp_path)
-    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
-    assert code == status, err
-    line = refused(code, err, *(w.format(**files) for w in words))
-    print(line)
-    assert out == "", out
-    assert check is None or check(line, err), line
-    assert _listing(tmp_path) == before
+    refused_before_anything(tmp_path, files, args, words, status, check)

@@ -14,7 +14,7 @@ import pytest
 
 from viewer.recording import SCHEMA_VERSION
 
-from tests.support.cli import refused, run_cli
+from tests.support.cli import refused_before_anything, run_cli
 from tests.support.recordings import RENDERER, edit, edit_meta, record, record_measured, recording_with_meta
 
 
@@ -196,10 +196,6 @@ REFUSED = [
 ]
 
 
-def _listing(d: Path) -> list[str]:
-    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
-
-
 @pytest.mark.parametrize("setup, args, words, status, check, patch", REFUSED)
 def test_a_hostile_input_is_refused_with_one_line_and_no_image(tmp_path, monkeypatch, setup, args, words, status,
                                                                 check, patch):
@@ -208,11 +204,4 @@ def test_a_hostile_input_is_refused_with_one_line_and_no_image(tmp_path, monkeyp
     files = {"tmp": tmp_path, **setup(tmp_path)}
     if patch:
         patch(monkeypatch)
-    before = _listing(tmp_path)
-    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
-    assert code == status, err
-    line = refused(code, err, *(w.format(**files) for w in words))
-    print(line)
-    assert out == "", out
-    assert check is None or check(line, err), line
-    assert _listing(tmp_path) == before
+    refused_before_anything(tmp_path, files, args, words, status, check)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import SMALL, refused, run_cli, start_process
+from tests.support.cli import SMALL, refused_before_anything, run_cli, start_process
 from tests.support.hostile_index import spec as plugin_spec
 
 
@@ -81,23 +81,12 @@ REFUSED = [
 ]
 
 
-def _listing(d: Path) -> list[str]:
-    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
-
-
 @pytest.mark.parametrize("setup, args, words, status, check", REFUSED)
 def test_a_hostile_input_is_refused_with_one_line_before_any_work(tmp_path, setup, args, words, status, check):
     """Exit status 2, one error line naming the flag or field, no traceback, nothing on stdout, nothing
     written."""
     files = setup(tmp_path) if setup else {}
-    before = _listing(tmp_path)
-    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
-    assert code == status, err
-    line = refused(code, err, *(w.format(**files) for w in words))
-    print(line)
-    assert out == "", out
-    assert check is None or check(line, err), line
-    assert _listing(tmp_path) == before
+    refused_before_anything(tmp_path, files, args, words, status, check)
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,26 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"") for p in sorted(Path(root).rglob("*"))}
 
 
+def listing(root: Path) -> list[str]:
+    """Every path under ``root``, relative, sorted: what a refused command must leave as it was."""
+    return sorted(str(p.relative_to(root)) for p in Path(root).rglob("*"))
+
+
+def refused_before_anything(tmp_path: Path, files: dict, args, words, status: int, check=None) -> str:
+    """Run ``viewer ARGS`` in ``tmp_path`` (each argument and word ``str.format``-ed with ``files``) and check a
+    hostile input's refusal: exit ``status``, one error line holding ``words`` (and passing ``check(line, err)``
+    when given), nothing on stdout, nothing written or removed under ``tmp_path``. Returns the line."""
+    before = listing(tmp_path)
+    code, out, err = run_cli(*(str(a).format(**files) for a in args), cwd=tmp_path)
+    assert code == status, err
+    line = refused(code, err, *(str(w).format(**files) for w in words))
+    print(line)
+    assert out == "", out
+    assert check is None or check(line, err), line
+    assert listing(tmp_path) == before
+    return line
+
+
 def with_flags(base: list, extra: list) -> list:
     """``base`` arguments with ``extra`` appended, each option of ``extra`` (``--name``) first dropped from ``base``
     with its values (a single-valued option may be given once)."""

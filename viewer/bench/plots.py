@@ -28,6 +28,16 @@ def _finite(v) -> bool:
     return isinstance(v, (int, float)) and not (math.isnan(v) or math.isinf(v))
 
 
+def _log_axes(ax, title: str, xlabel: str, ylabel: str) -> None:
+    """A panel with both axes logarithmic, its title, labels and a light grid."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, which="both")
+
+
 def _dynamic_column(table: list[dict]) -> str | None:
     """The dynamic workload's frame-cost column to plot: 10% moving when it was measured, else the largest
     share measured; None without any."""
@@ -111,12 +121,7 @@ def plot_bench(table: list[dict], out: Path, machine: str = "") -> list[Path]:
                 )
                 if pts:
                     ax.plot(*zip(*pts), marker="o", color=colours[ix], label=ix)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(sc)
-            ax.set_xlabel("objects N")
-            ax.set_ylabel("query median (us)")
-            ax.grid(alpha=0.3, which="both")
+            _log_axes(ax, sc, "objects N", "query median (us)")
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
         written.append(_save(fig, out / "bench_scaling.png"))
@@ -152,12 +157,7 @@ def _plot_shares(table, shares, workloads, indexes, colours, path: Path, on: str
         floor = [(x, y) for x, y in floor if _finite(y) and y > 0]
         if floor:
             ax.plot(*zip(*floor), color="black", linestyle="--", label="update floor (rows at their ids)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(wl)
-        ax.set_xlabel("objects moving each frame (%)")
-        ax.set_ylabel("frame: move_many + query, median (ms)")
-        ax.grid(alpha=0.3, which="both")
+        _log_axes(ax, wl, "objects moving each frame (%)", "frame: move_many + query, median (ms)")
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"the moving frame against the share of movers\n(same run{on})".replace("$", r"\$"), fontsize=10)
     fig.tight_layout()

@@ -15,7 +15,7 @@ import numpy as np
 from viewer.errors import UserError
 from viewer.index import INDEXES
 # what an --index text means lives with the indexes; re-exported here, where the bench first had it
-from viewer.index.specs import IndexSpec, check_index_spec, index_options, parse_index_spec
+from viewer.index.specs import IndexSpec, check_index_spec, index_options, number_or_text, parse_index_spec
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -45,21 +45,11 @@ def parse_radius_spec(text: str) -> dict | None:
             raise UserError(f"--radius {text!r}: parameters are written model:key=value,key=value")
         if key.strip() in spec:
             raise UserError(f"--radius {text!r}: parameter {key.strip()!r} is given twice")
-        spec[key.strip()] = _number(value.strip())
+        spec[key.strip()] = number_or_text(value.strip())
     try:
         return check_radius_spec(spec, "--radius")
     except UserError as exc:
         raise UserError(str(exc)) from None
-
-
-def _number(v: str):
-    """``v`` as an int, else a float, else the text."""
-    for conv in (int, float):
-        try:
-            return conv(v)
-        except ValueError:
-            pass
-    return v
 
 
 @dataclass

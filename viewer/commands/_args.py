@@ -286,3 +286,19 @@ def writable_dir(path, flag: str = "--out") -> None:
         probe_dir(path, ".write-test.")
     except OSError as exc:
         raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None
+
+
+def seed(text: str) -> int:
+    """A seed: a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene generate --seed``
+    and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`)."""
+    from viewer.scenes.limits import SEED_LIMIT
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number 0..2**63-1 (= {SEED_LIMIT - 1}), as a scene recipe's seed and "
+            f"'viewer scene generate --seed' take; got {text!r}")
+    return v

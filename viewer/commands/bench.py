@@ -79,22 +79,6 @@ def _whole(lo: int, hi: int, hi_text: str, note: str = ""):
     return whole
 
 
-def _seed(text: str) -> int:
-    """A seed: a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene generate --seed``
-    and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`)."""
-    from viewer.scenes.limits import SEED_LIMIT
-
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if not 0 <= v < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(
-            f"a seed is a whole number 0..2**63-1 (= {SEED_LIMIT - 1}), as a scene recipe's seed and "
-            f"'viewer scene generate --seed' take; got {text!r}")
-    return v
-
-
 def add_parser(sub) -> None:
     from viewer.index import INDEXES
 
@@ -162,7 +146,7 @@ def add_parser(sub) -> None:
     p.add_argument("--drift", type=_args.positive_float, default=1.0, metavar="UNITS",
                    help="how far a mover of the dynamic workload drifts a frame: each axis's standard deviation, "
                         "world units (default 1; a mover at 20 units/s drifts 0.33 a frame at 60 fps)")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
+    p.add_argument("--seed", type=_args.seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")

@@ -34,18 +34,6 @@ The same kit runs from pytest: see 'python -m pydoc viewer.index.conformance'.
 """
 
 
-def _seed(text: str) -> int:
-    from viewer.scenes.limits import SEED_LIMIT
-
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if not 0 <= v < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number 0..2**63-1, got {text!r}")
-    return v
-
-
 def _examples(text: str) -> int:
     v = _args.positive_int(text)
     if v > MAX_EXAMPLES:
@@ -63,7 +51,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_examples, metavar="N",
                    help="hypothesis examples for each randomised property (default: 40 sequences of the state "
                         "machine, 60 draws of the domain fuzz); more finds rarer faults, slower")
-    p.add_argument("--seed", type=_seed, default=DEFAULT_SEED, metavar="S",
+    p.add_argument("--seed", type=_args.seed, default=DEFAULT_SEED, metavar="S",
                    help="the seed of every random draw, so a run repeats (default: %(default)s)")
     p.add_argument("--only", metavar="PROPERTY",
                    help="run only this property, or a family's cases (bad_batch_changes_nothing); a failure's "

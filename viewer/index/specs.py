@@ -54,6 +54,7 @@ from .registry import INDEXES
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "number_or_text",
     "FALSE",
     "REQUIRED_HOOKS",
     "TRUE",
@@ -423,7 +424,7 @@ def _typed(value: str, kinds: set[str], key: str, where: str):
         if value.lower() in ("true", "false"):  # an untyped option is no switch: true would be taken as 1
             raise UserError(f"{where}: option {key} must be a number or a name, got {value!r} (no untyped "
                             "option is true/false)")
-        return _number(value)
+        return number_or_text(value)
     if "str" in kinds:
         return value
     if "bool" in kinds:
@@ -446,8 +447,8 @@ def _whole(value: str) -> int | None:
     return int(f) if f.is_integer() else None
 
 
-def _number(v: str):
-    """``v`` as an int, else a float, else the text."""
+def number_or_text(v: str):
+    """``v`` as an int, else a float, else the text: how an option's or a CSV cell's text reads."""
     for conv in (int, float):
         try:
             return conv(v)

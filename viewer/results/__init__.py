@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
+from ..index.specs import number_or_text
 
 __all__ = ["Result", "load"]
 
@@ -107,16 +108,6 @@ def _item(v):
 def _csv_rows(p: Path) -> list[dict]:
     try:
         with open(p, newline="") as fh:
-            return [{k: _value(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+            return [{k: number_or_text(v) for k, v in row.items()} for row in csv.DictReader(fh)]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UserError(f"{p}: cannot read ({exc})") from None
-
-
-def _value(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except (TypeError, ValueError):
-            pass
-    return text
-
