@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from viewer.errors import UserError
-from viewer.paths import FRAME_DT, GENERATED, CameraPath, PathRecorder, generated_path, load_path
+from viewer.paths import FRAME_DT, GENERATED, CameraPath, PathRecorder, generated_path, load_path, probe_index
 
 from tests.support.cli import run_cli
 
@@ -226,6 +226,23 @@ def test_generated_paths_are_valid_and_deterministic(scenes_, name, kind):
     assert (np.abs(s.pitch) <= 89).all()
     # the camera moves (no two consecutive keyframes at the same place)
     assert (np.linalg.norm(np.diff(a.positions, axis=0), axis=1) > 0).all()
+
+
+@pytest.mark.parametrize("index", ["brute", "scan", "hashgrid"])
+def test_a_generated_path_is_the_same_whichever_index_paces_it(scenes_, index):
+    """The probe that paces a path runs the run's own index (nothing else compiles for it): every index answers
+    exactly, so the path is the octree's to the bit."""
+    sc = scenes_["clustered"]
+    a, b = generated_path(sc), generated_path(sc, index=index)
+    assert np.array_equal(a.positions, b.positions) and np.array_equal(a.times, b.times)
+    assert np.array_equal(a.yaw, b.yaw) and np.array_equal(a.pitch, b.pitch)
+
+
+def test_the_probe_runs_the_first_registered_index_of_a_run_else_the_octree():
+    assert probe_index(["brute", "octree"]) == "brute"
+    assert probe_index(["gpu", "hashgrid"]) == "hashgrid"  # a GPU mode is no index
+    assert probe_index(["gpu"]) == probe_index([]) == "octree"
+    assert probe_index(["examples/my_index/my_index.py:GridIndex"]) == "octree"  # a spec: maybe slow, maybe not exact
 
 
 def test_generated_flythrough_crosses_the_clusters(scenes_):

@@ -213,7 +213,7 @@ def _record(args, scopes) -> int:
     from ..drivers.replay import check_indexes, replay
     from ..drivers.warm import default_indexes, warm_kernels
     from ..files.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
-    from ..paths import FRAME_DT, generated_path, load_path, save_path
+    from ..paths import FRAME_DT, generated_path, load_path, probe_index, save_path
 
     # every input checked before anything is written
     if args.path and args.speed is not None:
@@ -245,12 +245,13 @@ def _record(args, scopes) -> int:
 
             read_take_world(args.path)
     # compiled before anything is timed: the recorded indexes' build and query, query_many for views > 1,
-    # move_many in a moving world; the octree's for the generated path's probe
+    # move_many in a moving world; the probe's for a generated path (viewer.paths.probe_index)
     points = ["build", "query"] + (["query_many"] if args.views > 1 else []) + (["move_many"] if scene.moves else [])
     warm_kernels(scene, names, points, scopes=scopes, probe=cam_path is None, quiet=args.quiet)
     if cam_path is None:
         try:
-            cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1])
+            cam_path = generated_path(scene, args.generated, speed=args.speed, aspect=args.size[0] / args.size[1],
+                                      index=probe_index(names))
         except ValueError as exc:  # e.g. a speed so low that the path's times overflow
             raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
         path_meta = {"name": cam_path.name, "generated": args.generated, "speed": args.speed}

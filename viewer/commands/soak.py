@@ -74,9 +74,9 @@ def _poses(args, scene):
     ``--frames`` of them; a :class:`UserError` naming ``--dt`` when that would be too many poses."""
     import numpy as np
 
-    from ..paths import generated_path
+    from ..paths import generated_path, probe_index
 
-    path = generated_path(scene)
+    path = generated_path(scene, index=probe_index([args.index]))
     # the path at --dt, but never more poses than the run has frames (it loops back and forth only when
     # the path is the shorter): a tiny --dt is a slow camera, not a sampling of billions of poses
     path_frames = _args.sampled_frames(path.duration, args.dt)

@@ -231,7 +231,7 @@ def view_points(args, scene) -> tuple[str, ...]:
 def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None) -> int:
     from ..drivers.headless import HeadlessViewer
     from ..system.machine import machine
-    from ..paths import generated_path
+    from ..paths import generated_path, probe_index
     from ..recording.meta import gl_info, timed_on
 
     if args.pose is not None:
@@ -241,7 +241,8 @@ def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None)
         what = f"--path {args.path}" if cam_path is not None else "the generated path"
         if cam_path is None:
             try:
-                cam_path = generated_path(scene, speed=args.speed, aspect=args.size[0] / args.size[1])
+                cam_path = generated_path(scene, speed=args.speed, aspect=args.size[0] / args.size[1],
+                                          index=probe_index([index]))
             except ValueError as exc:  # e.g. a speed so low that the path's times overflow
                 raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
             if args.speed:

@@ -35,17 +35,19 @@ def warm_kernels(scene, names: Sequence[str], entry_points: Iterable[str], *, sc
                  probe: bool = False, quiet: bool = False) -> None:
     """Compile (or load from numba's cache) the kernels a run over ``scene`` with the cullers ``names``
     runs, before anything is timed: ``entry_points`` of every name that is an index (a GPU mode's kernels
-    compile with its session), the octree's too with ``probe`` (:mod:`viewer.paths.generate` flies the
-    GL-free pipeline over an octree to pace a generated path), and the frame's kernels (the movers' in a
+    compile with its session), with ``probe`` those of the index that paces a generated path
+    (:func:`viewer.paths.probe_index`: the run's first index, else the octree), and the frame's kernels (the movers' in a
     moving world). The :func:`viewer.index.warm_scope` of ``entry_points`` is entered in ``scopes`` and stays
     open until the caller closes it."""
     from ..frame.pipeline import warm
     from ..index import warm_scope, warm_up
 
     scopes.enter_context(warm_scope(entry_points))
+    from ..paths import probe_index
+
     indexes = [n for n in names if _is_index(n)]
-    if probe and "octree" not in indexes:
-        indexes.append("octree")
+    if probe and probe_index(names) not in indexes:
+        indexes.append(probe_index(names))
     with compiling(quiet):
         warm_up(indexes)
         warm(motion=scene.moves)

@@ -308,9 +308,9 @@ class ViewerWindow(mglw.WindowConfig):
         """Split the window among ``k`` views (:meth:`viewer.render.ViewerSession.set_views`): the first is
         flown, view j follows the scene's generated fly-through j/k of its duration ahead."""
         if k > 1 and self.view_path is None:
-            from ..paths import generated_path
+            from ..paths import generated_path, probe_index
 
-            self.view_path = generated_path(self.options.scene)
+            self.view_path = generated_path(self.options.scene, index=probe_index([self.session.index_name]))
         self.session.set_views(k)
 
     def _view_poses(self, k: int) -> list:

@@ -12,13 +12,13 @@ One module per concern, no GL in any:
 - :mod:`.document`: :func:`save_path` (the document a path file holds, written atomically)
 - :mod:`.capture`: :class:`PathRecorder` (keyframes from a flight) and :func:`simplify` (thinned to a tolerance)
 - :mod:`.generate`: :func:`generated_path` (a fly-through fitted to the scene, paced by what it draws) and
-  :func:`drawn_share`
+  :func:`drawn_share`; :func:`probe_index` (which index paces it)
 """
 
 from .capture import ANGLE_TOLERANCE, POSITION_TOLERANCE, PathRecorder, simplify
 from .document import PATH_FORMAT, PATH_VERSION, save_path
 from .files import load_path, path_from_dict
-from .generate import DRAWN_SHARE, GENERATED, drawn_share, generated_path
+from .generate import DRAWN_SHARE, GENERATED, drawn_share, generated_path, probe_index
 from .spline import FRAME_DT, MAX_PITCH, CameraPath, PoseSamples
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "generated_path",
     "load_path",
     "path_from_dict",
+    "probe_index",
     "save_path",
     "simplify",
 ]

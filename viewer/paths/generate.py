@@ -13,7 +13,7 @@ from ..camera import look_at_angles
 from ..errors import UserError
 from .spline import CameraPath
 
-__all__ = ["DRAWN_SHARE", "GENERATED", "drawn_share", "generated_path"]
+__all__ = ["DRAWN_SHARE", "GENERATED", "drawn_share", "generated_path", "probe_index"]
 
 #: the kinds of generated path, for ``viewer record --generated``
 GENERATED: tuple[str, ...] = ("flythrough", "clusters", "diagonal", "remote")
@@ -27,8 +27,24 @@ SLOW = 0.05
 MAX_DURATION = 90.0
 
 
+#: the index a generated path's probe runs when the run itself has none (GPU culling only)
+PROBE_INDEX = "octree"
+
+
+def probe_index(names) -> str:
+    """The index a generated path's probe runs for a run of the cullers ``names``: the first of them that is a
+    registered index available here, so the probe compiles (or loads) no kernels the run does not load anyway;
+    else :data:`PROBE_INDEX`. Every index answers exactly, so the path is the same whichever probes it."""
+    from ..index import INDEXES
+
+    for name in names:
+        if name in INDEXES and INDEXES[name].unavailable() is None:
+            return name
+    return PROBE_INDEX
+
+
 def generated_path(scene, kind: str = "flythrough", *, speed: float | None = None,
-                   aspect: float = 16.0 / 9.0) -> CameraPath:
+                   aspect: float = 16.0 / 9.0, index: str = PROBE_INDEX) -> CameraPath:
     """A path through ``scene`` (a :class:`viewer.scenes.Scene`), deterministic for a given scene.
 
     kind:
@@ -50,7 +66,8 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
     flight's time draws something (whenever anything along it can be seen); without ``speed``, a path
     that would last longer than :data:`MAX_DURATION` seconds is flown faster throughout to fit. The fly-through then returns
     to the pose along it that drew the most objects and ends there: its last frame shows the scene at its
-    busiest.
+    busiest. ``index`` is the registered index the probe runs (:func:`probe_index`); the path does not depend
+    on it.
     """
     if kind not in GENERATED:
         raise UserError(f"unknown generated path {kind!r}; choose from {', '.join(GENERATED)}")
@@ -71,7 +88,7 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
         raise _too_far(scene, lo)
     if v is None:
         v = size / 10.0
-    probe = _Probe(scene, aspect)
+    probe = _Probe(scene, aspect, index=index)
     v_slow = SLOW * v
     step = _probe_step(pts, v_slow)
     drawn = probe.along(pts, step)
@@ -104,7 +121,7 @@ def generated_path(scene, kind: str = "flythrough", *, speed: float | None = Non
 
 
 def drawn_share(scene, path: CameraPath, *, dt: float = 1.0 / 60.0, aspect: float = 16.0 / 9.0,
-                index: str = "octree") -> tuple[float, int]:
+                index: str = PROBE_INDEX) -> tuple[float, int]:
     """The share of ``path``'s frames (sampled at ``dt``) in which the viewer draws at least one object
     of ``scene`` (the world as it is at t = 0), and the number of frames; the GL-free frame pipeline
     answers, with a camera of the viewer's lens."""
@@ -152,7 +169,7 @@ def _probe_step(pts: np.ndarray, v_slow: float) -> float:
 class _Probe:
     """What the viewer would draw from a pose: the frame pipeline without GL (no motion: dt 0)."""
 
-    def __init__(self, scene, aspect: float, index: str = "octree") -> None:
+    def __init__(self, scene, aspect: float, index: str = PROBE_INDEX) -> None:
         from ..frame.pipeline import FramePipeline, camera_for_scene
         from ..index import INDEXES
 
