@@ -12,7 +12,7 @@ import pytest
 
 from viewer.index import BruteForce
 from viewer.index.conformance import ConformanceFailure, check, describe, evaluate, properties, subject_for
-from viewer.index.conformance._guard import guarded
+from viewer.index.conformance._guard import beat, guarded
 from viewer.index.conformance._kit import shrink
 
 from .wrong_indexes import LosesLastMover, OpenBalls
@@ -84,6 +84,28 @@ def test_a_hung_case_is_killed_and_fails():
     with pytest.raises(AssertionError, match="hung"):
         guarded(lambda: time.sleep(60), seconds=0.5)
     assert time.monotonic() - t0 < 30  # killed, not waited for
+
+
+def test_a_case_of_many_steps_is_guarded_step_by_step_and_a_hang_names_its_step():
+    def case():
+        for k in range(5):  # 2.5 s in all, over the guard's 2 s: each beat starts its clock again
+            beat(f"step {k}")
+            time.sleep(0.5)
+        beat("the last step")
+        time.sleep(60)
+
+    t0 = time.monotonic()
+    with pytest.raises(AssertionError, match="hung: still running after 2 s, at the last step"):
+        guarded(case, seconds=2.0)
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_fuzz_failure_comes_back_from_its_child_with_hypothesis_example_and_a_snippet():
+    out = evaluate(subject_for(OpenBalls), "fuzz_magnitudes_and_dtypes")
+    assert not out.ok
+    assert "missed ids" in out.report and "Falsifying example" in out.report, out.report
+    assert "smallest counter-example found: 1 object(s)" in out.report, out.report
+    assert "--only 'fuzz_magnitudes_and_dtypes'" in out.report
 
 
 def test_a_forked_case_raises_what_the_child_raised():

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...domain import COORD_LIMIT, RADIUS_LIMIT
 from ..brute import brute_query
-from ._guard import guarded
+from ._guard import beat, guarded
 from ._kit import Subject, prop
 from ._oracle import Model, raises
 
@@ -196,32 +196,42 @@ def fuzz_magnitudes_and_dtypes(s: Subject, _) -> None:
     shrunk (a hang costs the guard's time per attempt): the example is reported as drawn."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
+    from hypothesis.reporting import with_reporter
 
     @with_seed(s.seed)
-    @settings(max_examples=s.n_examples(FUZZ_EXAMPLES), deadline=timedelta(seconds=10), database=None,
+    @settings(max_examples=s.n_examples(FUZZ_EXAMPLES), deadline=None, database=None,
               phases=(Phase.explicit, Phase.reuse, Phase.generate), suppress_health_check=[HealthCheck.too_slow])
     @given(_batches())
     def run(case):
         dt, scale, c, r, ids, moves, pts = case
+        beat(f"an example of {len(c)} objects in {np.dtype(dt).name}, scale {scale:g}")  # each under the guard
+        cc = (c * scale).astype(dt)
+        rr = (r * scale).astype(dt)
+        ix = s.build(cc, rr)
+        model = Model(cc.astype(float), rr.astype(float))
+        mv = (moves * scale).astype(dt)
+        ix.move_many(np.array(ids, dtype=np.int64), mv, None)
+        for k, i in enumerate(ids):
+            model.c[i] = mv[k].astype(float)
+        q = np.concatenate([(pts * scale).astype(dt).astype(float), cc[:3].astype(float)])
+        model.check(ix, q, what=f"query ({np.dtype(dt).name} inputs, scale {scale:g})")
+        surf = np.array([p + np.array([model.r[i], 0.0, 0.0]) for i, p in model.c.items()][:4])
+        model.check(ix, surf[(np.abs(surf) <= COORD_LIMIT).all(axis=1)],
+                    what=f"query on a surface ({np.dtype(dt).name} inputs, scale {scale:g})")
 
-        def body():
-            cc = (c * scale).astype(dt)
-            rr = (r * scale).astype(dt)
-            ix = s.build(cc, rr)
-            model = Model(cc.astype(float), rr.astype(float))
-            mv = (moves * scale).astype(dt)
-            ix.move_many(np.array(ids, dtype=np.int64), mv, None)
-            for k, i in enumerate(ids):
-                model.c[i] = mv[k].astype(float)
-            q = np.concatenate([(pts * scale).astype(dt).astype(float), cc[:3].astype(float)])
-            model.check(ix, q, what=f"query ({np.dtype(dt).name} inputs, scale {scale:g})")
-            surf = np.array([p + np.array([model.r[i], 0.0, 0.0]) for i, p in model.c.items()][:4])
-            model.check(ix, surf[(np.abs(surf) <= COORD_LIMIT).all(axis=1)],
-                        what=f"query on a surface ({np.dtype(dt).name} inputs, scale {scale:g})")
+    def every_example():
+        # one forked child runs them all (a fork per example cost more than the examples); what hypothesis says
+        # of a failing example goes back with the failure, as notes
+        said: list[str] = []
+        try:
+            with with_reporter(lambda text: said.append(str(text))):
+                run()
+        except Exception as exc:
+            for line in said:
+                exc.add_note(line)
+            raise
 
-        guarded(body)
-
-    run()
+    guarded(every_example)
 
 
 @prop("complex_values_refused")
