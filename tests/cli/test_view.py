@@ -109,6 +109,9 @@ REFUSED = [
          ["--index", "does not implement the hook _move"]),
     _row("screenshot-into-a-directory", ["view", SCENE, "--headless", "--screenshot", DIRECTORY],
          ["--screenshot", "is a directory"]),
+    _row("max-fps-0", ["view", SCENE, "--max-fps", "0"], ["argument --max-fps", "must be a positive number"]),
+    _row("max-fps-nan", ["view", SCENE, "--max-fps", "nan"], ["argument --max-fps", "must be a positive number"]),
+    _row("max-fps-past-the-cap", ["view", SCENE, "--max-fps", "1e9"], ["argument --max-fps", "at most 1000"]),
     _row("screenshot-onto-a-device", ["view", SCENE, "--headless", "--screenshot", "/dev/null"],
          ["--screenshot", "not a regular file"]),
 ]

@@ -24,8 +24,9 @@ def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
     path = scenes.save_scene(sc, tmp_path / "tiny.npz")
     shot = tmp_path / "shot.png"
     env = dict(os.environ, DISPLAY=display)
+    t0 = time.monotonic()
     proc, wid = open_window(env, path, "--index", "brute", "--fixed-dt", "0.001", "--speed", "5", "--pose", "0,0,0,0,0",
-                            "--screenshot", str(shot), name="viewer - tiny")
+                            "--screenshot", str(shot), "--max-fps", "20", name="viewer - tiny")
     try:
         time.sleep(0.5)
         xdo(env, "keydown", "w")
@@ -36,9 +37,12 @@ def test_window_flies_takes_a_screenshot_and_quits(display, tmp_path):
         screenshot(env, shot)
         xdo(env, "key", "Escape")
         out, err = proc.communicate(timeout=30)
+        open_s = time.monotonic() - t0  # longer than the window was open
     finally:
         reap(proc)
     assert proc.returncode == 0, err
+    frames = int(re.search(r"quit after (\d+) frames", err).group(1))
+    assert 0 < frames <= 20 * open_s + 1, (frames, open_s)  # --max-fps 20: at most 20 frames a second
     m = re.search(r"camera from (\(.*?\)) to (\(.*?\))", err)
     assert m, err
     start, end = ast.literal_eval(m.group(1)), ast.literal_eval(m.group(2))

@@ -72,6 +72,7 @@ FLAG_CASES = [
     (["--headless", "--fixed-dt", "0.01"], ["--fixed-dt is for the window", "--headless would ignore it"]),
     (["--headless", "--vsync"], ["--vsync is for the window"]),
     (["--headless", "--max-frames", "5"], ["--max-frames is for the window"]),
+    (["--headless", "--max-fps", "30"], ["--max-fps is for the window"]),
 ]
 
 

@@ -202,6 +202,18 @@ def time_step(text: str) -> float:
     return v
 
 
+#: the highest ``--max-fps``: a cap above what any display draws is no cap
+MAX_FPS = 1000.0
+
+
+def frame_rate(text: str) -> float:
+    """Frames a second: a finite number > 0 and at most :data:`MAX_FPS`."""
+    v = positive_float(text)
+    if v > MAX_FPS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_FPS:g} frames a second, got {text!r}")
+    return v
+
+
 def fraction(text: str) -> float:
     """A number in [0, 1]."""
     try:

@@ -107,6 +107,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "starts the next (take-1, take-2, ...: nothing is overwritten)")
     p.add_argument("--vsync", action="store_true",
                    help="window: wait for the display's refresh at each frame (default off; recorded in each take)")
+    p.add_argument("--max-fps", type=_args.frame_rate, metavar="FPS",
+                   help="window: draw at most FPS frames a second, waiting between frames (a shared machine, a "
+                        "virtual display without a refresh to wait for; the wait is in no timed stage; recorded in "
+                        "each take)")
     w = p.add_argument_group("window (for scripted runs)")
     w.add_argument("--fixed-dt", type=_args.time_step, metavar="SECONDS",
                    help=f"advance the camera by this fixed step per frame instead of the wall clock "
@@ -142,6 +146,7 @@ def _no_window_message(args, why: str) -> str:
 #: flags only one of the two modes reads: (flag, its attribute, what it is for)
 WINDOW_ONLY = (("--fixed-dt", "fixed_dt", "steps the window's camera"),
                ("--vsync", "vsync", "waits for the display's refresh"),
+               ("--max-fps", "max_fps", "paces the window's frames"),
                ("--max-frames", "max_frames", "closes the window"),
                ("--record", "record", "records takes from the window; headless, use 'viewer record SCENE -o DIR'"),
                ("--views", "views", "splits the window; headless, use 'viewer record SCENE --views K'"))
@@ -309,7 +314,8 @@ def _window(args, scene, index: str, takes, cycle: list[str] | None = None) -> i
                              hud=True if args.hud is None else args.hud, boxes=args.boxes)
     opts = WindowOptions(scene=scene, session=session, screenshot=args.screenshot, fixed_dt=args.fixed_dt,
                          max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed, hysteresis=args.hysteresis,
-                         takes=takes, record=bool(args.record), vsync=args.vsync, views=args.views or 1)
+                         takes=takes, record=bool(args.record), vsync=args.vsync, max_fps=args.max_fps,
+                         views=args.views or 1)
     try:
         win = run_window(opts, size=args.size)
     except WindowUnavailable as exc:

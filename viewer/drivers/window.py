@@ -124,6 +124,8 @@ class WindowOptions:
     takes : where R records takes (None: the working directory, made on the first R);
         record : start a take at the first frame
     vsync : wait for the display's refresh at each swap (recorded in each take's metadata)
+    max_fps : draw at most this many frames a second, waiting between frames, outside every timed stage (None: as
+        fast as the display allows; recorded in each take's metadata)
     views : split screen into this many views (1, 2 or 4; N cycles them): the first flown by the user, view j
         on the scene's generated fly-through j/K of its duration ahead; a take then has one row per view a frame
     """
@@ -139,6 +141,7 @@ class WindowOptions:
     takes: TakeDir | None = None
     record: bool = False
     vsync: bool = False
+    max_fps: float | None = None
     bindings: KeyBindings = field(default_factory=lambda: DEFAULT_BINDINGS)
     views: int = 1
 
@@ -251,6 +254,7 @@ class ViewerWindow(mglw.WindowConfig):
         self.takes_done: list[str] = []
         self._title_at = 0.0
         self._shots: list[str | None] = []  # screenshots asked for (None: an automatic name), saved after a frame
+        self._next_frame_at = 0.0  # time.monotonic() of this frame's slot under --max-fps
         self._notice_until = 0.0
         self.lost: str | None = None  # why the window is gone, when it was destroyed under us
         self._alive_at = time.monotonic()
@@ -303,6 +307,20 @@ class ViewerWindow(mglw.WindowConfig):
             self.frames_gc.between_frames()  # after the frame's rows and the panel: in no timed stage
         if o.max_frames and self.frames >= o.max_frames:
             self.wnd.close()
+        if o.max_fps:
+            self._pace(1.0 / o.max_fps)
+
+    def _pace(self, period: float) -> None:
+        """Wait for this frame's slot of ``period`` seconds (``--max-fps``), after its rows: no timed stage holds
+        the wait. A frame that overran its slot starts the next at once, and the slots start again from it (no
+        burst of frames to catch up)."""
+        now = time.monotonic()
+        due = self._next_frame_at + period
+        if due <= now:
+            self._next_frame_at = now
+            return
+        time.sleep(due - now)
+        self._next_frame_at = due
 
     def set_views(self, k: int) -> None:
         """Split the window among ``k`` views (:meth:`viewer.render.ViewerSession.set_views`): the first is
@@ -428,6 +446,7 @@ class ViewerWindow(mglw.WindowConfig):
             gl=gl_info(self.ctx),
             headless=False,
             vsync=bool(o.vsync),
+            max_fps=o.max_fps,
             path={"flown": "window", "fixed_dt": o.fixed_dt},
             dt=o.fixed_dt,
             draw=s.options.draw,
