@@ -116,7 +116,7 @@ def test_record_cli_writes_one_csv_and_metadata_per_index(scene_file, tmp_path, 
         assert len(run) == 25 and list(run.columns) == list(COLUMNS)
         meta = json.loads(meta_path_for(out / f"{n}.csv").read_text())
         assert meta["complete"] is True and meta["frames"] == 25
-        assert meta["index"]["name"] == n and meta["window"] == {"size": [128, 72], "headless": True, "vsync": False}
+        assert meta["index"]["name"] == n and meta["window"] == {"size": [128, 72], "headless": True, "vsync": False, "max_fps": None}
         assert meta["scene"]["sha256"] == hashlib.sha256(Path(scene_file).read_bytes()).hexdigest()
         assert meta["scene"]["n"] == 3000 and meta["scene"]["seed"] == 11
         assert meta["gl"]["renderer"] and meta["gl"]["version"]
