@@ -30,9 +30,9 @@ def pytest_xdist_auto_num_workers(config):
 
 #: the relative cost of compiling each kernel group from an empty cache (seconds in one process, as once
 #: measured): only their order matters, for splitting the groups evenly among xdist workers
-_COMPILE_S = {"octree": 28, "bsp": 20, "coherent": 14, "hashgrid": 11, "bvh": 10, "kdtree": 10, "scan": 10,
-              "buckettree": 9, "spheretree": 9, "frame": 6, "looseoctree": 6, "loop32": 6, "quadtree": 5, "hgrid": 4,
-              "rebuild": 4}
+_COMPILE_S = {"octree": 30, "bsp": 26, "bvh": 17, "kdtree": 16, "spheretree": 16, "coherent": 15, "hashgrid": 10,
+              "buckettree": 9, "scan": 9, "frame": 8, "quadtree": 6, "looseoctree": 6, "hgrid": 5, "rebuild": 4,
+              "loop32": 3}
 
 
 def _share_of_kernels(worker: int, workers: int) -> list[str]:
@@ -59,12 +59,38 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
+def _shares_folder(config):
+    """Where the workers of one run mark their shares done (they share one ``testrunuid``)."""
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.gettempdir()) / f"viewer-kernel-shares-{config.workerinput['testrunuid']}"
+
+
+def pytest_sessionfinish(session):
+    """A worker takes its marker back; the last one out removes the folder."""
+    if not hasattr(session.config, "workerinput"):
+        return
+    run = _shares_folder(session.config)
+    try:
+        (run / session.config.workerinput["workerid"]).unlink()
+        run.rmdir()
+    except OSError:
+        pass
+
+
+#: seconds a worker waits for the others to finish their shares (a worker that died is not waited for longer)
+_SHARE_WAIT_S = 600.0
+
+
 def pytest_collection_finish(session):
     """Under xdist, in a run of the whole suite, each worker first compiles (or loads from numba's cache) its
-    own share of the kernels. From a fresh clone the cache is empty and every worker would otherwise compile
-    nearly every kernel itself (minutes of compiling); shared out, a worker's later tests load the others'
-    kernels from the cache. Warm, loading a share is quick."""
+    own share of the kernels, then waits until every worker has done its share. From a fresh clone the cache is
+    empty and every worker would otherwise compile nearly every kernel itself (minutes of compiling); shared
+    out, and no test started before the cache is whole, every later test and every process a test starts
+    loads them. Warm, loading a share is quick."""
     import os
+    import time
 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
@@ -79,6 +105,12 @@ def pytest_collection_finish(session):
             warm()
         elif name in INDEXES and INDEXES[name].unavailable() is None:
             warm_up([name])
+    run = _shares_folder(session.config)
+    run.mkdir(exist_ok=True)
+    (run / worker).touch()
+    end = time.monotonic() + _SHARE_WAIT_S
+    while len(list(run.glob("gw*"))) < workers and time.monotonic() < end:
+        time.sleep(0.2)
 
 
 @pytest.fixture(autouse=True)
