@@ -28,23 +28,25 @@ def pytest_xdist_auto_num_workers(config):
     return cores + 1
 
 
-#: the relative cost of compiling each kernel group from an empty cache (seconds in one process, as once
-#: measured): only their order matters, for splitting the groups evenly among xdist workers
-_COMPILE_S = {"octree": 30, "bsp": 26, "bvh": 17, "kdtree": 16, "spheretree": 16, "coherent": 15, "hashgrid": 10,
-              "buckettree": 9, "scan": 9, "frame": 8, "quadtree": 6, "looseoctree": 6, "hgrid": 5, "rebuild": 4,
-              "loop32": 3}
+#: the kernel groups, each family of groups that share callee kernels together (compiled in two workers, a
+#: family's shared kernels would be compiled twice), with the relative cost of compiling it from an empty cache
+#: (CPU seconds in one process, as once measured): only their order matters, for splitting them evenly among
+#: xdist workers
+_COMPILE_S = {("bsp", "bvh", "kdtree", "spheretree"): 57, ("octree",): 30, ("hashgrid", "buckettree", "hgrid"): 22,
+              ("coherent",): 15, ("scan",): 9, ("frame",): 8, ("quadtree",): 6, ("looseoctree",): 6, ("rebuild",): 4,
+              ("loop32",): 3}
 
 
 def _share_of_kernels(worker: int, workers: int) -> list[str]:
-    """The kernel groups worker ``worker`` of ``workers`` compiles first: longest first, each to the
-    least loaded worker."""
+    """The kernel groups worker ``worker`` of ``workers`` compiles first: the costliest family first, each to
+    the least loaded worker."""
     load = [0] * workers
     mine = []
-    for name, s in sorted(_COMPILE_S.items(), key=lambda kv: -kv[1]):
+    for family, s in sorted(_COMPILE_S.items(), key=lambda kv: -kv[1]):
         w = load.index(min(load))
         load[w] += s
         if w == worker:
-            mine.append(name)
+            mine.extend(family)
     return mine
 
 
