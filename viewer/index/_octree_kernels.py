@@ -1495,7 +1495,11 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
     one), and a subtree box made of that and its children's subtree boxes as they are now. Those are
     conservative at every moment (moves only grow them), so the result is too, whatever the order; the
     slot order is what makes it tight: the bulk build numbers nodes breadth-first, so going down the
-    slots a node comes after its children. Returns 0, or -1 (the cursor at the node it stopped before)
+    slots a node comes after its children. A recomputed subtree box is clipped to the one it replaces:
+    a child's box decoded and quantised again outward on this node's grid grows a cell where its edge
+    falls on a cell boundary, and a box grown here would no longer lie in its parent's (which a move
+    trusts: :func:`expand_up` stops at the first box that holds the sphere already). The old box held
+    everything the new one holds, so their intersection does too. Returns 0, or -1 (the cursor at the node it stopped before)
     when ``aux_end`` has no row left: make room and call again. Nothing allocated but one node's
     sorting buffers."""
     top = meta[NODE_TOP]
@@ -1546,7 +1550,13 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
                 lo0, lo1, lo2 = min(lo0, lo3[0]), min(lo1, lo3[1]), min(lo2, lo3[2])
                 hi0, hi1, hi2 = max(hi0, hi3[0]), max(hi1, hi3[1]), max(hi2, hi3[2])
             c = nint[c, SIB]
-        _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        if nq[n, 6] <= nq[n, 9] and lo0 <= hi0:  # both boxes hold something: never grow (see above)
+            quantise(ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+            for a in range(3):
+                nq[n, 6 + a] = max(nq[n, 6 + a], q6[a])
+                nq[n, 9 + a] = min(nq[n, 9 + a], q6[3 + a])
+        else:
+            _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         budget -= cnt + 1
         j = n
     meta[REFIT_AT] = j
