@@ -693,20 +693,21 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     _obj_box(obj, s, lo3, hi3)
     quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
     old_touch = _touches(q6, nq, n)
-    # unlink without cleanup, re-place starting from the same node, clean up last
-    ox, oy, oz, orr = obj[s, 0], obj[s, 1], obj[s, 2], obj[s, 3]
+    # re-place starting from the same node, append there, then unlink from the old block, clean up last
+    ox, oy, oz = obj[s, 0], obj[s, 1], obj[s, 2]
     t = place(nint, nlev, ncorner, nq, meta, n, x, y, z, r)
     if t < 0:
         if not grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
             return 2
         t = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
-    unlink_obj(nint, obj, oid, ids, bfree, n, s)
-    drop_aux(nq, n)
+    # appended before it is unlinked: when the pool has no room the object is still where it was, whole (an
+    # unlink first freed its block when it was the last in it, and putting it back asked the pool for a block
+    # of the smallest size, which a full pool may not have: the object was lost and its id's row left stale)
     if not append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r):
-        # no room: put it back (its old slot was just freed, so this cannot fail) and report
-        append_obj(nint, obj, oid, ids, meta, bfree, n, i, ox, oy, oz, orr)
         cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, False)
         return 1
+    unlink_obj(nint, obj, oid, ids, bfree, n, s)
+    drop_aux(nq, n)
     _obj_box(obj, ids[i, 0], lo3, hi3)
     _grow_ahead(lo3, hi3, r, x - ox, y - oy, z - oz)
     expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, True)
