@@ -137,3 +137,14 @@ def test_margin_text():
     assert format_margin(0.0, False) == "off" and format_margin(5.0, False) == "5" and format_margin(0.1, True) == "10%"
     with pytest.raises(ValueError):
         VisibilityTracker(4, margin=-1.0)
+
+
+@pytest.mark.parametrize("relative", ["off", "true", 1, None])
+def test_the_relative_switch_takes_true_or_false_only(relative):
+    """To ``bool()`` the text 'off' is true: the switch is refused, naming itself, unless it is a bool."""
+    with pytest.raises(ValueError, match="relative must be True or False"):
+        VisibilityTracker(4, 0.1, relative)
+    tr = VisibilityTracker(4, 0.1, np.bool_(True))
+    with pytest.raises(ValueError, match="relative must be True or False"):
+        tr.set_margin(0.2, relative)
+    assert tr.relative is True and tr.margin == 0.1  # a refused change changes nothing

@@ -131,6 +131,25 @@ def test_points_exactly_on_sphere_surfaces(gl, origin, unit):
     g.release()
 
 
+def test_the_gpu_queries_refuse_points_an_index_refuses(gl):
+    """``clients --index gpu``'s queries check their points as every index does: bool, text and points outside the
+    domain are a ValueError naming ``points`` (numpy read True as 1.0 and '1.5' as 1.5)."""
+    from viewer.render.gpu_cull import GpuQueries
+
+    centres, radii, _, _ = scene_arrays("uniform", 500)
+    q = GpuQueries(gl[0], gl[1], centres, radii)
+    try:
+        for bad in (np.ones((2, 3), dtype=bool), np.array([["1.5", "0", "0"]]), np.array([[1e31, 0.0, 0.0]])):
+            with pytest.raises(ValueError, match="points"):
+                q.query_many(bad)
+        with pytest.raises((ValueError, TypeError)):
+            q.query((True, 0.0, 0.0))
+        p = centres[0]
+        assert np.array_equal(q.query(p), np.sort(brute_query(centres, radii, p)))
+    finally:
+        q.release()
+
+
 def test_query_many_answers_every_view_in_one_dispatch(gl):
     """GpuCuller.query_many: each view's ids equal brute force's (ascending), on dense and empty views,
     duplicated views, surface points and after moves; K = 0 and K = 1 included."""

@@ -35,6 +35,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..index import as_bool
 from . import _events_kernels as K
 
 __all__ = ["VisibilityTracker", "parse_margin", "format_margin", "warm"]
@@ -112,8 +113,8 @@ class VisibilityTracker:
         m = float(margin)
         if not (math.isfinite(m) and m >= 0.0):
             raise ValueError(f"margin must be finite and >= 0, got {margin!r}")
-        self.margin = m
-        self.relative = bool(relative)
+        rel = as_bool(relative, "relative")  # True or False only: to bool(), the text 'off' is true
+        self.margin, self.relative = m, rel  # both checked first: a refused change changes nothing
 
     @property
     def hysteresis(self) -> str:

@@ -7,7 +7,7 @@
 """
 
 from ..domain import COORD_LIMIT, RADIUS_LIMIT
-from ._contract import (ENTRY_POINTS, IdTable, QueryOverflow, QueryStats, SphereIndex, as_centres, as_objects,
+from ._contract import (ENTRY_POINTS, IdTable, QueryOverflow, QueryStats, SphereIndex, as_bool, as_centres, as_objects,
                         as_point, as_radii, as_radius, check_id, check_out, grown_until_fits, warm_scope)
 from .brute import BruteForce, brute_query
 from .registry import _CLASSES, INDEXES
@@ -56,6 +56,7 @@ __all__ = [
     "RTreeIndex",
     "SphereIndex",
     "SphereTree",
+    "as_bool",
     "as_centres",
     "as_objects",
     "as_point",

@@ -49,7 +49,7 @@ import moderngl
 import numpy as np
 
 from ..frame.culling import NO_INDEX, CullingMode
-from ..index import QueryOverflow, QueryStats
+from ..index import QueryOverflow, QueryStats, as_centres, as_point
 from ..frame.instances import INSTANCE_DTYPE, INSTANCE_WORDS
 from ..frame.pipeline import pack_colours
 from ..frame.ranges import BAND_PALETTE
@@ -626,13 +626,14 @@ class GpuQueries:
         self.culler = GpuCuller(ctx, shaders, centres, radii, np.zeros(n, np.float32), np.zeros(n, np.uint32))
 
     def query_many(self, points) -> tuple[np.ndarray, np.ndarray]:
-        return self.culler.query_many(points)
+        # checked as an index checks them: real numbers (no bool, no text) inside the domain, (K, 3)
+        return self.culler.query_many(as_centres(points, name="points"))
 
     def query(self, point) -> np.ndarray:
-        return self.culler.query_many(np.asarray(point, dtype=np.float64).reshape(1, 3))[1]
+        return self.culler.query_many(np.array([as_point(point)], dtype=np.float64))[1]
 
     def query_many_into(self, points, offsets: np.ndarray, out: np.ndarray) -> int:
-        offs, ids = self.culler.query_many(points)
+        offs, ids = self.query_many(points)
         offsets[:] = offs
         out[: min(ids.size, out.size)] = ids[: out.size]
         if ids.size > out.size:
