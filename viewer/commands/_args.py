@@ -132,6 +132,19 @@ def positive_int(text: str) -> int:
     return v
 
 
+def positive_int_at_most(limit: int, unit: str, shown: str | None = None):
+    """An argparse type: a whole number 1 .. ``limit`` (:func:`positive_int`), refused above it as "at most
+    ``shown`` (default ``limit``) ``unit``"."""
+
+    def parse(text: str) -> int:
+        v = positive_int(text)
+        if v > limit:
+            raise argparse.ArgumentTypeError(f"at most {shown or limit} {unit}, got {text!r}")
+        return v
+
+    return parse
+
+
 def count_text(n: int) -> str:
     """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
     typed on the command line is not echoed digit by digit)."""

@@ -34,11 +34,7 @@ The same kit runs from pytest: see 'python -m pydoc viewer.index.conformance'.
 """
 
 
-def _examples(text: str) -> int:
-    v = _args.positive_int(text)
-    if v > MAX_EXAMPLES:
-        raise argparse.ArgumentTypeError(f"at most {MAX_EXAMPLES:,} examples, got {text!r}")
-    return v
+_examples = _args.positive_int_at_most(MAX_EXAMPLES, "examples", f"{MAX_EXAMPLES:,}")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

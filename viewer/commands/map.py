@@ -58,18 +58,8 @@ def _plane(text: str) -> tuple[int, float]:
     return AXES.index(name), v
 
 
-def _res(text: str) -> int:
-    v = _args.positive_int(text)
-    if v > MAX_RES:
-        raise argparse.ArgumentTypeError(f"at most {MAX_RES} samples a side, got {text!r}")
-    return v
-
-
-def _slices(text: str) -> int:
-    v = _args.positive_int(text)
-    if v > MAX_SLICES:
-        raise argparse.ArgumentTypeError(f"at most {MAX_SLICES} slices, got {text!r}")
-    return v
+_res = _args.positive_int_at_most(MAX_RES, "samples a side")
+_slices = _args.positive_int_at_most(MAX_SLICES, "slices")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
