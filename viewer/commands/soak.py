@@ -6,20 +6,22 @@ from __future__ import annotations
 
 import argparse
 
+from ..drivers.soak import INSIDE_PROBES
 from ..errors import UserError
 from . import _args
 
 HELP = "reliability run: many frames of a moving world headless (no rendering), checked against brute force"
 
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Run SCENE's moving objects for N frames with a fixed dt, without rendering: each frame the movers
 advance (viewer.frame.motion), the index moves them (move_many), the camera (the scene's generated
 fly-through, looped) queries it, and the visibility tracker turns the answer into entered / left events.
 
 Every --check-every frames the visible set is compared exactly with brute force over the world as it is
-then, and so are the index's answers at 8 points inside the spheres of movers picked at random (where a
-moved object's boxes would go wrong; the camera rarely stands there), and the tracker's in-set with the rule
-(no margin: equal to the visible set; with --hysteresis: a superset whose extra objects are within r + margin). Every --report-every frames the process's
+then, and so are the index's answers at {INSIDE_PROBES} points inside the spheres of movers picked at random (where a
+moved object's boxes would go wrong; the camera rarely stands there), and the tracker's in-set with the
+rule (no margin: equal to the visible set; with --hysteresis: a superset whose extra objects are within
+r + margin). Every --report-every frames the process's
 resident memory (RSS) and the index's own arrays (nbytes) are printed to stderr, so growth shows. The
 summary's frame times are followed by the machine line (CPU, logical CPUs) they were measured on.
 
@@ -48,7 +50,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dt", type=_args.positive_float, default=1.0 / 60.0, metavar="SECONDS",
                    help="fixed time step per frame (default 1/60 s)")
     p.add_argument("--check-every", type=_args.positive_int, default=100, metavar="K",
-                   help="compare every K-th frame with brute force, at the camera and inside 8 movers' spheres "
+                   help=f"compare every K-th frame with brute force, at the camera and inside {INSIDE_PROBES} movers' spheres "
                         "(default %(default)s)")
     p.add_argument("--report-every", type=_args.positive_int, default=10_000, metavar="K",
                    help="print memory every K frames (default %(default)s)")

@@ -46,8 +46,8 @@ def warm_kernels(scene, names: Sequence[str], entry_points: Iterable[str], *, sc
     from ..paths import probe_index
 
     indexes = [n for n in names if _is_index(n)]
-    if probe and probe_index(names) not in indexes:
-        indexes.append(probe_index(names))
+    if probe and (pacer := probe_index(names)) not in indexes:
+        indexes.append(pacer)
     with compiling(quiet):
         warm_up(indexes)
         warm(motion=scene.moves)

@@ -6,7 +6,6 @@ under a time guard (:mod:`._guard`), so a hang fails instead of stalling."""
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 
 import numpy as np
 
