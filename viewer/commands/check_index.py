@@ -96,7 +96,8 @@ def run(args) -> int:
     if failed:
         print(f"{subject.label}: {len(failed)} of {_count(len(names))} FAIL ({', '.join(failed)}); {total:.1f} s")
         return 1
-    print(f"{subject.label}: {'the' if len(names) == 1 else 'all'} {_count(len(names))} hold; {total:.1f} s")
+    held = f"the property {names[0]} holds" if len(names) == 1 else f"all {_count(len(names))} hold"
+    print(f"{subject.label}: {held}; {total:.1f} s")
     return 0
 
 
