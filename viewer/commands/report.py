@@ -41,31 +41,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    import sys
+    from ..pages.run import run_report
 
-    from ..errors import UserError
-    from ..files.output import atomic_file, check_output_file, refuse_replacing
-    from ..pages import build_report, headline_markdown, read_inputs
-
-    if args.markdown:
-        if args.out:
-            raise UserError("--markdown prints the table on standard output: leave out -o/--out")
-        inputs = read_inputs(args.inputs)
-        if len(inputs.benches) != 1 or inputs.recordings or inputs.sweeps:
-            raise UserError(f"--markdown takes one bench run (its directory or bench.json), got {len(args.inputs)} "
-                            f"input(s) with {len(inputs.benches)} bench run(s)")
-        sys.stdout.write(headline_markdown(inputs.benches[0]))
-        return 0
-    if not args.out:
-        raise UserError("-o/--out REPORT.html: name the page to write (or pass --markdown)")
-    out = check_output_file(args.out, "-o", (".html", ".htm"))
-    refuse_replacing([out], f"-o {out}", "viewer report", args.force)
-    print(f"reading {len(args.inputs)} input(s)", file=sys.stderr)
-    inputs = read_inputs(args.inputs)
-    print(f"drawing {len(inputs.recordings)} recording(s), {len(inputs.benches)} bench run(s), "
-          f"{len(inputs.sweeps)} sweep(s)", file=sys.stderr)
-    text = build_report(inputs, args.title)
-    with atomic_file(out, text=True, encoding="utf-8") as fh:
-        fh.write(text)
-    print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB, opens offline)", file=sys.stderr)
-    return 0
+    return run_report(args.inputs, args.out, markdown=args.markdown, force=args.force, title=args.title)

@@ -4,7 +4,8 @@ sweeps, and the README's headline table as markdown from a bench run. Above the 
 - :mod:`.inputs`: each path sorted into a recording, a bench run or a sweep and read back (:func:`read_inputs`);
 - :mod:`.report`: the page (:func:`build_report`); :mod:`.figures` its plotly figures, :mod:`.pareto` the front
   of a trade-off, :mod:`.html` the page's frame, sortable tables and the sorting script;
-- :mod:`.markdown`: the headline table (:func:`headline_markdown`).
+- :mod:`.markdown`: the headline table (:func:`headline_markdown`);
+- :mod:`.run`: ``viewer report``'s run, the page written or the table printed (:func:`run_report`).
 """
 
 from .inputs import Inputs, Sweep, read_inputs
