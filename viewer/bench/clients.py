@@ -285,17 +285,20 @@ def _exact(wl) -> SphereIndex:
 
 
 def run_clients(workloads: list, names: list[str], *, ks: list[int], layouts: list[str], ticks: int, step: float,
-                budget: float, seed: int, out, config: dict, writable_dir) -> int:
+                budget: float, seed: int, out, config: dict, force: bool = False) -> int:
     """Time every index of ``names`` (checked: :func:`check_names`) on each workload (``workloads``:
     callables making them) at each client count of ``ks`` and layout of ``layouts`` (``ticks`` ticks, clients
     moving ``step`` world units a tick, ``budget`` seconds an index may spend per workload and K); print the
     machine line, the table and the verdict; write ``clients.csv`` and ``clients.json`` into ``out``
-    (``writable_dir(out)`` checks it first; the directory is removed again when refused or stopped before
-    writing). ``config`` is what ``clients.json`` records of the arguments. Returns the exit status (0)."""
+    (refused when they exist there unless ``force``, before anything runs; :func:`viewer.files.output.writable_dir`
+    checks the directory first; it is removed again when refused or stopped before writing). ``config`` is what
+    ``clients.json`` records of the arguments. Returns the exit status (0)."""
     import datetime as _dt
     import sys
 
-    from ..files.output import filled_dir
+    from pathlib import Path
+
+    from ..files.output import filled_dir, refuse_replacing, writable_dir
     from ..index import warm_scope, warm_up
     from ..kernels.compile import reporting
     from ..recording.meta import package_versions
@@ -303,6 +306,8 @@ def run_clients(workloads: list, names: list[str], *, ks: list[int], layouts: li
     from ..system.machine import machine, machine_line, system
     from ..terminal.progress import Progress
 
+    refuse_replacing([Path(out) / "clients.csv", Path(out) / "clients.json"], f"--out {out}", "viewer clients",
+                     force)
     gl = _gpu_context() if GPU in names else None
     # the clients' queries, one by one and as batches, are all it runs of an index: nothing else is compiled
     # (a first run would otherwise compile every entry point of every index, silent after the machine line)

@@ -10,7 +10,6 @@ import datetime as _dt
 import shutil
 import sys
 from pathlib import Path
-from typing import Callable
 
 __all__ = ["BENCH_FILES", "FORMAT", "FORMAT_VERSION", "bench_and_write"]
 
@@ -22,17 +21,16 @@ BENCH_FILES = ("bench.csv", "bench.json", "bench_samples.parquet", "bench.png", 
 FORMAT, FORMAT_VERSION = "viewdist-bench", 2
 
 
-def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, plots: bool,
-                    writable_dir: Callable) -> int:
+def bench_and_write(cfg, out: Path, *, config: dict, force: bool, wide: bool, plots: bool) -> int:
     """Run the bench ``cfg`` (a :class:`viewer.bench.run.BenchConfig`) and write its results into ``out``.
 
     config : what ``bench.json`` records of the settings, in order (its ``dynamic`` is replaced by the shares
     of moving objects measured); force : replace results already in ``out``
     (refused before anything runs otherwise); wide : print every column (else those that fit the terminal);
-    plots : draw the figures; writable_dir : ``writable_dir(out)`` makes and checks the directory
+    plots : draw the figures. ``out`` is made and checked writable first (:func:`viewer.files.output.writable_dir`).
     Returns the exit status (0).
     """
-    from ..files.output import filled_dir, refuse_replacing
+    from ..files.output import filled_dir, refuse_replacing, writable_dir
     from ..kernels.compile import reporting
     from ..recording.meta import write_json_atomic
     from ..system.provenance import provenance

@@ -297,22 +297,6 @@ def once(items, flag: str, key=None, show=str) -> None:
         raise UserError(f"{flag} lists {' and '.join(twice.values())} twice")
 
 
-def writable_dir(path, flag: str = "--out") -> None:
-    """Create the output directory ``path`` if needed and check a file can be written there, before any work;
-    raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
-    from pathlib import Path
-
-    from viewer.errors import UserError
-    from viewer.files.output import probe_dir
-
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe_dir(path, ".write-test.")
-    except OSError as exc:
-        raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None
-
-
 def seed(text: str) -> int:
     """A seed: a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene generate --seed``
     and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`)."""

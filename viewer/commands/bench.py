@@ -209,5 +209,4 @@ def run(args) -> int:
     config = {"scenes": scenes, "sizes": args.n, "indexes": [s.label for s in specs], "queries": args.queries,
               "rounds": args.rounds, "updates": args.updates, "dynamic": None, "frames": args.frames,
               "drift": args.drift, "seed": args.seed}
-    return bench_and_write(cfg, out, config=config, force=args.force, wide=args.wide, plots=not args.no_plots,
-                           writable_dir=_args.writable_dir)
+    return bench_and_write(cfg, out, config=config, force=args.force, wide=args.wide, plots=not args.no_plots)

@@ -90,15 +90,13 @@ def _workloads(args) -> list:
 
 def run(args) -> int:
     from viewer.bench.clients import check_names, check_step, run_clients
-    from viewer.files.output import refuse_replacing
 
     names = check_names([args.index])
     check_step(args.step, args.ticks)
     workloads = _workloads(args)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
-    refuse_replacing([Path(out) / "clients.csv", Path(out) / "clients.json"], f"--out {out}", "viewer clients",
-                     args.force)
     config = {"scene": args.scene, "n": args.n, "k": args.k, "layout": args.layout, "ticks": args.ticks,
               "step": args.step, "seed": args.seed}
     return run_clients(workloads, names, ks=args.k, layouts=args.layout, ticks=args.ticks, step=args.step,
-                       budget=args.budget, seed=args.seed, out=out, config=config, writable_dir=_args.writable_dir)
+                       budget=args.budget, seed=args.seed, out=out, config=config,
+                       force=args.force)

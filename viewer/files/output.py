@@ -228,6 +228,17 @@ def prepare_out_dir(out_dir: str | os.PathLike, *, create: bool = True, what: st
     return d
 
 
+def writable_dir(path: str | os.PathLike, flag: str = "--out") -> None:
+    """Create the output directory ``path`` if needed and check a file can be written there, before any work;
+    raises :class:`viewer.errors.UserError` naming ``flag`` otherwise."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe_dir(path, ".write-test.")
+    except OSError as exc:
+        raise UserError(f"cannot write to {flag} {path}: {exc.strerror}") from None
+
+
 @contextmanager
 def filled_dir(out_dir: str | os.PathLike, make=None) -> Iterator[Path]:
     """Create the output directory ``out_dir`` (``make(out_dir)``; default :func:`prepare_out_dir`) for a block
