@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Workload", "make_workload", "scene_workload", "camera_points", "point_kinds", "radius_label"]
+__all__ = ["Workload", "make_workload", "scene_workload", "workload_makers", "camera_points", "point_kinds",
+           "radius_label"]
 
 
 @dataclass
@@ -97,6 +98,22 @@ def scene_workload(path: str, queries: int = 300, seed: int = 0,
     n = len(sc.radii)
     label = sc.name if sc.name.endswith(f"-{_short(n)}") else f"{sc.name}-{_short(n)}"  # clustered-100k as is
     return Workload(label, sc.name, n, sc.centres, sc.radii, pts, sc.world, *_ranges_of(sc))
+
+
+def workload_makers(scenes: list[str], sizes: list[int], *, seed: int, queries: int) -> list:
+    """Callables making the workloads of ``scenes`` (checked: :func:`viewer.bench.checks.check_workloads`): a
+    generator's at each of ``sizes``, a scene file's once at its own N; ``queries`` camera points each."""
+    from functools import partial
+
+    from viewer.scenes import GENERATORS
+
+    out = []
+    for s in scenes:
+        if s in GENERATORS:
+            out += [partial(make_workload, s, n, seed=seed, queries=queries) for n in sizes]
+        else:
+            out.append(partial(scene_workload, s, queries=queries, seed=seed))
+    return out
 
 
 def _ranges_of(sc) -> tuple:

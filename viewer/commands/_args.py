@@ -145,14 +145,6 @@ def positive_int_at_most(limit: int, unit: str, shown: str | None = None):
     return parse
 
 
-def count_text(n: int) -> str:
-    """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
-    typed on the command line is not echoed digit by digit)."""
-    from ..terminal.text import DIGITS_LIMIT
-
-    return f"{n:,}" if abs(n) < DIGITS_LIMIT else f"{float(n):.3g}"
-
-
 def frame_count(text: str) -> int:
     """A number of frames: a whole number 1 .. :data:`MAX_FRAMES`, also written like ``1e5``."""
     v = positive_int(text)
@@ -187,6 +179,8 @@ def sampled_frames(duration: float, dt: float) -> float:
 def over_limit(n: float, what: str = "frames") -> str:
     """``10,000,001 frames, more than the limit 10,000,000``: a count past :data:`MAX_FRAMES` for a message,
     both written out in full (as ``1e+07`` the two read alike), an endless one as ``more than 1e308``."""
+    from ..terminal.text import count_text
+
     shown = "more than 1e308" if math.isinf(n) else count_text(int(n))
     return f"{shown} {what}, more than the limit {count_text(MAX_FRAMES)}"
 
@@ -263,38 +257,6 @@ def margin(text: str) -> tuple[float, bool]:
     from ..frame.events import parse_margin
 
     return parse_margin(text)
-
-
-def workload(text: str):
-    """What a ``--scene`` entry of ``viewer bench`` or ``viewer clients`` runs: a scene generator's name, or
-    the resolved :class:`Path` of a scene file (a bundled recipe's name too); a :class:`UserError` naming
-    --scene for neither."""
-    from viewer.scenes import GENERATORS, SceneError, resolve_scene_path
-
-    if text in GENERATORS:
-        return text
-    try:
-        return resolve_scene_path(text).resolve()
-    except SceneError as exc:
-        raise UserError(f"--scene {text!r} is neither a scene generator ({', '.join(GENERATORS)}) nor a scene "
-                        f"file: {exc}") from None
-
-
-def once(items, flag: str, key=None, show=str) -> None:
-    """A :class:`UserError` naming ``flag`` and each item of ``items`` that repeats an earlier one (the same
-    ``key(item)``; the item itself by default), shown as ``show(item)`` (and as written again when that
-    differs: ``a.toml twice (again as ./a.toml)``): a list flag runs each of its values once, and a value
-    listed twice would run the same work again under the same label."""
-    key = key or (lambda item: item)
-    first: dict = {}
-    twice: dict = {}
-    for item in items:
-        k, shown = key(item), show(item)
-        if k in first and k not in twice:
-            twice[k] = first[k] if shown == first[k] else f"{first[k]} (again as {shown})"
-        first.setdefault(k, shown)
-    if twice:
-        raise UserError(f"{flag} lists {' and '.join(twice.values())} twice")
 
 
 def seed(text: str) -> int:

@@ -8,28 +8,9 @@ import datetime as _dt
 import math
 from pathlib import Path
 
-from viewer.errors import UserError
+from viewer.errors import UserError, once
 
 from . import _args
-
-
-
-def _sizes(text: str) -> list[int]:
-    """``1e5,1e6`` -> object counts, each a whole number 1 .. :data:`viewer.scenes.MAX_N` (what one scene may
-    hold: a larger one would be refused only when its workload is generated, after the work before it)."""
-    from viewer.scenes import MAX_N
-
-    out = []
-    for part in text.split(","):
-        try:
-            v = float(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a size: {part!r} (write e.g. 1e5,1e6)") from None
-        if not (1 <= v <= MAX_N) or v != int(v):
-            raise argparse.ArgumentTypeError(f"sizes must be whole numbers in 1..{_args.count_text(MAX_N)} "
-                                             f"(the most objects a scene holds), got {part!r}")
-        out.append(int(v))
-    return out
 
 
 def _shares(text: str) -> list[float]:
@@ -80,7 +61,7 @@ def _whole(lo: int, hi: int, hi_text: str, note: str = ""):
 
 
 def add_parser(sub) -> None:
-    from viewer.index import INDEXES
+    from viewer.bench.checks import default_indexes, parse_sizes
 
     p = sub.add_parser(
         "bench",
@@ -118,9 +99,9 @@ def add_parser(sub) -> None:
                    help="';'-separated view-radius models, each a workload of its own: 'default' (heavy-tailed: "
                         "most 5..30, a few up to 1000), 'constant:value=20', 'log-uniform:min=1,max=5', "
                         "'heavy-tailed:...' (see 'viewer scene --help')")
-    p.add_argument("--n", type=_sizes, default=[100_000, 1_000_000], metavar="SIZES",
+    p.add_argument("--n", type=parse_sizes, default=[100_000, 1_000_000], metavar="SIZES",
                    help="comma-separated object counts, e.g. 1e4,1e5,1e6,1e7")
-    p.add_argument("--index", default=",".join(k for k in sorted(INDEXES)), metavar="SPECS",
+    p.add_argument("--index", default=default_indexes(), metavar="SPECS",
                    help="indexes to compare: " + _args.INDEX_HELP + "; e.g. 'octree;hashgrid:cell_size=64;"
                         "hashgrid:cell_size=16'")
     p.add_argument("--queries", type=_whole(1, 10**6, "1e6"), default=300,
@@ -160,48 +141,22 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _check_drift(drift: float, frames: int) -> None:
-    """A :class:`UserError` naming --drift when ``frames`` frames of it could carry a mover out of the numeric
-    domain (a mover's velocity is normal: 10 standard deviations are never reached; half the domain is left to
-    the world's own coordinates)."""
-    from viewer.domain import COORD_LIMIT
-
-    most = COORD_LIMIT / 2 / 10 / frames
-    if drift > most:
-        raise UserError(f"--drift {drift:g}: {frames} frames of it can carry a mover out of the numeric domain "
-                        f"(|coordinate| <= 2**100); at most {most:.3g} with --frames {frames}")
-
-
 def run(args) -> int:
-    from viewer.scenes import GENERATORS
-
+    from viewer.bench.checks import check_drift, check_indexes, check_workloads
     from viewer.bench.run import BenchConfig, parse_radius_spec
     from viewer.bench.runner import bench_and_write
-    from viewer.index import parse_index_list
-    from viewer.scenes import check_import_options
 
     scenes = [s.strip() for s in args.scene.split(",") if s.strip()]
-    if not scenes:
-        raise UserError("--scene names no workload")
-    _args.once(scenes, "--scene", key=_args.workload)
-    _args.once(args.n, "--n", show=_args.count_text)
     options = _args.import_options(args)
-    for s in scenes:
-        if s not in GENERATORS:
-            check_import_options(_args.workload(s), options, shown=s)  # refused, naming the flag, for a recipe or .npz
-        elif any(v is not None for v in options.values()):
-            flag = "--view-distance" if options.get("view_distance") is not None else "--columns"
-            raise UserError(f"{flag} applies only to a scene file imported on the fly (.gltf, .glb, .ply, .csv, "
-                            f".tsv, .parquet); --scene {s} is a generator, whose view distances come from --radius")
-    _check_drift(args.drift, args.frames)
-    specs = parse_index_list(args.index)  # each checked (built small) before the memory estimate and any workload
-    _args.once(specs, "--index", key=lambda s: s.label, show=lambda s: s.label)
+    check_workloads(scenes, args.n, options)
+    check_drift(args.drift, args.frames)
+    specs = check_indexes(args.index)  # each checked (built small) before the memory estimate and any workload
     models = [t.strip() for t in args.radius.split(";") if t.strip()]
     radii = [parse_radius_spec(t) for t in models]
     if not radii:
         raise UserError(f"--radius {args.radius!r} names no radius model (write 'default' for the default)")
-    _args.once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
-               show=lambda m: m[0])  # the same model however written (20 or 20.0)
+    once(zip(models, radii), "--radius", key=lambda m: m[1] and tuple(sorted(m[1].items())),
+         show=lambda m: m[0])  # the same model however written (20 or 20.0)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     cfg = BenchConfig(scenes, args.n, specs, args.queries, args.updates, args.dynamic, args.frames, args.seed,
                       radii, first_build=not args.no_first_build, rounds=args.rounds, estimate=True,

@@ -8,10 +8,9 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-from viewer.errors import UserError
 
 from . import _args
-from .bench import _sizes, _whole
+from .bench import _whole
 
 
 def _ks(text: str) -> list[int]:
@@ -31,6 +30,8 @@ def _layouts(text: str) -> list[str]:
 
 
 def add_parser(sub) -> None:
+    from viewer.bench.checks import parse_sizes
+
     p = sub.add_parser(
         "clients",
         help="time a server tick: K moving clients queried one by one and as one batch, for every index",
@@ -48,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--scene", default="clustered",
                    help="comma-separated workloads: scene generators generated at every --n, or scene files "
                         "(a bundled recipe name such as server-100k, .toml, .npz) at their own N")
-    p.add_argument("--n", type=_sizes, default=[100_000], metavar="SIZES", help="object counts, e.g. 1e5,1e6")
+    p.add_argument("--n", type=parse_sizes, default=[100_000], metavar="SIZES", help="object counts, e.g. 1e5,1e6")
     p.add_argument("--k", type=_ks, default=[1, 8, 64, 512], metavar="COUNTS", help="client counts")
     p.add_argument("--layout", type=_layouts, default=["spread", "hotspots"], help="spread, hotspots")
     p.add_argument("--index", default="scan,octree,hashgrid,hgrid,bvh,kdtree", metavar="SPECS",
@@ -66,34 +67,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _workloads(args) -> list:
-    """The workloads to build, checked before anything is compiled or generated: each ``--scene`` entry a
-    generator (one workload per ``--n``) or a scene file (its own N). Returns callables making them."""
-    from functools import partial
-
-    from viewer.bench.workloads import make_workload, scene_workload
-    from viewer.scenes import GENERATORS
-
-    scenes = [t.strip() for t in args.scene.split(",") if t.strip()]
-    if not scenes:
-        raise UserError("--scene names no workload")
-    _args.once(scenes, "--scene", key=_args.workload)
-    _args.once(args.n, "--n", show=_args.count_text)
-    out = []
-    for s in scenes:
-        if s in GENERATORS:
-            out += [partial(make_workload, s, n, seed=args.seed, queries=2) for n in args.n]
-        else:
-            out.append(partial(scene_workload, s, queries=2, seed=args.seed))
-    return out
-
-
 def run(args) -> int:
+    from viewer.bench.checks import check_workloads
     from viewer.bench.clients import check_names, check_step, run_clients
+    from viewer.bench.workloads import workload_makers
 
     names = check_names([args.index])
     check_step(args.step, args.ticks)
-    workloads = _workloads(args)
+    scenes = [t.strip() for t in args.scene.split(",") if t.strip()]
+    check_workloads(scenes, args.n)
+    workloads = workload_makers(scenes, args.n, seed=args.seed, queries=2)
     out = args.out or Path("runs") / _dt.datetime.now().strftime("clients-%Y%m%d-%H%M%S")
     config = {"scene": args.scene, "n": args.n, "k": args.k, "layout": args.layout, "ticks": args.ticks,
               "step": args.step, "seed": args.seed}

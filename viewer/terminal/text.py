@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["DIGITS_LIMIT", "clip", "escape_text", "figure", "shorten"]
+__all__ = ["DIGITS_LIMIT", "clip", "count_text", "escape_text", "figure", "shorten"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -63,3 +63,9 @@ def figure(v: float, spec: str) -> str:
     """``v`` formatted by ``spec`` (``.3f``, ``,.0f``, ...) when its magnitude is below :data:`DIGITS_LIMIT`,
     else to three significant digits (``1e+308``)."""
     return format(v, spec) if abs(v) < DIGITS_LIMIT else f"{v:.3g}"
+
+
+def count_text(n: int) -> str:
+    """A whole number for a message: with thousands separators, or as ``1e+300`` past 15 digits (a huge value
+    typed on the command line is not echoed digit by digit)."""
+    return f"{n:,}" if abs(n) < DIGITS_LIMIT else f"{float(n):.3g}"
