@@ -7,7 +7,6 @@ import argparse
 import math
 from pathlib import Path
 
-from ..errors import UserError
 
 SCENE_HELP = ("a scene recipe (.toml), scene data (.npz), a bundled recipe name, or a file to import "
               "(.gltf, .glb, .ply, .csv, .tsv, .parquet; see the import options)")
@@ -35,8 +34,8 @@ def add_import_options(parser: argparse.ArgumentParser) -> None:
     """Add the import options (``--view-distance``, ``--columns``: how a glTF, PLY, CSV, TSV or Parquet file
     becomes a scene) to ``parser``: declared once here for every command that takes such a file
     (``view``, ``record``, ``soak``, ``scene info``, ``scene import``). Their values reach
-    :func:`viewer.scenes.load_scene` through :func:`import_options` (:func:`load_scene` here does both);
-    given with a recipe or a ``.npz`` they are refused, naming the flag."""
+    :func:`viewer.scenes.load_scene` through :func:`import_options` (and
+    :func:`viewer.scenes.loading.open_scene`); given with a recipe or a ``.npz`` they are refused, naming the flag."""
     g = parser.add_argument_group("import options (a .gltf, .glb, .ply, .csv, .tsv or .parquet scene)")
     g.add_argument("--view-distance", metavar="RULE", help=VIEW_DISTANCE_HELP)
     g.add_argument("--columns", metavar="MAP",
@@ -48,49 +47,6 @@ def import_options(args: argparse.Namespace) -> dict[str, str | None]:
     """The import options of parsed ``args`` (see :func:`add_import_options`), as the keyword arguments of
     :func:`viewer.scenes.importers.import_scene` (None: not given)."""
     return {"view_distance": getattr(args, "view_distance", None), "columns": getattr(args, "columns", None)}
-
-
-def loading_label(scene: str) -> str:
-    """The progress bar's label while ``scene`` (a recipe, a ``.npz``, a file to import) loads: ``read NAME`` for
-    a file imported on the fly, else ``generate NAME``."""
-    from pathlib import Path
-
-    from viewer.scenes import IMPORT_FORMATS
-
-    p = Path(scene)
-    return f"{'read' if p.suffix.lower() in IMPORT_FORMATS else 'generate'} {p.name}"
-
-
-def load_scene(args: argparse.Namespace, progress=None, quiet: bool = False):
-    """Load ``args.scene`` with the import options of ``args`` (:func:`viewer.scenes.load_scene`); for a file
-    imported on the fly print the import line (what it made and the view-distance rule it chose, and why) to
-    stderr unless ``quiet``. ``progress(done, n)`` as ``load_scene`` takes it. Raises
-    :class:`viewer.scenes.SceneError` (a :class:`UserError`) for a bad file or an option it refuses."""
-    import sys
-    from pathlib import Path
-
-    from viewer.scenes import IMPORT_FORMATS, import_line, load_scene as _load
-
-    scene = _load(args.scene, progress, import_options=import_options(args))
-    if not quiet and Path(scene.source or "").suffix.lower() in IMPORT_FORMATS:
-        print(f"imported {args.scene}: {import_line(scene)}", file=sys.stderr, flush=True)
-    return scene
-
-
-def load_scene_shown(args: argparse.Namespace, *, quiet: bool = False, min_total: int = 0):
-    """:func:`load_scene` with the loading's progress on stderr (unless ``quiet``; only for a scene of at least
-    ``min_total`` objects), labelled by :func:`loading_label`."""
-    from ..terminal.progress import ProgressCallback
-
-    loading = ProgressCallback(loading_label(args.scene), enabled=not quiet, min_total=min_total)
-    scene = load_scene(args, progress=loading, quiet=quiet)
-    loading.close()
-    return scene
-
-
-#: the most frames one run renders or simulates: 1e7 frames is 46 hours at 60 frames per second, and
-#: every frame's pose is held in memory (with a CSV row of ~250 bytes per index and frame)
-MAX_FRAMES = 10_000_000
 
 
 def name(text: str) -> str:
@@ -146,43 +102,15 @@ def positive_int_at_most(limit: int, unit: str, shown: str | None = None):
 
 
 def frame_count(text: str) -> int:
-    """A number of frames: a whole number 1 .. :data:`MAX_FRAMES`, also written like ``1e5``."""
+    """A number of frames: a whole number 1 .. :data:`viewer.drivers.frames.MAX_FRAMES`, also written like
+    ``1e5``."""
+    from ..drivers.frames import MAX_FRAMES
+
     v = positive_int(text)
     if v > MAX_FRAMES:
         raise argparse.ArgumentTypeError(
             f"at most {MAX_FRAMES:.0e} frames ({MAX_FRAMES / 60 / 3600:.0f} hours at 60 frames per second), got {text!r}")
     return v
-
-
-def planned_frames(duration: float, frames: int | None, dt: float, what: str = "the camera path") -> int:
-    """How many frames sampling a path of ``duration`` seconds gives (``frames``, else one per ``dt``
-    seconds, as :meth:`viewer.paths.CameraPath.sample` counts them); a :class:`UserError` naming ``what``
-    (the path, and the flag that made it) and the flags that fix it when that is more than
-    :data:`MAX_FRAMES` (a tiny ``--dt``, a path lasting weeks, a crawling ``--speed``), before anything is
-    allocated."""
-    if frames is not None:
-        return frames
-    n = sampled_frames(duration, dt)
-    if n > MAX_FRAMES:
-        raise UserError(f"{what} lasts {duration:.4g} s, which at --dt {dt:g} s per frame is {over_limit(n)}: give "
-                        "--frames N (the whole path in N frames) or a larger --dt")
-    return int(n)
-
-
-def sampled_frames(duration: float, dt: float) -> float:
-    """How many frames sampling a path of ``duration`` seconds one per ``dt`` seconds gives, as
-    :meth:`viewer.paths.CameraPath.sample` counts them (inf past the floats)."""
-    q = duration / dt
-    return math.floor(q + 1e-9) + 1 if math.isfinite(q) else math.inf
-
-
-def over_limit(n: float, what: str = "frames") -> str:
-    """``10,000,001 frames, more than the limit 10,000,000``: a count past :data:`MAX_FRAMES` for a message,
-    both written out in full (as ``1e+07`` the two read alike), an endless one as ``more than 1e308``."""
-    from ..terminal.text import count_text
-
-    shown = "more than 1e308" if math.isinf(n) else count_text(int(n))
-    return f"{shown} {what}, more than the limit {count_text(MAX_FRAMES)}"
 
 
 def positive_float(text: str) -> float:

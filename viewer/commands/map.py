@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import UserError
 from ..reports.costmap_run import CSV_NAME, DEFAULT_INDEXES, VISIBLE_PNG
 from . import _args
 
@@ -89,27 +88,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _planes(args, lo, hi) -> tuple[int, list[float]]:
-    """The axis and the values of the planes to map, inside the box ``lo`` .. ``hi``."""
-    from ..reports.costmap import AXES, slice_values
-
-    if args.plane is not None:
-        axis, value = args.plane
-        if not lo[axis] <= value <= hi[axis]:
-            raise UserError(f"--plane {AXES[axis]}={value:g}: outside the scene's world box, where {AXES[axis]} is "
-                            f"{lo[axis]:.6g} .. {hi[axis]:.6g}")
-        return axis, [value]
-    axis = AXES.index(args.axis)
-    return axis, slice_values(lo, hi, axis, args.slices or 1).tolist()
-
-
 def run(args) -> int:
     from ..reports.costmap_run import run_map
 
-    return run_map(lambda progress: _args.load_scene(args, progress=progress, quiet=args.quiet),
-                   scene_arg=args.scene, indexes=args.indexes, planes=lambda lo, hi: _planes(args, lo, hi),
-                   res=args.res, budget=args.budget,
-                   budget_text=_args.count_text(args.budget) if args.budget is not None else "",
-                   out=args.out, force=args.force, quiet=args.quiet, loading_label=_args.loading_label(args.scene),
-                   n_planes=args.slices or 1,
-                   sample_flags=f"--res {args.res}" + (f" --slices {args.slices}" if args.slices else ""))
+    return run_map(args.scene, _args.import_options(args), indexes=args.indexes, plane=args.plane, axis=args.axis,
+                   slices=args.slices, res=args.res, budget=args.budget, out=args.out, force=args.force,
+                   quiet=args.quiet)

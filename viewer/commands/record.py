@@ -210,10 +210,12 @@ def run(args) -> int:
 def _record(args, scopes) -> int:
     import sys
 
+    from ..drivers.frames import planned_frames
     from ..drivers.replay import check_indexes, replay
     from ..drivers.warm import default_indexes, warm_kernels
     from ..files.output import TEMP_NAME_ROOM, check_name_lengths, check_output_file, prepare_out_dir
     from ..paths import FRAME_DT, generated_path, load_path, probe_index, save_path
+    from ..scenes.loading import open_scene_shown
 
     # every input checked before anything is written
     if args.path and args.speed is not None:
@@ -237,7 +239,7 @@ def _record(args, scopes) -> int:
     if not args.force:
         _check_no_recording(out, names)
 
-    scene = _args.load_scene_shown(args, quiet=args.quiet)
+    scene = open_scene_shown(args.scene, _args.import_options(args), quiet=args.quiet)
     if args.path:
         _warn_if_take_of_another_scene(args.path, scene)
         if scene.motion is not None:  # a take's damaged world refused before a kernel compiles or --save-path writes
@@ -260,7 +262,7 @@ def _record(args, scopes) -> int:
         path_meta = {"name": cam_path.name, "source": str(Path(args.path)),
                      "sha256": hashlib.sha256(Path(args.path).read_bytes()).hexdigest()}
         what = f"--path {args.path}"
-    _args.planned_frames(cam_path.duration, args.frames, args.dt or FRAME_DT, what)
+    planned_frames(cam_path.duration, args.frames, args.dt or FRAME_DT, what)
     full = None  # frames of the full recording, when this one is the demo
     if args.frames is None and args.dt is None:
         samples = cam_path.sample(dt=FRAME_DT)

@@ -278,11 +278,12 @@ def cmd_generate(args) -> int:
 def cmd_import(args) -> int:
     from viewer.scenes import import_line, save_scene
     from viewer.scenes.importers import import_scene
+    from viewer.scenes.loading import loading_label
 
     out = _output(args, Path(args.file).stem)
     t0 = time.perf_counter()
     scene = import_scene(args.file, columns=args.columns, view_distance=args.view_distance, name=args.name,
-                         progress=_progress(_args.loading_label(args.file)))
+                         progress=_progress(loading_label(args.file)))
     t1 = time.perf_counter()
     save_scene(scene, out)
     t2 = time.perf_counter()
@@ -438,8 +439,9 @@ def _fmt_vec(v) -> str:
 
 def cmd_info(args) -> int:
     from viewer.scenes.fmt import num
+    from viewer.scenes.loading import loading_label, open_scene
 
-    scene = _args.load_scene(args, progress=_progress(_args.loading_label(args.scene)), quiet=True)
+    scene = open_scene(args.scene, _args.import_options(args), progress=_progress(loading_label(args.scene)), quiet=True)
     d = describe(scene)
     if args.json:
         print(json.dumps(d, indent=2))

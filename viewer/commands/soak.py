@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 
 from ..drivers.soak import INSIDE_PROBES
-from ..errors import UserError
 from . import _args
 
 HELP = "reliability run: many frames of a moving world headless (no rendering), checked against brute force"
@@ -65,32 +64,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    from ..drivers.soak import run_soak
+    from ..drivers.soak import soak
 
-    return run_soak(lambda: _args.load_scene(args, quiet=args.quiet), lambda scene: _poses(args, scene),
-                    index=args.index, frames=args.frames, dt=args.dt, check_every=args.check_every,
-                    report_every=args.report_every, hysteresis=args.hysteresis, time_limit=args.time_limit,
-                    quiet=args.quiet, scene_arg=args.scene)
-
-
-def _poses(args, scene):
-    """The camera's poses, (F, 5) float64: the scene's generated fly-through sampled at ``--dt``, at most
-    ``--frames`` of them; a :class:`UserError` naming ``--dt`` when that would be too many poses."""
-    import numpy as np
-
-    from ..paths import generated_path, probe_index
-
-    path = generated_path(scene, index=probe_index([args.index]))
-    # the path at --dt, but never more poses than the run has frames (it loops back and forth only when
-    # the path is the shorter): a tiny --dt is a slow camera, not a sampling of billions of poses
-    path_frames = _args.sampled_frames(path.duration, args.dt)
-    if path_frames > _args.MAX_FRAMES:  # --frames is how long the soak runs: only --dt fixes this
-        raise UserError(
-            f"--dt {args.dt:g}: the generated path lasts {path.duration:.4g} s, which at --dt {args.dt:g} s per "
-            f"frame is {_args.over_limit(path_frames, 'poses')}; give a larger --dt (--frames sets how many frames "
-            "the soak runs, not how finely the path is sampled)")
-    if path_frames > args.frames:
-        samples = path.sample(frames=args.frames, dt=args.dt)
-    else:
-        samples = path.sample(dt=args.dt)
-    return np.column_stack([samples.positions, samples.yaw, samples.pitch])
+    return soak(args.scene, _args.import_options(args), index=args.index, frames=args.frames, dt=args.dt,
+                check_every=args.check_every, report_every=args.report_every, hysteresis=args.hysteresis,
+                time_limit=args.time_limit, quiet=args.quiet)

@@ -178,6 +178,7 @@ def run(args) -> int:
 
     from ..drivers.replay import check_indexes
     from ..drivers.warm import compiling, default_indexes, warm_kernels
+    from ..scenes.loading import open_scene_shown
 
     check_mode_flags(args)
     given = check_indexes([args.index or (default_indexes("octree") or ["brute"])[0]])
@@ -204,7 +205,7 @@ def run(args) -> int:
         check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
 
     print(f"loading {args.scene} ...", file=sys.stderr)
-    scene = _args.load_scene_shown(args, min_total=1_000_000)  # a big recipe, a slow file
+    scene = open_scene_shown(args.scene, _args.import_options(args), min_total=1_000_000)  # a big recipe, a slow file
     with ExitStack() as scopes:
         # compiled before the window opens (on a first run it would stay black, saying nothing, while numba compiles)
         # and before the headless run's lines
@@ -234,6 +235,7 @@ def view_points(args, scene) -> tuple[str, ...]:
 
 
 def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None) -> int:
+    from ..drivers.frames import planned_frames
     from ..drivers.headless import HeadlessViewer
     from ..system.machine import machine
     from ..paths import generated_path, probe_index
@@ -253,7 +255,7 @@ def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None)
             if args.speed:
                 what = f"the generated path at --speed {args.speed:g}"
         if args.dt is not None:
-            _args.planned_frames(cam_path.duration, args.frames, args.dt, what)
+            planned_frames(cam_path.duration, args.frames, args.dt, what)
         if args.frames is None and args.dt is None:
             samples = cam_path.sample(frames=120)
         else:

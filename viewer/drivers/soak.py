@@ -27,7 +27,7 @@ import numpy as np
 from ..camera import FlyCamera
 from ..errors import UserError
 
-__all__ = ["ENTRY_POINTS", "check_index", "rss_bytes", "run_soak"]
+__all__ = ["ENTRY_POINTS", "check_index", "generated_poses", "rss_bytes", "run_soak", "soak"]
 
 #: what a soak runs of an index (a build, then queries and moves every frame): a single insert, remove or
 #: move, or a batch of points, is not compiled
@@ -94,6 +94,43 @@ def run_soak(load_scene: Callable[[], object], poses: Callable[[object], np.ndar
         return _Soak(scene, index, hysteresis, quiet, scene_arg).run(
             poses(scene), frames=frames, dt=dt, check_every=check_every, report_every=report_every,
             time_limit=time_limit)
+
+
+def soak(scene: str, import_options: dict[str, str | None] | None = None, *, index: str, frames: int, dt: float,
+         check_every: int = 100, report_every: int = 10_000, hysteresis: tuple[float, bool] = (0.0, False),
+         time_limit: float | None = None, quiet: bool = False) -> int:
+    """``viewer soak``: :func:`run_soak` of ``index`` in the scene ``scene`` names (a recipe, a ``.npz``, a bundled
+    name or a file imported with ``import_options``: :func:`viewer.scenes.loading.open_scene`), the camera on its
+    generated fly-through (:func:`generated_poses`). Returns the exit status."""
+    from ..scenes.loading import open_scene
+
+    return run_soak(lambda: open_scene(scene, import_options, quiet=quiet),
+                    lambda world: generated_poses(world, index, frames, dt), index=index, frames=frames, dt=dt,
+                    check_every=check_every, report_every=report_every, hysteresis=hysteresis,
+                    time_limit=time_limit, quiet=quiet, scene_arg=scene)
+
+
+def generated_poses(scene, index: str, frames: int, dt: float) -> np.ndarray:
+    """The camera's poses, (F, 5) float64: ``scene``'s generated fly-through (probed with the index spec
+    ``index``: :func:`viewer.paths.probe_index`) sampled at ``dt``, at most ``frames`` of them; a
+    :class:`UserError` naming ``--dt`` when that would be too many poses."""
+    from ..paths import generated_path, probe_index
+    from .frames import MAX_FRAMES, over_limit, sampled_frames
+
+    path = generated_path(scene, index=probe_index([index]))
+    # the path at --dt, but never more poses than the run has frames (it loops back and forth only when
+    # the path is the shorter): a tiny --dt is a slow camera, not a sampling of billions of poses
+    path_frames = sampled_frames(path.duration, dt)
+    if path_frames > MAX_FRAMES:  # --frames is how long the soak runs: only --dt fixes this
+        raise UserError(
+            f"--dt {dt:g}: the generated path lasts {path.duration:.4g} s, which at --dt {dt:g} s per "
+            f"frame is {over_limit(path_frames, 'poses')}; give a larger --dt (--frames sets how many frames "
+            "the soak runs, not how finely the path is sampled)")
+    if path_frames > frames:
+        samples = path.sample(frames=frames, dt=dt)
+    else:
+        samples = path.sample(dt=dt)
+    return np.column_stack([samples.positions, samples.yaw, samples.pitch])
 
 
 class _Soak:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable
 
 from ..errors import UserError
 
@@ -47,29 +46,54 @@ def check_map_memory(points: int, indexes: int, flags: str) -> None:
                         f"{format_bytes(have)} ({why}); map fewer samples or planes")
 
 
-def run_map(load_scene: Callable, *, scene_arg: str, indexes: list[str] | None, planes: Callable, res: int,
-            budget: int | None, budget_text: str, out: str, force: bool, quiet: bool, loading_label: str,
-            n_planes: int = 1, sample_flags: str = "") -> int:
-    """Map the scene ``load_scene(progress)`` into the directory ``out``; returns the exit status (0).
+def run_map(scene_arg: str, import_options: dict[str, str | None] | None = None, *, indexes: list[str] | None,
+            plane: tuple[int, float] | None = None, axis: str = "y", slices: int | None = None, res: int,
+            budget: int | None, out: str, force: bool, quiet: bool) -> int:
+    """Map the scene ``scene_arg`` names (a recipe, a ``.npz``, a bundled name, or a file imported with
+    ``import_options``: :func:`viewer.scenes.loading.open_scene`) into the directory ``out``; returns the exit
+    status (0).
 
-    scene_arg : how the user named the scene (the line that says how to save a budget's scale)
+    scene_arg : how the user named the scene (also the line that says how to save a budget's scale)
     indexes : the ``--index`` names (None: :data:`DEFAULT_INDEXES` that are available)
-    planes : ``planes(lo, hi) -> (axis, [values])``, the planes to map inside the scene's world box
-        (``lo``, ``hi``: (3,) world units; a :class:`UserError` for a plane outside it)
-    res : samples along each side of a plane; n_planes : how many planes ``planes`` gives (weighed with
-        ``res`` before the scene loads, named ``sample_flags`` in a refusal); budget : ``--budget`` (None: map at the scene's own radii),
-        written ``budget_text`` in messages
-    force : replace a map already in ``out``; quiet : no progress on stderr; loading_label : the loading
-        progress's label
+    plane : ``(axis number, value)``, the one plane to map (a :class:`UserError` when outside the scene's world
+        box); else ``slices`` planes (None: 1, the box's middle) evenly spaced across ``axis`` (``x``, ``y``, ``z``)
+    res : samples along each side of a plane (with the planes weighed before the scene loads); budget :
+        ``--budget`` (None: map at the scene's own radii)
+    force : replace a map already in ``out``; quiet : no progress on stderr
 
     Every index built here compiles only its build and its query (:func:`viewer.index.warm_scope`).
     """
     from ..index import warm_scope
+    from ..scenes.loading import loading_label, open_scene
+    from ..terminal.text import count_text
 
+    def load_scene(progress):
+        return open_scene(scene_arg, import_options, progress, quiet=quiet)
+
+    def planes(lo, hi):
+        return _planes(plane, axis, slices, lo, hi)
+
+    budget_text = count_text(budget) if budget is not None else ""
+    n_planes = slices or 1
+    sample_flags = f"--res {res}" + (f" --slices {slices}" if slices else "")
     with warm_scope(("build", "query")):
         return _map(load_scene, scene_arg=scene_arg, indexes=indexes, planes=planes, res=res, budget=budget,
-                    budget_text=budget_text, out=out, force=force, quiet=quiet, loading_label=loading_label,
-                    n_planes=n_planes, sample_flags=sample_flags or f"--res {res}")
+                    budget_text=budget_text, out=out, force=force, quiet=quiet,
+                    loading_label=loading_label(scene_arg), n_planes=n_planes, sample_flags=sample_flags)
+
+
+def _planes(plane: tuple[int, float] | None, axis: str, slices: int | None, lo, hi) -> tuple[int, list[float]]:
+    """The axis and the values of the planes to map, inside the box ``lo`` .. ``hi``."""
+    from .costmap import AXES, slice_values
+
+    if plane is not None:
+        number, value = plane
+        if not lo[number] <= value <= hi[number]:
+            raise UserError(f"--plane {AXES[number]}={value:g}: outside the scene's world box, where {AXES[number]} "
+                            f"is {lo[number]:.6g} .. {hi[number]:.6g}")
+        return number, [value]
+    number = AXES.index(axis)
+    return number, slice_values(lo, hi, number, slices or 1).tolist()
 
 
 def _map(load_scene, *, scene_arg, indexes, planes, res, budget, budget_text, out, force, quiet, loading_label,
