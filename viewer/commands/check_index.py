@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import UserError
 from . import _args
 
 HELP = "check that an index (yours or a built-in one) answers exactly as the contract says: one line per property"
@@ -38,8 +37,6 @@ _examples = _args.positive_int_at_most(MAX_EXAMPLES, "examples", f"{MAX_EXAMPLES
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from viewer.index.conformance import DEFAULT_SEED
-
     p = subparsers.add_parser("check-index", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec", metavar="SPEC", help="the index: a name, plugin name, package.module:Class or "
@@ -47,8 +44,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_examples, metavar="N",
                    help="hypothesis examples for each randomised property (default: 40 sequences of the state "
                         "machine, 60 draws of the domain fuzz); more finds rarer faults, slower")
-    p.add_argument("--seed", type=_args.seed, default=DEFAULT_SEED, metavar="S",
-                   help="the seed of every random draw, so a run repeats (default: %(default)s)")
+    p.add_argument("--seed", type=_args.seed, metavar="S",
+                   help="the seed of every random draw, so a run repeats (default: the kit's own, named on the "
+                        "first line)")
     p.add_argument("--only", metavar="PROPERTY",
                    help="run only this property, or a family's cases (bad_batch_changes_nothing); a failure's "
                         "replay line gives it")
@@ -57,49 +55,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
-    import time
+    from ..drivers.conformance import run_conformance
 
-    from viewer.index.conformance import evaluate, properties, subject_for, warm
-    from viewer.index.specs import check_index_spec, parse_index_spec
-    from viewer.system.machine import machine, machine_line
-
-    names = properties(args.only)
-    if not names:
-        families = sorted({n.split("/")[0] for n in properties()})
-        raise UserError(f"--only {args.only!r}: no such property; choose from {', '.join(families)} "
-                        f"(or one case, e.g. {properties()[0]!r})")
-    spec = parse_index_spec(args.spec, flag="SPEC")  # UserError when it does not load
-    why = spec.cls.unavailable()
-    if why:
-        raise UserError(f"SPEC {spec.label!r}: cannot be built here: {why}")
-    check_index_spec(spec, flag="SPEC")  # a constructor that raises on a handful of objects: refused here
-    subject = subject_for(spec, seed=args.seed, examples=args.examples)
-    warming = "warm-up (compiling kernels)"
-    width = max(len(n) for n in [*names, warming])
-    print(f"check-index {subject.label}: {_count(len(names))}, seed {args.seed}"
-          + (f", {args.examples} examples" if args.examples else ""), flush=True)
-    print(machine_line(machine()), flush=True)
-    t0 = time.perf_counter()
-    try:
-        warm(subject)
-    except Exception as exc:
-        raise UserError(f"SPEC {spec.label!r}: its warm_up raised {type(exc).__name__}: {exc}") from None
-    print(f"  {'':4}  {warming:{width}}  {time.perf_counter() - t0:7.2f} s", flush=True)
-    failed = []
-    for name in names:
-        out = evaluate(subject, name)
-        print(f"  {'pass' if out.ok else 'FAIL':4}  {name:{width}}  {out.seconds:7.2f} s", flush=True)
-        if not out.ok:
-            failed.append(name)
-            print("\n".join("        " + line for line in out.report.splitlines()), flush=True)
-    total = time.perf_counter() - t0
-    if failed:
-        print(f"{subject.label}: {len(failed)} of {_count(len(names))} FAIL ({', '.join(failed)}); {total:.1f} s")
-        return 1
-    held = f"the property {names[0]} holds" if len(names) == 1 else f"all {_count(len(names))} hold"
-    print(f"{subject.label}: {held}; {total:.1f} s")
-    return 0
-
-
-def _count(n: int) -> str:
-    return f"{n} {'property' if n == 1 else 'properties'}"
+    return run_conformance(args.spec, seed=args.seed, examples=args.examples, only=args.only)
