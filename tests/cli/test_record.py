@@ -684,7 +684,7 @@ def test_a_first_record_compiles_only_what_it_runs_and_before_frame_0(scene_file
 
 @pytest.mark.gl
 def test_the_default_record_of_a_generated_path_is_a_demo_and_full_records_every_frame(scene_file, tmp_path, capsys):
-    from viewer.commands.record import DEMO_FRAMES
+    from viewer.drivers.record import DEMO_FRAMES
     from viewer.paths import generated_path
     from viewer.recording import read_run
     from viewer.scenes import load_scene
