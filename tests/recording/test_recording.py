@@ -90,7 +90,7 @@ def test_every_declared_stage_reaches_the_row_and_the_hud():
     from viewer.frame.stages import HUD_COUNTS
 
     hud = [f"{s.name} " for s in STAGES] + [f"{label} " for _, label in HUD_COUNTS]
-    from viewer.commands.view import summarise
+    from viewer.drivers.view import summarise
 
     text = summarise([row])
     assert all(h in text for h in hud), text

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 
 from ..errors import UserError
-from ..frame.options import COLOUR_MODES, DRAW_MODES, SessionOptions
+from ..frame.options import COLOUR_MODES, DRAW_MODES
 from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
@@ -136,13 +134,6 @@ def _window_views(text: str) -> int:
     return v
 
 
-def _no_window_message(args, why: str) -> str:
-    return (f"cannot open a window: {why}. Render offscreen instead (no display needed):\n"
-            f"  viewer view {args.scene} --headless --frames 120 --screenshot out.png\n"
-            "or run the window on a virtual display:\n"
-            f"  xvfb-run -s '-screen 0 {args.size[0]}x{args.size[1]}x24' viewer view {args.scene}")
-
-
 #: flags only one of the two modes reads: (flag, its attribute, what it is for)
 WINDOW_ONLY = (("--fixed-dt", "fixed_dt", "steps the window's camera"),
                ("--vsync", "vsync", "waits for the display's refresh"),
@@ -174,156 +165,13 @@ def check_mode_flags(args) -> None:
 
 
 def run(args) -> int:
-    from contextlib import ExitStack
-
-    from ..drivers.replay import check_indexes
-    from ..drivers.warm import compiling, default_indexes, warm_kernels
-    from ..scenes.loading import open_scene_shown
+    """``viewer view``: the mode's flags checked, then :func:`viewer.drivers.view.view` with the parsed options."""
+    from ..drivers.view import ViewOptions, view
 
     check_mode_flags(args)
-    given = check_indexes([args.index or (default_indexes("octree") or ["brute"])[0]])
-    index, cycle = given[0], _cycle(given)
-    takes = None
-    if not args.headless:
-        from ..system.display import display_problem
-
-        why = display_problem()
-        if why:
-            raise UserError(_no_window_message(args, why))
-        if args.record:
-            from ..recording.takes import TakeDir
-
-            takes = TakeDir(args.record)
-    cam_path = None
-    if args.path:
-        from ..paths import load_path
-
-        cam_path = load_path(args.path)
-    if args.screenshot is not None:
-        from ..files.output import check_output_file
-
-        check_output_file(args.screenshot, "--screenshot")  # before the scene loads and frames render
-
-    print(f"loading {args.scene} ...", file=sys.stderr)
-    scene = open_scene_shown(args.scene, _args.import_options(args), min_total=1_000_000)  # a big recipe, a slow file
-    with ExitStack() as scopes:
-        # compiled before the window opens (on a first run it would stay black, saying nothing, while numba compiles)
-        # and before the headless run's lines
-        warm_kernels(scene, [index], view_points(args, scene), scopes=scopes)
-        if args.headless:
-            with compiling():  # (a GPU mode's kernels, compiled with its session)
-                return _headless(args, scene, index, cam_path, cycle)
-        return _window(args, scene, index, takes, cycle)
-
-
-def _cycle(given: list[str]) -> list[str] | None:
-    """What the ``I`` cycle goes through when --index names several cullers: those, then every other available
-    index (registered and installed plugins); None for one (the session's own cycle, that one first)."""
-    from ..frame.culling import index_names
-
-    return None if len(given) < 2 else [*given, *(n for n in index_names(available=True) if n not in given)]
-
-
-def view_points(args, scene) -> tuple[str, ...]:
-    """The entry points of an index (:data:`viewer.index.ENTRY_POINTS`) this view runs, the only ones compiled
-    (:func:`viewer.index.warm_scope`; all of an index's would make a first run much longer): the query; a batch of
-    points in a window (its N key splits the view) or with ``--views`` above 1; ``move_many`` in a window (the
-    panel's view-distance scale) or a moving world. A view never inserts, removes or moves one object."""
-    batch = not args.headless or (args.views or 1) > 1
-    moves = scene.moves or not args.headless
-    return ("build", "query") + (("query_many",) if batch else ()) + (("move_many",) if moves else ())
-
-
-def _headless(args, scene, index: str, cam_path, cycle: list[str] | None = None) -> int:
-    from ..drivers.frames import planned_frames
-    from ..drivers.headless import HeadlessViewer
-    from ..system.machine import machine
-    from ..paths import generated_path, probe_index
-    from ..recording.meta import gl_info, timed_on
-
-    if args.pose is not None:
-        samples = [args.pose] * (args.frames or 120)
-        name, dt = f"pose {args.pose}", args.dt or 1.0 / 60.0
-    else:
-        what = f"--path {args.path}" if cam_path is not None else "the generated path"
-        if cam_path is None:
-            try:
-                cam_path = generated_path(scene, speed=args.speed, aspect=args.size[0] / args.size[1],
-                                          index=probe_index([index]))
-            except ValueError as exc:  # e.g. a speed so low that the path's times overflow
-                raise UserError(f"--speed {args.speed}: no usable path at this speed: {exc}") from None
-            if args.speed:
-                what = f"the generated path at --speed {args.speed:g}"
-        if args.dt is not None:
-            planned_frames(cam_path.duration, args.frames, args.dt, what)
-        if args.frames is None and args.dt is None:
-            samples = cam_path.sample(frames=120)
-        else:
-            samples = cam_path.sample(frames=args.frames, dt=args.dt)
-        name, dt = cam_path.name, samples.dt
-    try:
-        hv = HeadlessViewer(scene, size=args.size, index=index, indexes=cycle, draw=args.draw, colour=args.colour,
-                            hud=bool(args.hud), boxes=args.boxes, fade=args.fade, hysteresis=args.hysteresis)
-    except RuntimeError as exc:
-        raise UserError(str(exc)) from None
-    with hv:
-        build = hv.session.run_info()["build_s"]
-        built = f" (built in {build:.3f} s)" if build is not None else ""
-        print(f"{scene.name}: {len(scene.centres)} objects; index {index}{built}; {len(samples)} frames of "
-              f"{name} (dt {dt:.4g} s) at {args.size[0]}x{args.size[1]}, {hv.session.options.draw}",
-              file=sys.stderr)
-        rows = hv.run(samples, dt)
-        shot = hv.screenshot_new(args.screenshot) if args.screenshot else None
-        where = timed_on({"machine": machine(), "gl": gl_info(hv.ctx)})
-    print(summarise(rows))
-    print(where)
-    if build is not None:
-        print(f"index {index} built in {build:.3f} s")
-    if shot is not None:
-        taken = f" ({args.screenshot} is taken: a screenshot is never overwritten)" if shot != args.screenshot else ""
-        print(f"wrote {shot}{taken}")
-    return 0
-
-
-def summarise(rows) -> str:
-    """Median stage times and counts of ``rows`` (FrameStats), and the share of the frame spent in the
-    culling stages (query + cull + gather + upload: ``FrameStats.cpu_ms``); every stage and shown count
-    of :mod:`viewer.frame.stages`."""
-    from ..frame.stages import HUD_COUNTS, STAGES
-
-    if not rows:
-        return "no frames"
-    med = lambda k: statistics.median(getattr(r, k) for r in rows)  # noqa: E731
-    cpu = statistics.median(r.cpu_ms / r.frame_ms for r in rows if r.frame_ms > 0)
-    culling = " + ".join(s.name for s in STAGES if s.culling)
-    return (
-        f"frames {len(rows)}  median frame {med('frame_ms'):.2f} ms ({1000.0 / med('frame_ms'):.1f} fps)\n"
-        "median ms: " + "  ".join(f"{s.name} {med(s.column):.3f}" for s in STAGES) + "\n"
-        f"{culling} share of the frame (median): {100.0 * cpu:.1f}%\n"
-        "median counts: " + "  ".join(f"{label} {med(name):g}" for name, label in HUD_COUNTS) +
-        f"; max drawn {max(r.drawn for r in rows)}\n"
-        f"moved per frame {med('moved'):g}  events: entered "
-        f"{sum(r.entered for r in rows)}  left {sum(r.left for r in rows)} over {len(rows)} frames"
-    )
-
-
-def _window(args, scene, index: str, takes, cycle: list[str] | None = None) -> int:
-    try:
-        from ..drivers.window import WindowLost, WindowOptions, WindowUnavailable, run_window, summary
-    except ImportError as exc:
-        raise UserError(f"cannot open a window: {exc}") from None
-    session = SessionOptions(index=index, indexes=cycle, draw=args.draw, colour=args.colour, fade=args.fade,
-                             hud=True if args.hud is None else args.hud, boxes=args.boxes)
-    opts = WindowOptions(scene=scene, session=session, screenshot=args.screenshot, fixed_dt=args.fixed_dt,
-                         max_frames=args.max_frames or 0, pose=args.pose, speed=args.speed, hysteresis=args.hysteresis,
-                         takes=takes, record=bool(args.record), vsync=args.vsync, max_fps=args.max_fps,
-                         views=args.views or 1)
-    try:
-        win = run_window(opts, size=args.size)
-    except WindowUnavailable as exc:
-        raise UserError(_no_window_message(args, str(exc))) from None
-    except WindowLost as exc:
-        print(f"viewer view: error: {exc}; every take closed with its rows, exiting", file=sys.stderr)
-        return 1
-    print(summary(win), file=sys.stderr)
-    return 0
+    return view(ViewOptions(
+        scene=args.scene, import_options=_args.import_options(args), index=args.index, size=args.size,
+        draw=args.draw, colour=args.colour, fade=args.fade, boxes=args.boxes, hud=args.hud, pose=args.pose,
+        speed=args.speed, hysteresis=args.hysteresis, screenshot=args.screenshot, headless=args.headless,
+        frames=args.frames, path=args.path, dt=args.dt, record=args.record, vsync=args.vsync, max_fps=args.max_fps,
+        fixed_dt=args.fixed_dt, max_frames=args.max_frames, views=args.views))

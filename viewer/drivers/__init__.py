@@ -1,7 +1,8 @@
 """What drives a frame: the window (:mod:`.window`, the only module that imports moderngl_window, with its
 ImGui inspector :mod:`.panel`),
 offscreen runs through EGL (:mod:`.headless`), recorded replays of camera paths (:mod:`.replay`) and the
-soak, many frames of a moving world without rendering (:mod:`.soak`); how many frames a run takes
+soak, many frames of a moving world without rendering (:mod:`.soak`); the runs of ``viewer view``
+(:mod:`.view`) and ``viewer record`` (:mod:`.record`); how many frames a run takes
 (:mod:`.frames`); and the conformance kit run on one index (:mod:`.conformance`, ``viewer check-index``).
 
 Each one only drives a frame's owner: a :class:`viewer.render.ViewerSession` (options, warm-up, one call per
