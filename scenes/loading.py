@@ -10,7 +10,7 @@ from typing import Callable
 from .files import load_scene
 from .importers import IMPORT_FORMATS, import_line
 
-__all__ = ["loading_label", "open_scene", "open_scene_shown"]
+__all__ = ["generation_progress", "loading_label", "open_scene", "open_scene_shown"]
 
 
 def loading_label(scene: str) -> str:
@@ -42,3 +42,11 @@ def open_scene_shown(scene: str, import_options: dict[str, str | None] | None = 
     loaded = open_scene(scene, import_options, progress=loading, quiet=quiet)
     loading.close()
     return loaded
+
+
+def generation_progress(label: str, enabled: bool = True):
+    """Progress of a long generation or import (a million objects or more) on stderr
+    (:mod:`viewer.terminal.progress`), labelled ``label``."""
+    from viewer.terminal.progress import ProgressCallback
+
+    return ProgressCallback(label, enabled=enabled, min_total=1_000_000)

@@ -350,7 +350,8 @@ def test_scenes_import_no_gl():
     import sys
 
     code = (
-        "import sys, viewer.scenes as scenes, viewer.commands.scene; scenes.generate_scene('clustered', 100, clusters=3); "
+        "import sys, viewer.scenes as scenes, viewer.commands.scene, viewer.drivers.scene_files, "
+        "viewer.reports.scene_info; scenes.generate_scene('clustered', 100, clusters=3); "
         "print(','.join(m for m in ('moderngl', 'moderngl_window', 'pyglet', 'glcontext') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

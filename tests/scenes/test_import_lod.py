@@ -298,7 +298,7 @@ def test_scene_info_prints_the_ranges(tmp_path):
     assert "begin      1 object with a begin > 0: 50 (all)" in out
     assert "objects by switches: 1 with 0, 1 with 1, 1 with 2" in out
     assert "parents    1 proxy (HLOD parents), 2 children, 2 (all) per proxy" in out
-    from viewer.commands.scene import describe
+    from viewer.reports.scene_info import describe
 
     d = describe(import_scene(p))["ranges"]
     assert d["parents"] == {**d["parents"], "proxies": 1, "children": 2, "children_short_of_the_window": 0}
