@@ -1,6 +1,6 @@
 """What ``viewer bench`` and ``viewer clients`` are asked to run, checked before anything is compiled or
 generated: the workloads (scene generators or scene files, each once; import options only for a file), the
-object counts, the drift of the dynamic workload. Each refusal names its flag."""
+object counts, the seed, the drift of the dynamic workload. Each refusal names its flag."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import argparse
 from ..errors import UserError, once
 from ..terminal.text import count_text
 
-__all__ = ["check_drift", "check_indexes", "check_workloads", "default_indexes", "parse_sizes", "workload"]
+__all__ = ["check_drift", "check_indexes", "check_workloads", "default_indexes", "parse_seed", "parse_sizes",
+           "workload"]
 
 
 def default_indexes() -> str:
@@ -94,3 +95,19 @@ def check_drift(drift: float, frames: int) -> None:
         raise UserError(f"--drift {drift:g}: {frames} frames of it can carry a mover out of the numeric domain "
                         f"(|coordinate| <= 2**100); at most {most:.3g} with --frames {frames}")
 
+
+def parse_seed(text: str) -> int:
+    """An argparse type: a seed, a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene
+    generate --seed`` and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`): the workloads' seed
+    of ``viewer bench`` and ``viewer clients``, and the kit's of ``viewer check-index``."""
+    from ..scenes.limits import SEED_LIMIT
+
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"a seed is a whole number 0..2**63-1 (= {SEED_LIMIT - 1}), as a scene recipe's seed and "
+            f"'viewer scene generate --seed' take; got {text!r}")
+    return v

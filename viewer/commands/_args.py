@@ -160,44 +160,8 @@ def fraction(text: str) -> float:
     return v
 
 
-def pose(text: str) -> tuple[float, float, float, float, float]:
-    """``X,Y,Z,YAW,PITCH``: world units and degrees; the position inside the numeric domain
-    (``|coordinate| <= viewer.domain.COORD_LIMIT``, every index's promise), the angles at most
-    ``viewer.domain.ANGLE_LIMIT`` degrees."""
-    from ..domain import ANGLE_LIMIT, COORD_LIMIT
-
-    try:
-        vals = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        vals = ()
-    if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
-        raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
-    if not all(abs(v) <= COORD_LIMIT for v in vals[:3]):
-        raise argparse.ArgumentTypeError(
-            f"the position must be within +-{COORD_LIMIT:.4g} (2**100) world units on each axis, got {text!r}")
-    if not all(abs(v) <= ANGLE_LIMIT for v in vals[3:]):
-        raise argparse.ArgumentTypeError(f"yaw and pitch must be within +-{ANGLE_LIMIT:g} degrees, got {text!r}")
-    return vals
-
-
 def margin(text: str) -> tuple[float, bool]:
     """A hysteresis margin: world units, or ``P%`` of each radius (see :func:`viewer.frame.events.parse_margin`)."""
     from ..frame.events import parse_margin
 
     return parse_margin(text)
-
-
-def seed(text: str) -> int:
-    """A seed: a whole number 0..2**63-1, the range a scene recipe's ``seed``, ``viewer scene generate --seed``
-    and a sweep's seed axis take (:data:`viewer.scenes.limits.SEED_LIMIT`)."""
-    from viewer.scenes.limits import SEED_LIMIT
-
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if not 0 <= v < SEED_LIMIT:
-        raise argparse.ArgumentTypeError(
-            f"a seed is a whole number 0..2**63-1 (= {SEED_LIMIT - 1}), as a scene recipe's seed and "
-            f"'viewer scene generate --seed' take; got {text!r}")
-    return v

@@ -61,7 +61,7 @@ def _whole(lo: int, hi: int, hi_text: str, note: str = ""):
 
 
 def add_parser(sub) -> None:
-    from viewer.bench.checks import default_indexes, parse_sizes
+    from viewer.bench.checks import default_indexes, parse_seed, parse_sizes
 
     p = sub.add_parser(
         "bench",
@@ -127,7 +127,7 @@ def add_parser(sub) -> None:
     p.add_argument("--drift", type=_args.positive_float, default=1.0, metavar="UNITS",
                    help="how far a mover of the dynamic workload drifts a frame: each axis's standard deviation, "
                         "world units (default 1; a mover at 20 units/s drifts 0.33 a frame at 60 fps)")
-    p.add_argument("--seed", type=_args.seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
+    p.add_argument("--seed", type=parse_seed, default=0, help="random seed, 0..2**63-1 (as scene recipes take)")
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for bench.csv and plots (default runs/bench-YYYYmmdd-HHMMSS)")
     p.add_argument("--no-plots", action="store_true", help="write the CSV only")

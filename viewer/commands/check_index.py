@@ -37,6 +37,8 @@ _examples = _args.positive_int_at_most(MAX_EXAMPLES, "examples", f"{MAX_EXAMPLES
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from ..bench.checks import parse_seed
+
     p = subparsers.add_parser("check-index", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("spec", metavar="SPEC", help="the index: a name, plugin name, package.module:Class or "
@@ -44,7 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_examples, metavar="N",
                    help="hypothesis examples for each randomised property (default: 40 sequences of the state "
                         "machine, 60 draws of the domain fuzz); more finds rarer faults, slower")
-    p.add_argument("--seed", type=_args.seed, metavar="S",
+    p.add_argument("--seed", type=parse_seed, metavar="S",
                    help="the seed of every random draw, so a run repeats (default: the kit's own, named on the "
                         "first line)")
     p.add_argument("--only", metavar="PROPERTY",

@@ -30,7 +30,7 @@ def _layouts(text: str) -> list[str]:
 
 
 def add_parser(sub) -> None:
-    from viewer.bench.checks import parse_sizes
+    from viewer.bench.checks import parse_seed, parse_sizes
 
     p = sub.add_parser(
         "clients",
@@ -59,7 +59,7 @@ def add_parser(sub) -> None:
                    help="how far a client moves in a tick, world units")
     p.add_argument("--budget", type=_args.positive_float, default=20.0,
                    help="seconds an index may spend per workload and K before its remaining ticks are skipped")
-    p.add_argument("--seed", type=_args.seed, default=0, help="random seed, 0..2**63-1")
+    p.add_argument("--seed", type=parse_seed, default=0, help="random seed, 0..2**63-1")
     p.add_argument("--out", type=_args.directory, default=None,
                    help="directory for clients.csv and clients.json (default runs/clients-YYYYmmdd-HHMMSS)")
     p.add_argument("--force", action="store_true",

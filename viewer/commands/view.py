@@ -61,6 +61,8 @@ objects), never over an existing file either (a name taken: PNG-2.png, ... besid
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from ..drivers.view import parse_pose
+
     p = subparsers.add_parser("view", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
@@ -80,7 +82,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--boxes", action="store_true", help="start with the index's node boxes shown")
     p.add_argument("--no-hud", dest="hud", action="store_false", default=None, help="start with the HUD hidden")
     p.add_argument("--hud", dest="hud", action="store_true", help="draw the HUD (default on in a window, off headless)")
-    p.add_argument("--pose", type=_args.pose, metavar="X,Y,Z,YAW,PITCH",
+    p.add_argument("--pose", type=parse_pose, metavar="X,Y,Z,YAW,PITCH",
                    help="camera pose to start at (world units, degrees); headless: render every frame there "
                         "instead of flying a path")
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",

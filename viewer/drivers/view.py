@@ -3,6 +3,8 @@ EGL (:mod:`.headless`) with a summary of their stage timings."""
 
 from __future__ import annotations
 
+import argparse
+import math
 import statistics
 import sys
 from dataclasses import dataclass
@@ -10,7 +12,7 @@ from dataclasses import dataclass
 from ..errors import UserError
 from ..frame.options import SessionOptions
 
-__all__ = ["ViewOptions", "summarise", "view", "view_points"]
+__all__ = ["ViewOptions", "parse_pose", "summarise", "view", "view_points"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,26 @@ class ViewOptions:
     fixed_dt: float | None = None
     max_frames: int | None = None
     views: int | None = None
+
+
+def parse_pose(text: str) -> tuple[float, float, float, float, float]:
+    """An argparse type: ``--pose X,Y,Z,YAW,PITCH``, world units and degrees; the position inside the numeric domain
+    (``|coordinate| <= viewer.domain.COORD_LIMIT``, every index's promise), the angles at most
+    ``viewer.domain.ANGLE_LIMIT`` degrees."""
+    from ..domain import ANGLE_LIMIT, COORD_LIMIT
+
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 5 or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(f"expected X,Y,Z,YAW,PITCH (five numbers), got {text!r}")
+    if not all(abs(v) <= COORD_LIMIT for v in vals[:3]):
+        raise argparse.ArgumentTypeError(
+            f"the position must be within +-{COORD_LIMIT:.4g} (2**100) world units on each axis, got {text!r}")
+    if not all(abs(v) <= ANGLE_LIMIT for v in vals[3:]):
+        raise argparse.ArgumentTypeError(f"yaw and pitch must be within +-{ANGLE_LIMIT:g} degrees, got {text!r}")
+    return vals
 
 
 def _no_window_message(opts, why: str) -> str:
