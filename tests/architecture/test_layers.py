@@ -92,3 +92,37 @@ def test_the_top_of_the_package_is_small():
     top = sorted(p.name for p in (ROOT / "viewer").glob("*.py"))
     assert len(top) <= 10, top
     assert set(top) >= {"__init__.py", "cli.py", "errors.py", "domain.py", "camera.py"}, top
+
+
+#: the parts of the package the commands layer may import: a command parses its arguments and calls a driver
+#: (``drivers``), a bench or a sweep run (``bench``, ``sweep``), a report or a page (``reports``, ``pages``,
+#: ``results``), and refuses with a :class:`viewer.errors.UserError` (``errors``). Two more hold vocabulary the
+#: parser itself shows in its usage and help: the frame's (``frame``: the draw and colour modes of ``--draw`` /
+#: ``--colour``, the view counts of ``--views``, the ``--hysteresis`` margin's grammar) and the generated camera
+#: paths' names (``paths``: ``record --generated``'s choices).
+COMMAND_PARTS = {"bench", "drivers", "errors", "frame", "pages", "paths", "reports", "results", "sweep"}
+
+
+def _parts_imported(path: Path) -> set[str]:
+    """The parts of ``viewer`` (the first name under it) that the module at ``path`` (in viewer/commands/)
+    imports, at any level of the module, ``TYPE_CHECKING`` imports included."""
+    import ast
+
+    parts = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            parts |= {a.name.split(".")[1] for a in node.names if a.name.startswith("viewer.")}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level == 2 or (node.level == 0 and module.split(".")[0] == "viewer"):
+                below = module.split(".")[1:] if node.level == 0 else module.split(".")
+                parts |= {below[0]} if below and below[0] else {a.name for a in node.names}
+    return parts
+
+
+def test_the_commands_import_few_parts():
+    """Commands parse arguments and call a driver or a report: the setup they would do themselves (loading a
+    scene, building a camera path, opening writers, reading machine facts, writing files) lives below them."""
+    found = {f.name: _parts_imported(f) for f in sorted((ROOT / "viewer" / "commands").glob("*.py"))}
+    extra = {name: sorted(parts - COMMAND_PARTS) for name, parts in found.items() if parts - COMMAND_PARTS}
+    assert not extra, f"viewer/commands imports parts beyond {sorted(COMMAND_PARTS)}: {extra}"
