@@ -45,10 +45,6 @@ Replaying a take's path (--path DIR/take-N.path.toml) on another scene than the 
 """
 
 
-
-
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from ..paths import GENERATED
 

@@ -54,12 +54,6 @@ objects), never over an existing file either (a name taken: PNG-2.png, ... besid
 """
 
 
-
-
-
-
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from ..drivers.view import parse_pose
 
