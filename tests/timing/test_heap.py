@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 
-from viewer.timing.heap import FULL_EVERY, FrameCollector
+import pytest
+
+from viewer.timing.heap import FULL_EVERY, FrameCollector, collector_off
 
 
 def test_the_frame_collector_collects_between_frames_only_and_restores_the_collector():
@@ -34,5 +36,36 @@ def test_the_frame_collector_collects_between_frames_only_and_restores_the_colle
         with FrameCollector():
             pass
         assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()
+
+
+def test_collector_off_runs_no_collection_inside_and_restores_the_collector_even_on_an_error():
+    """Inside ``collector_off`` no collection starts, however much the block allocates; after it the collector is
+    as it was, also when the block raised, and a caller who had it off keeps it off."""
+    seen = []
+
+    def watch(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    assert gc.isenabled()
+    gc.callbacks.append(watch)
+    try:
+        with pytest.raises(RuntimeError):
+            with collector_off():
+                assert not gc.isenabled()
+                for _ in range(50):
+                    [[] for _ in range(2000)]  # enough to trigger the automatic collector many times over
+                raise RuntimeError("the block fails")
+    finally:
+        gc.callbacks.remove(watch)
+    assert seen == []
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_off():
+            pass
+        assert not gc.isenabled()
     finally:
         gc.enable()

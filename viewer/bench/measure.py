@@ -7,7 +7,6 @@ queries before timing starts).
 
 from __future__ import annotations
 
-import gc
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import time
 import numpy as np
 
 from viewer.index import SphereIndex, grown_until_fits
+from viewer.timing.heap import collector_off
 from viewer.timing.interleave import balanced_orders
 
 from .result import IndexResult
@@ -98,8 +98,7 @@ def measure_static(
             _query(ix, p, out, name)
     if scan is not None:
         scan.read_floor()
-    gc.disable()
-    try:
+    with collector_off():  # no collection inside a timed query
         blocks = range(0, nq, block)
         for rnd, b0 in ((rnd, b0) for rnd in range(rounds) for b0 in blocks):
             span = range(b0, min(nq, b0 + block))
@@ -131,8 +130,6 @@ def measure_static(
                 t0 = time.perf_counter_ns()
                 np.take(records, ids, axis=0, out=rec_buf[: ids.size])
                 floor[at + q] = (time.perf_counter_ns() - t0) / 1e3
-    finally:
-        gc.enable()
     for name in built:
         res[name].query_us = times[name].reshape(rounds, nq)
         res[name].floor_us = floor.reshape(rounds, nq)

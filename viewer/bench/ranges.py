@@ -11,13 +11,13 @@ A scene without ranges is not measured here: its bench is unchanged.
 
 from __future__ import annotations
 
-import gc
 import time
 
 import numpy as np
 
 from viewer.frame.ranges import BAND_COLUMNS, Ranges
 from viewer.index import SphereIndex, grown_until_fits
+from viewer.timing.heap import collector_off
 
 from .measure import turns, twice_needed
 from .result import IndexResult
@@ -56,8 +56,7 @@ def measure_ranges(built: dict[str, SphereIndex], wl: Workload, ranges: Ranges, 
     for name, ix in built.items():  # warm: the filter's kernel and each index's buffers
         for p in pts[:3]:
             _query_filter(ix, ranges, p, out, name)
-    gc.disable()
-    try:
+    with collector_off():  # no collection inside a timed query
         blocks = range(0, nq, block)
         for rnd, b0 in ((rnd, b0) for rnd in range(rounds) for b0 in blocks):
             at = rnd * nq
@@ -75,8 +74,6 @@ def measure_ranges(built: dict[str, SphereIndex], wl: Workload, ranges: Ranges, 
                         r.in_range += m
                         r.band_sums += [c[b] for b in BAND_COLUMNS]
                         r.proxies += c["proxies"]
-    finally:
-        gc.enable()
     for name in built:
         res[name].range_query_us = both[name].reshape(rounds, nq)
         res[name].range_filter_us = alone[name].reshape(rounds, nq)

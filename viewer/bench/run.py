@@ -16,6 +16,7 @@ from viewer.errors import UserError
 from viewer.index import INDEXES
 # what an --index text means lives with the indexes; re-exported here, where the bench first had it
 from viewer.index.specs import IndexSpec, check_index_spec, index_options, number_or_text, parse_index_spec
+from viewer.timing.heap import collector_off
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -195,10 +196,10 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
     log(f"  building {len(usable)} indexes")
     built = {}
     for s in usable:
-        gc.collect()
         t0 = time.perf_counter()
         try:
-            ix = s.build(wl.centres, wl.radii)
+            with collector_off():  # no collection inside the timed build
+                ix = s.build(wl.centres, wl.radii)
         except (TypeError, ValueError) as exc:
             raise UserError(f"--index {s.label}: {exc}") from None
         ix._bench_build_s = time.perf_counter() - t0

@@ -15,8 +15,10 @@ off. (The measurements behind this: the bench results README, "Figures that used
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
+from typing import Iterator
 
-__all__ = ["FrameCollector", "settle"]
+__all__ = ["FrameCollector", "collector_off", "settle"]
 
 #: frames between two collections of the young generations in a frame loop that collects itself (at ~6
 #: indexes' worth of per-frame objects, the automatic collector's generation-1 pass came every ~330 frames)
@@ -30,6 +32,20 @@ def settle() -> None:
     for the whole run; objects made later, a new index after a switch, are collected as usual)."""
     gc.collect()
     gc.freeze()
+
+
+@contextmanager
+def collector_off() -> Iterator[None]:
+    """The automatic cyclic collector off for the block, then as it was: no collection lands in the timed work
+    inside it (a build, a pass of queries), and none is run before it either (a full collection walks the whole
+    heap: in a process that has built many indexes, or a test worker, a quarter of a second each time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class FrameCollector:
