@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from viewer.timing.heap import FULL_EVERY, FrameCollector, collector_off
+from viewer.timing.heap import FULL_EVERY, FrameCollector, collect_if_alive, collector_off
 
 
 def test_the_frame_collector_collects_between_frames_only_and_restores_the_collector():
@@ -69,3 +69,35 @@ def test_collector_off_runs_no_collection_inside_and_restores_the_collector_even
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_collect_if_alive_collects_only_when_a_released_object_survives_in_a_cycle():
+    """No full collection when every object let go of was freed by its reference count; one when an object
+    still lives, held by a reference cycle, and that collection frees it."""
+    import weakref
+
+    class Thing:
+        pass
+
+    seen = []
+
+    def watch(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            seen.append(2)
+
+    plain, cyclic = Thing(), Thing()
+    cyclic.me = cyclic
+    refs = [weakref.ref(plain)]
+    gc.callbacks.append(watch)
+    try:
+        del plain
+        collect_if_alive(refs)
+        assert seen == []
+        refs = [weakref.ref(cyclic)]
+        del cyclic
+        assert refs[0]() is not None  # only the collector frees a cycle
+        collect_if_alive(refs)
+    finally:
+        gc.callbacks.remove(watch)
+    assert seen == [2]
+    assert refs[0]() is None

@@ -10,14 +10,15 @@ time budgets the bench itself enforces.
 
 from __future__ import annotations
 
-import gc
 import os
 import resource
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from viewer.timing.heap import collect_if_alive
 
 from . import measure
 from .updates import measure_updates, plan
@@ -150,8 +151,10 @@ def calibrate(cfg, usable: list, scene: str, radius, n: int) -> Calibration:
             per = lambda s, k: s / k if k else 0.0  # noqa: E731
             cal.update_s[label] = (per(r.remove_s, r.removes), per(r.insert_s, r.inserts), per(r.move_s, r.moves),
                                    per(r.move_many_s, r.batch_moves))
+    refs = [weakref.ref(ix) for ix in built.values()]
     del built, wl
-    gc.collect()
+    ix = None
+    collect_if_alive(refs)
     cal.trial_s = time.perf_counter() - t_start
     return cal
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from dataclasses import dataclass, field
 
@@ -16,7 +16,7 @@ from viewer.errors import UserError
 from viewer.index import INDEXES
 # what an --index text means lives with the indexes; re-exported here, where the bench first had it
 from viewer.index.specs import IndexSpec, check_index_spec, index_options, number_or_text, parse_index_spec
-from viewer.timing.heap import collector_off
+from viewer.timing.heap import collect_if_alive, collector_off
 
 from . import measure
 from .estimate import _BYTES_PER_OBJECT, _SCENE_BYTES_PER_OBJECT
@@ -234,5 +234,7 @@ def _run_workload(cfg: BenchConfig, wl: Workload, usable: list[IndexSpec], resul
         r.build_first_s = first.get(label, float("nan"))
         r.note = getattr(ix, "update_note", "") or ("in place" if ix.updates_in_place else "remove + insert")
         results.append(r)
+    refs = [weakref.ref(ix) for ix in built.values()]
     del built
-    gc.collect()
+    ix = None
+    collect_if_alive(refs)  # an index in a reference cycle goes now, not after the next workload's builds

@@ -15,10 +15,11 @@ off. (The measurements behind this: the bench results README, "Figures that used
 from __future__ import annotations
 
 import gc
+import weakref
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator
 
-__all__ = ["FrameCollector", "collector_off", "settle"]
+__all__ = ["FrameCollector", "collect_if_alive", "collector_off", "settle"]
 
 #: frames between two collections of the young generations in a frame loop that collects itself (at ~6
 #: indexes' worth of per-frame objects, the automatic collector's generation-1 pass came every ~330 frames)
@@ -32,6 +33,15 @@ def settle() -> None:
     for the whole run; objects made later, a new index after a switch, are collected as usual)."""
     gc.collect()
     gc.freeze()
+
+
+def collect_if_alive(refs: Iterable[weakref.ref]) -> None:
+    """A full collection only if an object the caller has just let go of still lives (``refs``: weak references
+    to them): one held by a reference cycle, which only the collector frees, so a large one never outlives its
+    use. Objects freed by their reference counts (every registered index) need none, and a full collection walks
+    the whole heap."""
+    if any(r() is not None for r in refs):
+        gc.collect()
 
 
 @contextmanager
