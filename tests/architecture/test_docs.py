@@ -121,3 +121,16 @@ def test_the_slugs_are_githubs():
         "the-octrees-targets-what-was-done-what-was-tried"
     assert _slug("The CSV, the metadata and the guarantees") == "the-csv-the-metadata-and-the-guarantees"
     assert _slug("Measured: `viewer bench --n 1e6`") == "measured-viewer-bench---n-1e6"
+
+
+def test_the_readmes_test_command_installs_every_system_package_ci_installs():
+    """``.ci/run`` runs the README's test command from a clean clone: the README's command installs (at least)
+    every system package ``.ci/run`` does, so a newcomer who follows it runs the same tests, the browser's too."""
+    ci = re.search(r"^for pkg in ([^;]+);", (ROOT / ".ci" / "run").read_text(), re.M)
+    assert ci, ".ci/run's package loop not found"
+    command = next(line for line in (ROOT / "README.md").read_text().splitlines()
+                   if "apt-get install" in line and "pytest" in line)
+    listed = re.search(r"apt-get install -y ([^&]+)&&", command)
+    assert listed, command
+    missing = set(ci.group(1).split()) - set(listed.group(1).split())
+    assert not missing, f"the README's test command does not install {sorted(missing)}"
