@@ -125,7 +125,7 @@ def test_the_slugs_are_githubs():
 
 def test_the_readmes_test_command_installs_every_system_package_ci_installs():
     """``.ci/run`` runs the README's test command from a clean clone: the README's command installs (at least)
-    every system package ``.ci/run`` does, so a newcomer who follows it runs the same tests, the browser's too."""
+    every system package ``.ci/run`` does, so whoever follows it runs the same tests, the browser's too."""
     ci = re.search(r"^for pkg in ([^;]+);", (ROOT / ".ci" / "run").read_text(), re.M)
     assert ci, ".ci/run's package loop not found"
     command = next(line for line in (ROOT / "README.md").read_text().splitlines()
