@@ -206,7 +206,7 @@ def _best_split(D, s, e, normals, count, nbins, cnt_b, lo_b, hi_b, rlo, rhi, rcn
 @njit
 def _partition(D, perm, s, e, nx, ny, nz, split):
     """Rows with ``n . c < split`` first; returns the first row of the rest."""
-    i = s
+    i = np.int64(s)  # as i + 1: swap_rows compiles once
     j = e - 1
     while i <= j:
         if _proj(nx, ny, nz, D[i, 0], D[i, 1], D[i, 2]) < split:
@@ -257,7 +257,7 @@ def build_start(obj):
     n = obj.shape[0]
     D = np.empty((n, 5))  # x, y, z, r, projection scratch
     D[:, :4] = obj
-    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    perm, ni, stack, ctl = build_state(D, np.int64(NI_COLS))  # not a literal: compiled once for every tree
     nf = np.zeros((ni.shape[0], NF_COLS))
     nf[0, SLO] = -INF
     nf[0, SHI] = INF
@@ -413,7 +413,7 @@ def _widen_path(leaf, x, y, z, r, nf, ni):
 
 @njit
 def _find_leaf(x, y, z, nf, ni):
-    node = 0
+    node = np.int64(0)  # not a literal 0: _side compiles once
     while ni[node, CHILD] >= 0:
         node = ni[node, CHILD] + _side(nf, node, x, y, z)
     return node
@@ -431,7 +431,8 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size):
         return
     m = ni[leaf, CNT] + 1
     tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)
-    order = np.argsort(tmp[:, a], kind="mergesort")
+    # a contiguous copy of the column: the stable sort compiles once, for the layout the frame sorts too
+    order = np.argsort(np.ascontiguousarray(tmp[:, a]), kind="mergesort")
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     nf[leaf, NX] = 1.0 if a == 0 else 0.0
     nf[leaf, NY] = 1.0 if a == 1 else 0.0
@@ -457,7 +458,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
     """In place when the planes still lead the new centre to its leaf (the intervals above widened on the
     walk that checks it, the boxes refitted up the chain if ``refit``), otherwise remove + insert (the
     widened intervals stay conservative). O(depth) either way."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     if _widen_path(leaf, x, y, z, r, nf, ni):
         obj[slot, 0] = x
         obj[slot, 1] = y

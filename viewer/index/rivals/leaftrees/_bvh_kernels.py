@@ -105,7 +105,7 @@ def build_start(obj, rkey_eps):
         for a in range(4):
             D[i, a] = obj[i, a]
         D[i, 4] = np.log(obj[i, 3] + rkey_eps)
-    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    perm, ni, stack, ctl = build_state(D, np.int64(NI_COLS))  # not a literal: compiled once for every tree
     nf = np.empty((ni.shape[0], 6))
     return D, perm, nf, ni, stack, ctl
 
@@ -249,7 +249,7 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
             a = best_axis
             scale = nbins / (kmax[a] - kmin[a])
             col = a if a < 3 else 4
-            i = s
+            i = np.int64(s)  # as i + 1: swap_rows compiles once
             j = s + c - 1
             while i <= j:
                 b = int((D[i, col] - kmin[a]) * scale)
@@ -263,7 +263,7 @@ def build_steps(D, perm, nf, ni, stack, ctl, leaf_size, nbins, budget):
             mid = i
         else:
             # every key equal, or too deep: median of the longest centre axis
-            a = 0
+            a = np.int64(0)  # not a literal 0: select_kth compiles once, for the int64 axis the others pass
             span = kmax[0] - kmin[0]
             for q in range(1, 3):
                 if kmax[q] - kmin[q] > span:
@@ -361,7 +361,7 @@ def refit_all(obj, nf, ni, fst, st):
 @njit
 def _detach(slot, obj, oid, leafof, idslot, ni):
     """Take the object out of its leaf (the leaf's last object fills the hole); returns the leaf."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     last = ni[leaf, START] + ni[leaf, CNT] - 1
     if slot != last:
         for q in range(4):
@@ -429,7 +429,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, fst, leaf_size
     """Move one object. If its new box would grow its leaf's volume by more than ``growth`` times (leaf +
     object) it is detached and reinserted where it fits; otherwise it is updated in its slot and, if
     ``refit``, the leaf and the chain above are refitted (else the caller refits everything)."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     u, v = _growth(
         nf[leaf, 0], nf[leaf, 1], nf[leaf, 2], nf[leaf, 3], nf[leaf, 4], nf[leaf, 5], x, y, z, r
     )

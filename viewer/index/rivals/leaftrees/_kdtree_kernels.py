@@ -74,7 +74,7 @@ def build_start(obj):
     ``ni`` (2n + 1, 7) int32, ``stack`` (2n + 1,) int64 of nodes still to split and ``ctl`` (3,) int64
     ``[stack size, nnodes, maxdepth]`` (``_leaftree_kernels.build_state``)."""
     D = obj.copy()
-    perm, ni, stack, ctl = build_state(D, NI_COLS)
+    perm, ni, stack, ctl = build_state(D, np.int64(NI_COLS))  # not a literal: compiled once for every tree
     nf = np.zeros((ni.shape[0], NF_COLS))
     return D, perm, nf, ni, stack, ctl
 
@@ -224,7 +224,7 @@ def _copy_slot(dst, src, obj, oid, idslot):
 @njit
 def _detach(slot, obj, oid, idslot, leafof, ni):
     """Take the object out of its leaf, shifting the smaller radii up one slot; returns the leaf."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     last = ni[leaf, START] + ni[leaf, CNT] - 1
     for t in range(slot, last):
         _copy_slot(t, t + 1, obj, oid, idslot)
@@ -335,8 +335,9 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
         return
     # split the full leaf
     m = cnt + 1
-    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], cnt, x, y, z, r, id)
-    order = np.argsort(tmp[:, a], kind="mergesort")
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)  # m - 1: int64, as the other trees pass
+    # a contiguous copy of the column: the stable sort compiles once, for the layout the frame sorts too
+    order = np.argsort(np.ascontiguousarray(tmp[:, a]), kind="mergesort")
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
     half = m // 2
     for j in range(2):
@@ -371,7 +372,7 @@ def insert(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size)
 def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size, refit):
     """In place when the new centre stays in the leaf's region (box and largest radius refitted up the
     chain); otherwise remove + insert."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     if in_box(reg, leaf, x, y, z):
         obj[slot, 0] = x
         obj[slot, 1] = y

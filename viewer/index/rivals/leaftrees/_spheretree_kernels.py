@@ -211,7 +211,7 @@ def _choose_leaf(x, y, z, r, nf, ni):
     """Descend to the leaf whose sphere grows the least (by volume) to take the sphere."""
     node = 0
     while ni[node, CHILD] >= 0:
-        ch = ni[node, CHILD]
+        ch = np.int64(ni[node, CHILD])  # as ch + 1: _growth compiles once
         ua, va = _growth(nf, ch, x, y, z, r)
         ub, vb = _growth(nf, ch + 1, x, y, z, r)
         ga = ua - va
@@ -249,7 +249,7 @@ def _move(slot, x, y, z, r, obj, oid, leafof, idslot, nf, ni, st, ex, leaf_size,
     """Move one object: in its slot (the leaf's sphere and the chain above refitted if ``refit``), unless
     its leaf's sphere would grow by more than ``growth`` times the volume (leaf + object): then it is
     detached and reinserted where it fits."""
-    leaf = leafof[slot]
+    leaf = np.int64(leafof[slot])  # int64, as every other node index: its callees compile once
     u, v = _growth(nf, leaf, x, y, z, r)
     if u > growth * (v + r * r * r):
         id = oid[slot]
