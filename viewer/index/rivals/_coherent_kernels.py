@@ -357,7 +357,7 @@ def sift_down(hkey, hint, n, i):
 @njit
 def heap_compact(hkey, hint, n, ni, gen):
     """Drop stale entries (an epoch or generation that no longer matches), re-heapify; returns the size."""
-    w = 0
+    w = np.int64(0)  # not a literal 0: sift_down compiles once, for int64
     for i in range(n):
         k = hint[i, 0]
         if hint[i, 1] == ni[k, 2] and is_frontier(ni, k, gen):
@@ -380,7 +380,7 @@ def heap_pop(hkey, hint, cnt):
     hint[0, 1] = hint[n, 1]
     cnt[C_HS] = n
     if n > 1:
-        sift_down(hkey, hint, n, 0)
+        sift_down(hkey, hint, n, np.int64(0))  # int64, as heap_compact passes: compiled once
     return k, ep
 
 
@@ -450,14 +450,14 @@ def evaluate(k0, known0, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px,
         if bo > 0.0:
             if known != OUT:
                 flip_range(lo, hi, False, flags, si, cnt, ev)
-            file_node(k, OUT, bo, T, nf, ni, hkey, hint, cnt)
+            file_node(k, np.int64(OUT), bo, T, nf, ni, hkey, hint, cnt)  # int64 states: compiled once, as try_close's
         elif bi > 0.0:
             if known != IN:
                 flip_range(lo, hi, True, flags, si, cnt, ev)
-            file_node(k, IN, bi, T, nf, ni, hkey, hint, cnt)
+            file_node(k, np.int64(IN), bi, T, nf, ni, hkey, hint, cnt)
         elif k >= P:
             b = leaf_eval(lo, hi, obj, flags, si, cnt, ev, px, py, pz)
-            file_node(k, LEAF, b, T, nf, ni, hkey, hint, cnt)
+            file_node(k, np.int64(LEAF), b, T, nf, ni, hkey, hint, cnt)
         else:
             if is_frontier(ni, k, gen):
                 cnt[C_FRONT] -= 1
@@ -607,7 +607,9 @@ def rebuild(obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P
     changes become events; the left ones are gathered after the detached pass (:func:`finish_rebuild`)."""
     nl, nv = forget_frontier(flags, si, cnt, ev)
     if nbuilt > 0:
-        evaluate(1, OUT, obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf, nbuilt)
+        # the types query passes (a node int64, a state read from ni: int32): evaluate compiles once
+        evaluate(np.int64(1), np.int32(OUT), obj, flags, si, nf, ni, hkey, hint, cnt, ev, stack, px, py, pz, T, P, leaf,
+                 nbuilt)
     return nl, nv
 
 
