@@ -95,7 +95,7 @@ def room(ni, bl, ck, tab, cmeta, meta):
         return False
     if meta[BLK_FREEN] + bl.shape[0] - meta[BLK_TOP] < BLOCKS_PER_OP:
         return False
-    return cell_room(tab, ck, cmeta, 1)
+    return cell_room(tab, ck, cmeta, np.int64(1))
 
 
 @njit_noref
@@ -182,7 +182,7 @@ def _split(n0, m, ni, ng, nb, bd, bid, bl, gfree, bfree, loc, meta, stack):
             ng[c, 1] = ng[n, 1] + (h if o & 2 else -h)
             ng[c, 2] = ng[n, 2] + (h if o & 4 else -h)
             ng[c, 3] = h
-        b = ni[n, 1]
+        b = np.int64(ni[n, 1])  # int64, as _remove's block: _blk_free compiles once
         ni[n, 1] = -1
         ni[n, 0] = ch
         while b >= 0:
@@ -208,7 +208,7 @@ def _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, 
     cx = cell_of(x, inv)
     cy = cell_of(y, inv)
     cz = cell_of(z, inv)
-    c = cell_find(tab, 0, cx, cy, cz)
+    c = cell_find(tab, np.int64(0), cx, cy, cz)
     if c < 0:
         n = _grp_alloc(ni, nb, gfree, meta)
         ni[n, 2] = -1
@@ -217,9 +217,9 @@ def _insert(i, x, y, z, r, m, inv, edge, tab, ck, cfree, cmeta, ni, ng, nb, bd, 
         ng[n, 1] = (cy + 0.5) * edge
         ng[n, 2] = (cz + 0.5) * edge
         ng[n, 3] = 0.5 * edge
-        c = cell_add(tab, ck, cfree, cmeta, 0, cx, cy, cz, n)
+        c = cell_add(tab, ck, cfree, cmeta, np.int64(0), cx, cy, cz, n)
         ni[n, 4] = c
-    n = ck[c, 4]
+    n = np.int64(ck[c, 4])  # int64, as the descent's next node: its callees compile once
     while True:
         _grow_box(nb, n, x, y, z, r)
         if ni[n, 0] < 0:
@@ -304,9 +304,9 @@ def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, 
         _blk_free(bl, bfree, meta, b)
     _refit(leaf, m, ni, nb, bd, bl)
     # merge children back into their parent while they are all leaves holding <= m / 2 together
-    n = ni[leaf, 2]
+    n = np.int64(ni[leaf, 2])  # node and block indices int64, as _insert and _split pass them: compiled once
     while n >= 0:
-        ch = ni[n, 0]
+        ch = np.int64(ni[n, 0])
         tot = 0
         for c in range(ch, ch + 8):
             if ni[c, 0] >= 0:
@@ -317,7 +317,7 @@ def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, 
             break
         ni[n, 0] = -1
         for c in range(ch, ch + 8):
-            b = ni[c, 1]
+            b = np.int64(ni[c, 1])
             while b >= 0:
                 for rw in range(b * bs, b * bs + bl[b, 0]):
                     _leaf_put(n, bid[rw], bd[rw, 0], bd[rw, 1], bd[rw, 2], bd[rw, 3], m, ni, bd, bid, bl, bfree,
@@ -340,10 +340,10 @@ def _remove(i, m, tab, ck, cfree, cmeta, ni, ng, nb, bd, bid, bl, gfree, bfree, 
 @njit_noref
 def _leaf_of(x, y, z, inv, tab, ni, ng, ck):
     """The leaf a centre descends to, or -1 when its cell does not exist."""
-    c = cell_find(tab, 0, cell_of(x, inv), cell_of(y, inv), cell_of(z, inv))
+    c = cell_find(tab, np.int64(0), cell_of(x, inv), cell_of(y, inv), cell_of(z, inv))
     if c < 0:
         return -1
-    n = ck[c, 4]
+    n = np.int64(ck[c, 4])  # int64, as the descent's next node: _octant compiles once
     while ni[n, 0] >= 0:
         n = ni[n, 0] + _octant(ng, n, x, y, z)
     return n
@@ -461,7 +461,7 @@ def query(px, py, pz, m, inv, tab, ck, cmeta, ni, nb, bd, bid, bl, gm, out, stac
             q = t // (z1 - z0 + 1)
             cy = y0 + q % (y1 - y0 + 1)
             cx = x0 + q // (y1 - y0 + 1)
-            c = cell_find(tab, 0, cx, cy, cz)
+            c = cell_find(tab, np.int64(0), cx, cy, cz)
             if c < 0:
                 continue
             root = ck[c, 4]

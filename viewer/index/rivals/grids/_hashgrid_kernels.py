@@ -160,7 +160,8 @@ def cell_add(tab, ck, cfree, cmeta, k0, k1, k2, k3, payload):
 def cell_drop(tab, ck, cfree, cmeta, c):
     """Remove record ``c`` from the map (backward-shift deletion) and free it."""
     mask = tab.shape[0] - 1
-    i = hash4(ck[c, 0], ck[c, 1], ck[c, 2], ck[c, 3]) & mask
+    # the keys as int64, as every other caller passes them: hash4 compiles once
+    i = hash4(np.int64(ck[c, 0]), np.int64(ck[c, 1]), np.int64(ck[c, 2]), np.int64(ck[c, 3])) & mask
     while tab[i, 4] != c:
         i = (i + 1) & mask
     j = i
@@ -168,7 +169,7 @@ def cell_drop(tab, ck, cfree, cmeta, c):
         j = (j + 1) & mask
         if tab[j, 4] < 0:
             break
-        home = hash4(tab[j, 0], tab[j, 1], tab[j, 2], tab[j, 3]) & mask
+        home = hash4(np.int64(tab[j, 0]), np.int64(tab[j, 1]), np.int64(tab[j, 2]), np.int64(tab[j, 3])) & mask
         # move j back into the hole at i unless its home lies cyclically in (i, j]
         if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
             for a in range(5):
@@ -194,7 +195,8 @@ def rehash(tab, ck, cmeta):
     """Fill an empty (all -1) ``tab`` with every live record."""
     for c in range(cmeta[CELL_TOP]):
         if ck[c, 4] != -2:
-            _tab_put(tab, ck[c, 0], ck[c, 1], ck[c, 2], ck[c, 3], c)
+            # the keys as int64, as cell_add passes them: _tab_put (and hash4) compile once
+            _tab_put(tab, np.int64(ck[c, 0]), np.int64(ck[c, 1]), np.int64(ck[c, 2]), np.int64(ck[c, 3]), c)
 
 
 # --------------------------------------------------------------------------- hash grid
@@ -283,7 +285,7 @@ def _link(i, x, y, z, r, lev, cx, cy, cz, tab, ck, cfree, cmeta, ed, ei, el, oe,
     """A new entry for object i at the head of cell (lev, cx, cy, cz)'s list and of i's own chain."""
     c = cell_find(tab, lev, cx, cy, cz)
     if c < 0:
-        c = cell_add(tab, ck, cfree, cmeta, lev, cx, cy, cz, -1)
+        c = cell_add(tab, ck, cfree, cmeta, lev, cx, cy, cz, np.int64(-1))
     e = _ent_alloc(ei, meta)
     ed[e, 0] = x
     ed[e, 1] = y
@@ -529,16 +531,17 @@ def build_count(start, cen, rad, lev, inv, tab, ck, cfree, cmeta, cnt, need):
             return i
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
         li = inv * 0.5 ** lev[i]
-        ph = phase(lev[i])
+        lv = np.int64(lev[i])  # the level as int64, as every other caller passes it: the cell helpers compile once
+        ph = phase(lv)
         x0, x1 = _span(x, r, li, ph)
         y0, y1 = _span(y, r, li, ph)
         z0, z1 = _span(z, r, li, ph)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
-                    c = cell_find(tab, lev[i], cx, cy, cz)
+                    c = cell_find(tab, lv, cx, cy, cz)
                     if c < 0:
-                        c = cell_add(tab, ck, cfree, cmeta, lev[i], cx, cy, cz, -1)
+                        c = cell_add(tab, ck, cfree, cmeta, lv, cx, cy, cz, np.int64(-1))
                     cnt[c] += 1
     return n
 
@@ -556,14 +559,15 @@ def build_fill(cen, rad, lev, inv, tab, ck, off, ed, ei, el, oe):
             continue
         x, y, z, r = cen[i, 0], cen[i, 1], cen[i, 2], rad[i]
         li = inv * 0.5 ** lev[i]
-        ph = phase(lev[i])
+        lv = np.int64(lev[i])  # as in build_count
+        ph = phase(lv)
         x0, x1 = _span(x, r, li, ph)
         y0, y1 = _span(y, r, li, ph)
         z0, z1 = _span(z, r, li, ph)
         for cx in range(x0, x1 + 1):
             for cy in range(y0, y1 + 1):
                 for cz in range(z0, z1 + 1):
-                    c = cell_find(tab, lev[i], cx, cy, cz)
+                    c = cell_find(tab, lv, cx, cy, cz)
                     e = off[c]
                     off[c] = e + 1
                     ed[e, 0] = x

@@ -21,6 +21,8 @@ every buffer.
 
 from __future__ import annotations
 
+import numpy as np
+
 from viewer.kernels.jit import njit_noref
 
 from ..._contract_kernels import emit, holds
@@ -52,7 +54,7 @@ def _link(s, r, lvl, x, y, z, linv, tab, ck, cfree, cmeta, crm, sl, lc, lr):
     cz = cell_of(z, inv)
     c = cell_find(tab, lvl, cx, cy, cz)
     if c < 0:
-        c = cell_add(tab, ck, cfree, cmeta, lvl, cx, cy, cz, -1)
+        c = cell_add(tab, ck, cfree, cmeta, lvl, cx, cy, cz, np.int64(-1))
         crm[c] = 0.0
     h = ck[c, 4]
     sl[s, 0] = h
@@ -91,7 +93,7 @@ def _unlink(s, tab, ck, cfree, cmeta, sl, lc, lr):
 def room(tab, ck, cmeta, sd, meta):
     if meta[SLOT_FREEN] == 0 and meta[SLOT_TOP] >= sd.shape[0]:
         return False
-    return cell_room(tab, ck, cmeta, 1)
+    return cell_room(tab, ck, cmeta, np.int64(1))
 
 
 @njit_noref
@@ -158,7 +160,7 @@ def _move(s, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, lc, lr)
 def move_one(i, x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, id2s, lc, lr):
     """Move object i (radius kept when ``r`` is NaN); False (nothing changed) when the cell arrays
     must grow first."""
-    if not cell_room(tab, ck, cmeta, 1):
+    if not cell_room(tab, ck, cmeta, np.int64(1)):
         return False
     _move(id2s[i], x, y, z, r, base, linv, tab, ck, cfree, cmeta, crm, sd, sl, lc, lr)
     return True
@@ -169,7 +171,7 @@ def move_many(start, ids, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, sd, 
     """Move objects ``ids[k]`` (radius kept where ``rad[k]`` is NaN) from ``start``. Returns where it
     stopped (the cell arrays must grow) or len(ids)."""
     for k in range(start, ids.shape[0]):
-        if not cell_room(tab, ck, cmeta, 1):
+        if not cell_room(tab, ck, cmeta, np.int64(1)):
             return k
         _move(id2s[ids[k]], cen[k, 0], cen[k, 1], cen[k, 2], rad[k], base, linv, tab, ck, cfree, cmeta, crm, sd,
               sl, lc, lr)
@@ -181,7 +183,7 @@ def build_count(start, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, cnt, co
     """Bulk build, pass 1: each object's cell record in ``cobj``, objects per cell in ``cnt``, cell and
     level radius bounds. Returns where it stopped (cell arrays must grow) or N."""
     for i in range(start, cen.shape[0]):
-        if not cell_room(tab, ck, cmeta, 1):
+        if not cell_room(tab, ck, cmeta, np.int64(1)):
             return i
         r = rad[i]
         lvl = level_of(r, base)
@@ -191,7 +193,7 @@ def build_count(start, cen, rad, base, linv, tab, ck, cfree, cmeta, crm, cnt, co
         cz = cell_of(cen[i, 2], inv)
         c = cell_find(tab, lvl, cx, cy, cz)
         if c < 0:
-            c = cell_add(tab, ck, cfree, cmeta, lvl, cx, cy, cz, -1)
+            c = cell_add(tab, ck, cfree, cmeta, lvl, cx, cy, cz, np.int64(-1))
             crm[c] = 0.0
         cobj[i] = c
         cnt[c] += 1
