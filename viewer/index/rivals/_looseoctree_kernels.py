@@ -134,7 +134,8 @@ def insert_one(i, x, y, z, r, edge, inv, loose, dim, off, org, head, count, lc, 
     """Add object i; False (nothing changed) when the slot arrays must grow first. O(1)."""
     if meta[SLOT_FREE] < 0 and meta[SLOT_TOP] >= sd.shape[0]:
         return False
-    s = new_object(sl, sd, sid, id2s, meta, SLOT_FREE, SLOT_TOP, i, x, y, z, r)
+    # the meta columns as int64, not each tree's literals: new_object and free_slot compile once for both trees
+    s = new_object(sl, sd, sid, id2s, meta, np.int64(SLOT_FREE), np.int64(SLOT_TOP), i, x, y, z, r)
     lv = level_of(r, loose)
     link(sl, head, count, s, cell_of(x, y, z, lv, edge, inv, dim, off, org))
     lc[lv] += 1
@@ -157,7 +158,7 @@ def remove_one(i, loose, head, count, lc, lr, sd, sl, sid, id2s, meta):
     s = id2s[i]
     unlink(sl, head, count, s)
     _leave(level_of(sd[s, 3], loose), lc, lr)
-    free_slot(sl, sid, id2s, meta, SLOT_FREE, i)
+    free_slot(sl, sid, id2s, meta, np.int64(SLOT_FREE), i)  # as in insert_one: compiled once
     meta[NLIVE] -= 1
 
 
@@ -205,7 +206,7 @@ def move_many(ids, cen, rad, edge, inv, loose, dim, off, org, head, count, lc, l
 def query(px, py, pz, edge, inv, loose, dim, off, org, head, count, lc, lr, sd, sl, sid, out, stats):
     """Ids of the spheres holding p into ``out`` (the first out.size); returns how many. ``stats`` (4,)
     int64: candidates, visible, cells entered (the big list counts as one), most cells on one level."""
-    k = 0
+    k = np.int64(0)  # not a literal 0: scan_list compiles once
     cand = 0
     cells = 0
     most = 0

@@ -165,7 +165,8 @@ def grow_root(nf, ni, bx, head, count, meta, fm, u, v, r):
     for _ in range(steps):
         pu = u0 - s if u < u0 else u0
         pv = v0 - s if v < v0 else v0
-        p = new_node(nf, ni, bx, head, count, meta, -1, pu, pv, 2.0 * s)
+        # no parent: int64, as every other caller passes a parent, so new_node compiles once
+        p = new_node(nf, ni, bx, head, count, meta, np.int64(-1), pu, pv, 2.0 * s)
         q = (1 if u0 > pu else 0) + (2 if v0 > pv else 0)
         ni[p, q] = root
         ni[root, PARENT] = p
@@ -314,7 +315,8 @@ def insert_one(i, x, y, z, r, nf, ni, bx, head, count, meta, fm, sd, sl, sid, id
     n = place(nf, ni, bx, head, count, meta, fm, meta[ROOT], u, v, r)
     if n < 0:
         return REBUILD
-    s = new_object(sl, sd, sid, id2s, meta, SLOT_FREE, SLOT_TOP, i, x, y, z, r)
+    # the meta columns as int64, not each tree's literals: new_object and free_slot compile once for both trees
+    s = new_object(sl, sd, sid, id2s, meta, np.int64(SLOT_FREE), np.int64(SLOT_TOP), i, x, y, z, r)
     q = quadrant(nf, n, u, v)
     link(sl, head, count, s, 4 * n + q)
     grow_boxes(bx, ni, n, q, x, y, z, r)
@@ -325,7 +327,7 @@ def insert_one(i, x, y, z, r, nf, ni, bx, head, count, meta, fm, sd, sl, sid, id
 @njit_noref
 def remove_one(i, nf, ni, bx, head, count, meta, sl, sid, id2s):
     n = unlink(sl, head, count, id2s[i]) >> 2
-    free_slot(sl, sid, id2s, meta, SLOT_FREE, i)
+    free_slot(sl, sid, id2s, meta, np.int64(SLOT_FREE), i)  # as in insert_one: compiled once
     meta[NLIVE] -= 1
     cleanup(nf, ni, bx, head, count, meta, n)
 
@@ -505,7 +507,7 @@ def query(px, py, pz, nf, ni, bx, head, count, meta, sd, sl, sid, out, work, sta
     a1 = meta[A1]
     pu = px if a0 == 0 else (py if a0 == 1 else pz)
     pv = px if a1 == 0 else (py if a1 == 1 else pz)
-    k = 0
+    k = np.int64(0)  # not a literal 0: scan_list compiles once
     cand = 0
     visited = 0
     deep = 0
