@@ -209,7 +209,7 @@ def query_shared(points, order, group, node, obj, oid, aux, meta, seg, span, iwo
             if cnt > 0 and nq[n, 0] <= nq[n, 3]:
                 mo = _filter(nq, n, 0, nlev, ncorner, n, gx, gy, gz, act, m, own, 0)
                 if mo > 0:
-                    s0 = nint[n, START]
+                    s0 = np.int64(nint[n, START])  # int64, as prev below: _scan compiles once for query_shared
                     a = aux_of(nq, n) - 1
                     if a < 0:
                         cand += mo * cnt
