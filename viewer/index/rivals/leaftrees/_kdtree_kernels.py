@@ -335,7 +335,8 @@ def _place(x, y, z, r, id, obj, oid, leafof, idslot, nf, ni, reg, st, leaf_size,
         return
     # split the full leaf
     m = cnt + 1
-    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)  # m - 1: int64, as the other trees pass
+    # m - 1 (int64, as the other trees pass it), not cnt (int32): gather_split compiles once
+    tmp, tid, a = gather_split(obj, oid, ni[leaf, START], m - 1, x, y, z, r, id)
     # a contiguous copy of the column: the stable sort compiles once, for the layout the frame sorts too
     order = np.argsort(np.ascontiguousarray(tmp[:, a]), kind="mergesort")
     left = split_leaf(leaf, m, oid, ni, st, leaf_size)
