@@ -955,36 +955,29 @@ def _fill_row(nint, nlev, ncorner, nq, meta, aux_end, aux_q, rf, ri, k, n, s, fr
 def _stay_rows_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, lo, hi, rf, ri, nstamp,
                    frame):
     """Moves lo..hi-1 of :func:`move_stay_rows`; returns how many it left, written to ``rest`` from lo on. Two
-    sweeps: the moves with a row first, in order; then the few without one (listed from the end of ``rest``'s
-    part down, meanwhile), each reading the id table, its node and object at random, so in a sweep of their
-    own, prefetched a few moves ahead among themselves (among the others they would be too far apart)."""
+    sweeps: the moves their rows let stay first, in order; then the few others (listed from the end of
+    ``rest``'s part down, meanwhile) by the full test, each reading the id table, its node and object at
+    random, so in a sweep of their own, prefetched a few moves ahead among themselves (among the others they
+    would be too far apart)."""
     aux_end, aux_q = aux_views(aux)
-    d = lo
     u = hi
     for k in range(lo, hi):
         if k + 8 < hi:  # the store's miss, 8 moves ahead (a row's slot: a mover without a row wastes it)
             prefetch(obj, ri[k + 8, RI_SLOT], 0)
-        if ri[k, RI_FILLED] <= nstamp[ri[k, RI_NODE]]:
-            u -= 1
-            rest[u] = k
-            continue
         s = ri[k, RI_SLOT]
+        r = rad[k]
+        if r != r:
+            r = obj[s, 3]  # (the line the store needs anyway; a stale row's slot still lies in the pool)
         x = xyz[k, 0]
         y = xyz[k, 1]
         z = xyz[k, 2]
-        r = rad[k]
-        if r != r:
-            r = obj[s, 3]  # (the line the store needs anyway)
         if _row_stays(rf, ri, nstamp, k, x, y, z, r):
             _store(obj, s, x, y, z, r)
-        else:  # it leaves the box that held it, or its node: the general move (pass 2) decides
-            ri[k, RI_FILLED] = -1
-            ri[k, RI_NODE] = 0
-            rest[d] = k
-            d += 1
-    d = _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest, u, hi, d, rf, ri,
-                     frame)
-    return d - lo
+        else:  # no row, or it leaves the row's bounds (which its node's box may have outgrown): the full test
+            u -= 1
+            rest[u] = k
+    return _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest, u, hi, lo, rf,
+                        ri, frame) - lo
 
 
 @numba.njit(cache=CACHE, nogil=True, parallel=True)
@@ -1012,20 +1005,20 @@ def move_stay_rows(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad,
 
 @njit_noref
 def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch,
-              ri, mover_of, nstamp, frame):
+              holes, nstamp, frame):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k = order[j], j from
     ``start`` on (pass 2 of a batch: the moves :func:`move_stay` or :func:`move_stay_rows` left). Returns
     the j it stopped at: the end, or the first move it could not make because the node or object pool ran
     short or the root could not grow exactly (the caller grows the pools or rebuilds, and continues from
     there).
 
-    The movers' rows of :func:`move_stay_rows` (``ri``; ``mover_of`` (ids,) int32 each object's mover, -1
-    none; both empty for a small batch) stay true through a move within its node (it only grows boxes: a
-    row holding a smaller box is still right). A move to another node makes some stale, and this marks
-    them: the row of the object swapped into the hole it left (its slot changed); and, stamping ``frame``
-    on the node (``nstamp``), every row in the node it left when its own box may have been recomputed
-    (:func:`move_one` does so at 4 objects or fewer), in the node it joined when that node's block moved
-    or it stopped being a leaf of at most ``BUCKET``, and in any node that got a first new child."""
+    The movers' rows of :func:`move_stay_rows` stay true through a move within its node (it only grows
+    boxes: a row holding a smaller box is still right). A move to another node makes some stale, and this
+    marks them: it writes the slot it left at ``holes[j]`` ((M,) int64, -1 for a move within its node: the
+    object swapped into that slot has a stale row, which :func:`forget_holes` finds afterwards); and it
+    stamps ``frame`` (``nstamp``) on the node it left when that node's own box may have been recomputed
+    (:func:`move_one` does so at 4 objects or fewer), on the node it joined when that node's block moved or
+    it stopped being a leaf of at most ``BUCKET``, and on any node that got a first new child."""
     m = order.shape[0]
     for j in range(start, m):
         if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
@@ -1061,9 +1054,9 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         meta[MOVED_BLOCK] = -1
         code = move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch)
         t = ids[i, 1]
+        holes[j] = -1
         if t != n:
-            if hole - nint[n, START] < nint[n, COUNT]:
-                _forget(ri, mover_of, oid[hole])
+            holes[j] = hole
             if nint[n, COUNT] <= 4:
                 nstamp[n] = frame
             if meta[MOVED_BLOCK] == t or (nint[t, CHILD] < 0 and nint[t, COUNT] == BUCKET + 1):
@@ -1075,14 +1068,30 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
     return m
 
 
-@njit_noref(inline="always")
-def _forget(ri, mover_of, i):
-    """Empty the row of object i's mover, if it has one."""
-    if i < mover_of.shape[0]:
-        k = mover_of[i]
-        if k >= 0:
-            ri[k, RI_FILLED] = -1
-            ri[k, RI_NODE] = 0
+@njit_noref
+def forget_holes(holes, oid, mover_of, ri):
+    """After pass 2 (:func:`move_many`): empty the row of every mover that now sits in a slot some move left
+    (``holes`` (K,) int64, -1 none), as the swap-remove filled it. Any object whose slot pass 2 changed sits
+    in one of them (or in a block that moved, or moved itself: their rows are stale already); a hole may
+    since hold anything, even a free block's links, which at worst empties a row that was right.
+    ``mover_of`` (ids,) int32: each object's position in the batch, -1 none; ``ri``: the rows' int32 part."""
+    m = holes.shape[0]
+    for j in range(m):
+        # the slot's object 16 holes ahead, then (its id now cached) its mover 8 ahead
+        if j + 16 < m and holes[j + 16] >= 0:
+            prefetch(oid, holes[j + 16], 0)
+        if j + 8 < m and holes[j + 8] >= 0:
+            i8 = oid[holes[j + 8]]
+            if 0 <= i8 < mover_of.shape[0]:
+                prefetch(mover_of, i8, 0)
+        if holes[j] < 0:
+            continue
+        i = oid[holes[j]]
+        if 0 <= i < mover_of.shape[0]:
+            k = mover_of[i]
+            if k >= 0:
+                ri[k, RI_FILLED] = -1
+                ri[k, RI_NODE] = 0
 
 
 # ----------------------------------------------------------------------------- query

@@ -111,7 +111,7 @@ def _mover_rows(ids: np.ndarray, id_cap: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 #: no movers' rows (a small batch keeps none)
-_NO_ROWS = (np.zeros((0, 11)), np.zeros((0, 3), dtype=np.int32), np.zeros(0, dtype=np.int32))
+_NO_ROWS = (np.zeros((0, 11)), np.zeros((0, 3), dtype=np.int32))
 
 
 def _threads() -> int:
@@ -427,6 +427,7 @@ class Octree(SphereIndex):
         K.move_stay_rows(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta,
                          none, np.zeros((0, 3)), np.zeros(0), none, chunks, np.zeros(chunks, dtype=np.int64),
                          *_mover_rows(none, 0)[:2], self._nstamp, 1)
+        K.forget_holes(none, self._oid, np.zeros(0, dtype=np.int32), np.zeros((0, 3), dtype=np.int32))
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
@@ -561,13 +562,13 @@ class Octree(SphereIndex):
             # each chunk's leftovers, in order
             rest = np.concatenate([rest[ids.size * c // chunks:][: counts[c]] for c in range(chunks)])
         left = rest.size
+        holes = np.empty(left, dtype=np.int64)
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
             self._ensure_nodes()
-            rows = self._rows if ids.size >= PARALLEL_STAY and self._rows is not None else _NO_ROWS
             done = K.move_many(
                 *self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch,
-                rows[1], rows[2], self._nstamp, self._move_frame,
+                holes, self._nstamp, self._move_frame,
             )
             if done == left:
                 break
@@ -576,6 +577,8 @@ class Octree(SphereIndex):
             else:
                 k = int(rest[done])
                 self._grow_room(ids[k], centres[k], rad[k])
+        if ids.size >= PARALLEL_STAY and self._rows is not None:  # (a repack or rebuild dropped them)
+            K.forget_holes(holes, self._oid, self._rows[2], self._rows[1])
         self._refit_step()
 
     def _next_frame(self) -> int:
