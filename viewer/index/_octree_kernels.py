@@ -175,11 +175,11 @@ def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own):
     """Grow node n's own box (if ``own``) and the subtree boxes of n and its ancestors by [lo, hi]."""
     if own:
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        _union_q(nq, n, 0, q6)
+        _union_q(nq, n, np.int64(0), q6)
     a = n
     while a >= 0:
         quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        if not _union_q(nq, a, 6, q6):
+        if not _union_q(nq, a, np.int64(6), q6):
             break
         a = nint[a, PARENT]
 
@@ -192,7 +192,7 @@ def recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6):
     for s in range(s0, s0 + nint[n, COUNT]):
         _obj_box(obj, s, lo3, hi3)
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        _union_q(nq, n, 0, q6)
+        _union_q(nq, n, np.int64(0), q6)
 
 
 @njit_noref
@@ -203,7 +203,7 @@ def _sub_from_parts(nint, nlev, ncorner, nq, n, lo3, hi3, q6, out6):
     c = nint[n, CHILD]
     while c >= 0:
         if nq[c, 6] <= nq[c, 9]:
-            decode(ncorner, nlev, nq, c, 6, lo3, hi3)
+            decode(ncorner, nlev, nq, np.int64(c), np.int64(6), lo3, hi3)
             quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
             for a in range(3):
                 if q6[a] < out6[a]:
@@ -492,7 +492,7 @@ def fits(nint, nlev, ncorner, meta, n, x, y, z, r):
     e = EDGE[nlev[n]]
     if r > 0.5 * e or not _inside(ncorner, n, e, x, y, z):
         return False
-    return r >= 0.25 * e or _bucket(nint, n, BUCKET) or finest(nlev, ncorner, meta, n)
+    return r >= 0.25 * e or _bucket(nint, n, np.int64(BUCKET)) or finest(nlev, ncorner, meta, n)
 
 
 @njit_noref
@@ -542,7 +542,7 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
         if ch < 0:
             if meta[BRANCHED] < 0:
                 meta[BRANCHED] = n
-            ch = new_node(nint, nlev, ncorner, nq, meta, n, nlev[n] - 1, ox, oy, oz)
+            ch = new_node(nint, nlev, ncorner, nq, meta, np.int64(n), nlev[n] - 1, ox, oy, oz)
         n = ch
 
 
@@ -580,15 +580,15 @@ def grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
         nx = x0 - e if x < x0 else x0
         ny = y0 - e if y < y0 else y0
         nz = z0 - e if z < z0 else z0
-        top = new_node(nint, nlev, ncorner, nq, meta, -1, nlev[root] + 1, nx, ny, nz)
+        top = new_node(nint, nlev, ncorner, nq, meta, np.int64(-1), nlev[root] + 1, nx, ny, nz)
         nint[root, PARENT] = top
         nint[top, CHILD] = root
         nint[root, SIB] = -1
         meta[ROOT] = top
         if nq[root, 6] <= nq[root, 9]:
-            decode(ncorner, nlev, nq, root, 6, lo3, hi3)
+            decode(ncorner, nlev, nq, root, np.int64(6), lo3, hi3)
             quantise(ncorner, nlev, top, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-            _union_q(nq, top, 6, q6)
+            _union_q(nq, top, np.int64(6), q6)
     return True
 
 
@@ -609,10 +609,10 @@ def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, 
         n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
     if not append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
         out6 = iscratch[6:12]
-        cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, False)
+        cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, np.bool_(False))
         return 1
     meta[NOBJ] += 1
-    _obj_box(obj, ids[i, 0], lo3, hi3)
+    _obj_box(obj, np.int64(ids[i, 0]), lo3, hi3)
     expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, True)
     return 0
 
@@ -631,8 +631,8 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
     out6 = iscratch[6:12]
-    s = ids[i, 0]
-    n = ids[i, 1]
+    s = np.int64(ids[i, 0])  # int64 node ids and slots: each helper compiles once
+    n = np.int64(ids[i, 1])
     _obj_box(obj, s, lo3, hi3)
     quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
     unlink_obj(nint, obj, oid, ids, bfree, n, s)
@@ -642,7 +642,7 @@ def remove_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, scratch, 
     meta[NOBJ] -= 1
     if _touches(q6, nq, n):
         recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, True)
+    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, np.bool_(True))
 
 
 @njit_noref(inline="always")
@@ -667,8 +667,8 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
     out6 = iscratch[6:12]
-    s = ids[i, 0]
-    n = ids[i, 1]
+    s = np.int64(ids[i, 0])  # int64 node ids and slots: each helper compiles once
+    n = np.int64(ids[i, 1])
     cnt = nint[n, COUNT]
     if fits(nint, nlev, ncorner, meta, n, x, y, z, r):
         # in place: O(1). The own box grows ahead of the object (SLACK, LEAD) and never shrinks here;
@@ -682,7 +682,7 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
         obj[s, 3] = r
         _obj_box(obj, s, lo3, hi3)
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        if _contains_q(nq, n, 0, q6):
+        if _contains_q(nq, n, np.int64(0), q6):
             if cnt >= AUX_MIN:
                 drop_aux(nq, n)
             return 0
@@ -690,12 +690,12 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
             drop_aux(nq, n)
         _grow_ahead(lo3, hi3, r, dx, dy, dz)
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        _union_q(nq, n, 0, q6)
+        _union_q(nq, n, np.int64(0), q6)
         meta[LOOSE] += 1
         a = n
         while a >= 0:
             quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-            if not _union_q(nq, a, 6, q6):
+            if not _union_q(nq, a, np.int64(6), q6):
                 break
             a = nint[a, PARENT]
         return 0
@@ -713,16 +713,16 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     # unlink first freed its block when it was the last in it, and putting it back asked the pool for a block
     # of the smallest size, which a full pool may not have: the object was lost and its id's row left stale)
     if not append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r):
-        cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, False)
+        cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, np.bool_(False))
         return 1
     unlink_obj(nint, obj, oid, ids, bfree, n, s)
     drop_aux(nq, n)
-    _obj_box(obj, ids[i, 0], lo3, hi3)
+    _obj_box(obj, np.int64(ids[i, 0]), lo3, hi3)
     _grow_ahead(lo3, hi3, r, x - ox, y - oy, z - oz)
     expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, True)
     if old_touch and nint[n, COUNT] <= 4:
         recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
-    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, False)
+    cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, np.bool_(False))
     return 0
 
 
@@ -740,7 +740,7 @@ def _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
     c2 = ncorner[n, 2]
     if not (c0 <= x and x < c0 + e and c1 <= y and y < c1 + e and c2 <= z and z < c2 + e and r <= 0.5 * e):
         return False
-    if r < 0.25 * e and not _bucket(nint, n, BUCKET) and not finest(nlev, ncorner, meta, n):
+    if r < 0.25 * e and not _bucket(nint, n, np.int64(BUCKET)) and not finest(nlev, ncorner, meta, n):
         return False
     a = aux_of(nq, n) - 1
     if a >= 0:
@@ -806,8 +806,9 @@ def move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest
     for k in range(m):
         rest[k] = k
     aux_end, aux_q = aux_views(aux)
-    left[0] = _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest, 0, m, 0,
-                           no_rf, no_ri, 0)
+    # int64 as _stay_rows_run's run bounds and frame: one compile of _stay_listed for both
+    left[0] = _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest,
+                           np.int64(0), m, np.int64(0), no_rf, no_ri, np.int64(0))
 
 
 @njit_noref
@@ -823,8 +824,8 @@ def _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, 
         _prefetch_moves(obj, ids, ncorner, mids, rest, j, hi)
         k = rest[j]
         i = mids[k]
-        s = ids[i, 0]
-        n = ids[i, 1]
+        s = np.int64(ids[i, 0])
+        n = np.int64(ids[i, 1])
         r = rad[k]
         if r != r:
             r = obj[s, 3]
@@ -945,7 +946,7 @@ def _fill_row(nint, nlev, ncorner, nq, meta, aux_end, aux_q, rf, ri, k, n, s, fr
         rf[k, RF_LO + b] = lo
         rf[k, RF_HI + b] = hi
     rf[k, RF_EDGE] = e
-    rf[k, RF_RMIN] = 0.0 if _bucket(nint, n, BUCKET) or finest(nlev, ncorner, meta, n) else 0.25 * e
+    rf[k, RF_RMIN] = 0.0 if _bucket(nint, n, np.int64(BUCKET)) or finest(nlev, ncorner, meta, n) else 0.25 * e
     ri[k, RI_SLOT] = s
     ri[k, RI_NODE] = n
     ri[k, RI_FILLED] = frame
@@ -1123,27 +1124,27 @@ def query(px, py, pz, node, obj, oid, aux, meta, out, work, stats):
     calls, then the depth-first stack (one array: its first lines are the ones a query touches)."""
     nint, nlev, ncorner, nq = node_views(node)
     aux_end, aux_q = aux_views(aux)
-    k = 0
+    k = np.int64(0)
     cand = 0
     visited = 0
     deep = 0
     root = meta[ROOT]
     rlev = nlev[root]
     top = DEPTHS
-    if _holds(nlev, ncorner, nq, root, 6, px, py, pz):
+    if _holds(nlev, ncorner, nq, root, np.int64(6), px, py, pz):
         work[top] = root
         top += 1
     while top > DEPTHS:
         top -= 1
-        n = work[top]
+        n = np.int64(work[top])
         visited += 1
         d = rlev - nlev[n]
         work[d] += 1
         if d > deep:
             deep = d
         cnt = nint[n, COUNT]
-        if cnt > 0 and _holds(nlev, ncorner, nq, n, 0, px, py, pz):
-            s0 = nint[n, START]
+        if cnt > 0 and _holds(nlev, ncorner, nq, n, np.int64(0), px, py, pz):
+            s0 = np.int64(nint[n, START])
             a = aux_of(nq, n) - 1
             if a < 0:
                 cand += cnt
@@ -1163,7 +1164,7 @@ def query(px, py, pz, node, obj, oid, aux, meta, out, work, stats):
         c = nint[n, CHILD]
         _prefetch_siblings(ncorner, meta, c)
         while c >= 0:
-            if _holds(nlev, ncorner, nq, c, 6, px, py, pz):
+            if _holds(nlev, ncorner, nq, np.int64(c), np.int64(6), px, py, pz):
                 _prefetch_entry(nint, ncorner, obj, oid, meta, c)
                 work[top] = c
                 top += 1
@@ -1667,11 +1668,11 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
     top = 0
     meta[AUX_TOP] = 0
     for j in range(cnt - 1, -1, -1):
-        n = order[j]
+        n = np.int64(order[j])
         nq[n, 12] = 0
         nq[n, 13] = 0
         nq[n, 14] = 0
-        s0 = nint[n, START]
+        s0 = np.int64(nint[n, START])
         if nint[n, COUNT] >= AUX_MIN:
             a = meta[AUX_TOP]
             if a >= aux_end.shape[0]:
@@ -1682,7 +1683,7 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
             hi0, hi1, hi2 = tmp[1, 0], tmp[1, 1], tmp[1, 2]
         else:
             lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + nint[n, COUNT])
-        _put_box(nq, n, 0, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        _put_box(nq, n, np.int64(0), ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         # the subtree box: own spheres plus the children's subtrees (the stack's top entries)
         c = nint[n, CHILD]
         while c >= 0:
@@ -1694,7 +1695,7 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
             hi1 = max(hi1, box[top, 4])
             hi2 = max(hi2, box[top, 5])
             c = nint[c, SIB]
-        _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        _put_box(nq, n, np.int64(6), ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         box[top, 0] = lo0
         box[top, 1] = lo1
         box[top, 2] = lo2
@@ -1743,7 +1744,7 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
             budget -= 1
             continue
         cnt = nint[n, COUNT]
-        s0 = nint[n, START]
+        s0 = np.int64(nint[n, START])
         nstamp[n] = frame
         if cnt >= AUX_MIN:
             a = aux_of(nq, n) - 1
@@ -1764,11 +1765,11 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
         else:
             drop_aux(nq, n)  # (its row, if it had one, waits for the next compaction: Octree._aux_room)
             lo0, lo1, lo2, hi0, hi1, hi2 = _slots_box(obj, s0, s0 + cnt)
-        _put_box(nq, n, 0, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+        _put_box(nq, n, np.int64(0), ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         c = nint[n, CHILD]
         while c >= 0:
             if nq[c, 6] <= nq[c, 9]:
-                decode(ncorner, nlev, nq, c, 6, lo3, hi3)
+                decode(ncorner, nlev, nq, np.int64(c), np.int64(6), lo3, hi3)
                 lo0, lo1, lo2 = min(lo0, lo3[0]), min(lo1, lo3[1]), min(lo2, lo3[2])
                 hi0, hi1, hi2 = max(hi0, hi3[0]), max(hi1, hi3[1]), max(hi2, hi3[2])
             c = nint[c, SIB]
@@ -1778,7 +1779,7 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
                 nq[n, 6 + a] = max(nq[n, 6 + a], q6[a])
                 nq[n, 9 + a] = min(nq[n, 9 + a], q6[3 + a])
         else:
-            _put_box(nq, n, 6, ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
+            _put_box(nq, n, np.int64(6), ncorner, nlev, n, lo0, lo1, lo2, hi0, hi1, hi2, q6)
         budget -= cnt + 1
         j = n
     meta[REFIT_AT] = j
@@ -1802,7 +1803,7 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, met
     q6 = np.empty(6, dtype=np.int64)
     while top > 0:
         top -= 1
-        n = stack[top]
+        n = np.int64(stack[top])
         seen_nodes += 1
         e = EDGE[nlev[n]]
         if n != root and nint[n, COUNT] == 0 and nint[n, CHILD] < 0:
@@ -1821,7 +1822,7 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, met
                 return 4, s  # id table out of step
             _obj_box(obj, s, lo3, hi3)
             quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-            if not _contains_q(nq, n, 0, q6):
+            if not _contains_q(nq, n, np.int64(0), q6):
                 return 5, s  # the own box does not hold its sphere
             a = aux_of(nq, n) - 1
             if a >= 0:
@@ -1837,7 +1838,7 @@ def check_invariants(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, met
             a = n
             while a >= 0:
                 quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-                if not _contains_q(nq, a, 6, q6):
+                if not _contains_q(nq, a, np.int64(6), q6):
                     return 6, s  # a subtree box on the way up misses the sphere
                 a = nint[a, PARENT]
             seen_obj += 1
@@ -1861,7 +1862,7 @@ def visited_nodes(px, py, pz, nint, nlev, ncorner, nq, meta, flags):
     stack = np.empty(STACK, dtype=np.int32)
     root = meta[ROOT]
     top = 0
-    if _holds(nlev, ncorner, nq, root, 6, px, py, pz):
+    if _holds(nlev, ncorner, nq, root, np.int64(6), px, py, pz):
         stack[0] = root
         top = 1
     while top > 0:
@@ -1870,7 +1871,7 @@ def visited_nodes(px, py, pz, nint, nlev, ncorner, nq, meta, flags):
         flags[n] = True
         c = nint[n, CHILD]
         while c >= 0:
-            if _holds(nlev, ncorner, nq, c, 6, px, py, pz):
+            if _holds(nlev, ncorner, nq, np.int64(c), np.int64(6), px, py, pz):
                 stack[top] = c
                 top += 1
             c = nint[c, SIB]

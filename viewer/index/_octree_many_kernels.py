@@ -210,7 +210,7 @@ def query_shared(points, order, group, node, obj, oid, aux, meta, seg, span, iwo
                 mo = _filter(nq, n, 0, nlev, ncorner, n, gx, gy, gz, act, m, own, 0)
                 if mo > 0:
                     s0 = np.int64(nint[n, START])  # int64, as prev below: _scan compiles once for query_shared
-                    a = aux_of(nq, n) - 1
+                    a = aux_of(nq, np.int64(n)) - 1  # int64, as the single query's node
                     if a < 0:
                         cand += mo * cnt
                         _scan_points(gx, gy, gz, own, mo, obj, oid, s0, s0 + cnt, seg, base, span, cur)
