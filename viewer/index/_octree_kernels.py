@@ -29,7 +29,7 @@ import numpy as np
 import numba
 from numba import prange
 
-from viewer.kernels.jit import CACHE, njit, njit_noref
+from viewer.kernels.jit import CACHE, njit, njit_noref, variant
 from viewer.kernels.prefetch import prefetch
 from ._morton import compact3, spread3
 
@@ -37,12 +37,6 @@ from ._morton import compact3, spread3
 PARENT, CHILD, SIB, START, COUNT, SIZE = 0, 1, 2, 3, 4, 5
 # meta slots
 ROOT, NODE_TOP, NODE_FREE, POOL_TOP, NOBJ, MIN_LEV, NODE_CAP, POOL_CAP, LIVE_NODES, LOOSE, AUX_TOP, SNAP_LEV, REFIT_AT = range(13)
-# the node that :func:`place` last gave a first new child below it while BRANCHED was -1 (so no longer
-# a leaf: a mover's row in it is stale; :func:`move_many` sets it to -1 before each move and reads it after)
-BRANCHED = 13
-# the node whose block :func:`append_obj` last moved to a larger one (every slot in it changed; -1 none: set
-# and read as BRANCHED is)
-MOVED_BLOCK = 14
 # One 64-byte cache line a node: corner (3 float64) | parent, child, sibling, block start, count,
 # block size (6 int32 from int32 index NINT_I32) | own and subtree boxes (12 uint8) and the octant-run
 # record + 1 (3 bytes) from byte NQ_BYTE | level (uint8) at LEV_BYTE. Strided views of one row array,
@@ -342,7 +336,6 @@ def append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
         if s < 0:
             return False
         s0 = nint[n, START]
-        meta[MOVED_BLOCK] = n
         for j in range(cnt):
             obj[s + j, 0] = obj[s0 + j, 0]
             obj[s + j, 1] = obj[s0 + j, 1]
@@ -540,8 +533,6 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
                 break
             ch = nint[ch, SIB]
         if ch < 0:
-            if meta[BRANCHED] < 0:
-                meta[BRANCHED] = n
             ch = new_node(nint, nlev, ncorner, nq, meta, np.int64(n), nlev[n] - 1, ox, oy, oz)
         n = ch
 
@@ -760,23 +751,18 @@ def _box_holds(q, row, off, c0, c1, c2, e, x, y, z, r):
     the cells are compared before ``quantise`` truncates them, with its margins."""
     h = 0.5 * e
     inv = 128.0 / e
-    return (_low_holds(x, r, c0 - h, inv, q[row, off]) and _high_holds(x, r, c0 - h, inv, q[row, off + 3])
-            and _low_holds(y, r, c1 - h, inv, q[row, off + 1]) and _high_holds(y, r, c1 - h, inv, q[row, off + 4])
-            and _low_holds(z, r, c2 - h, inv, q[row, off + 2]) and _high_holds(z, r, c2 - h, inv, q[row, off + 5]))
-
-
-@njit_noref(inline="always")
-def _low_holds(x, r, base, inv, q):
-    """On one axis (``base``: the node's corner less half its edge, ``inv``: 128 / edge), is the low side of
-    the sphere's box at or above the cell ``q``, as :func:`quantise` would round it? Monotone in x: false
-    below some x, true above (each operation rounds monotonically; the margin grows ~3.6e-15 as fast as x)."""
-    return ((x - r) - _margin(x, r) - base) * inv * (1.0 - 2.0**-50) >= q
-
-
-@njit_noref(inline="always")
-def _high_holds(x, r, base, inv, q):
-    """The high side's twin of :func:`_low_holds`: below the end of cell ``q``; true up to some x, then false."""
-    return ((x + r) + _margin(x, r) - base) * inv * (1.0 + 2.0**-50) < q + 1.0
+    dn = 1.0 - 2.0**-50
+    up = 1.0 + 2.0**-50
+    m = _margin(x, r)
+    if ((x - r) - m - (c0 - h)) * inv * dn < q[row, off] or ((x + r) + m - (c0 - h)) * inv * up >= q[row, off + 3] + 1.0:
+        return False
+    m = _margin(y, r)
+    if ((y - r) - m - (c1 - h)) * inv * dn < q[row, off + 1] or ((y + r) + m - (c1 - h)) * inv * up >= q[row, off + 4] + 1.0:
+        return False
+    m = _margin(z, r)
+    if ((z - r) - m - (c2 - h)) * inv * dn < q[row, off + 2] or ((z + r) + m - (c2 - h)) * inv * up >= q[row, off + 5] + 1.0:
+        return False
+    return True
 
 
 @njit_noref
@@ -795,231 +781,61 @@ def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z,
     return code
 
 
-@njit_noref
-def move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, left, no_rf, no_ri):
-    """Pass 1 of a small batch, on one thread: make every move that stays in its node and inside its own
-    box, or its octant run's (store the row, nothing else: see :func:`_stays`), and write the positions k
-    of the others into ``rest`` (M,) int64, their number into ``left[0]``. Never fails (nothing is
-    allocated). ``aux``: the raw octant-run rows (see :func:`aux_views`); ``no_rf`` (0, 11) float64 and
-    ``no_ri`` (0, 3) int32: no movers' rows (a small batch keeps none)."""
-    m = mids.shape[0]
-    for k in range(m):
-        rest[k] = k
+def _move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, chunks, left):
+    """Pass 1 of a batch: make every move that stays in its node and inside its own box, or its
+    octant run's (store the row, nothing else: see :func:`_stays`), and write the positions k of the
+    others into ``rest`` (M,) int64. The batch is cut into ``chunks`` runs of consecutive moves (each a
+    thread's in :func:`move_stay`, whose moves write distinct rows and only read the nodes): run c's
+    positions go to ``rest`` from its own first position on, in order, and their number to ``left[c]``
+    (``left`` (chunks,) int64). Never fails (nothing is allocated). ``aux``: the raw octant-run rows (see
+    :func:`aux_views`)."""
     aux_end, aux_q = aux_views(aux)
-    # int64 as _stay_rows_run's run bounds and frame: one compile of _stay_listed for both
-    left[0] = _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest,
-                           np.int64(0), m, np.int64(0), no_rf, no_ri, np.int64(0))
-
-
-@njit_noref
-def _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest, u, hi, d, rf, ri,
-                 frame):
-    """The moves k = rest[j], j in [u, hi), by the full test (:func:`_stays`): store each that stays (and fill
-    its row, when ``rf``, ``ri`` have rows: :func:`move_stay_rows`), write the others' k to ``rest`` from
-    ``d`` on (d <= u: each j read writes at most one entry, at d <= j). Returns the new d. Each move reads
-    the id table, its object and its node at random: prefetched in stages (:func:`_prefetch_moves`), so
-    their misses overlap this move's work."""
-    rows = ri.shape[0] > 0
-    for j in range(u, hi):
-        _prefetch_moves(obj, ids, ncorner, mids, rest, j, hi)
-        k = rest[j]
-        i = mids[k]
-        s = np.int64(ids[i, 0])
-        n = np.int64(ids[i, 1])
-        r = rad[k]
-        if r != r:
-            r = obj[s, 3]
-        x = xyz[k, 0]
-        y = xyz[k, 1]
-        z = xyz[k, 2]
-        if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
-            _store(obj, s, x, y, z, r)
-            if rows:
-                _fill_row(nint, nlev, ncorner, nq, meta, aux_end, aux_q, rf, ri, k, n, s, frame)
-        else:
-            if rows:
-                ri[k, RI_FILLED] = -1
-                ri[k, RI_NODE] = 0
-            rest[d] = k
-            d += 1
-    return d
-
-
-@njit_noref(inline="always")
-def _prefetch_moves(obj, ids, ncorner, mids, order, j, m):
-    """For a sweep over the moves ``order[j]``, j < m: the id row of the move 16 ahead, and (that row now
-    cached) the object and node of the move 8 ahead."""
-    if j + 16 < m:
-        prefetch(ids, mids[order[j + 16]], 0)
-    if j + 8 < m:
-        i8 = mids[order[j + 8]]
-        prefetch(obj, ids[i8, 0], 0)
-        prefetch(ncorner, ids[i8, 1], 0)
-
-
-@njit_noref(inline="always")
-def _store(obj, s, x, y, z, r):
-    obj[s, 0] = x
-    obj[s, 1] = y
-    obj[s, 2] = z
-    obj[s, 3] = r
-
-
-#: a mover's row (:func:`move_stay_rows`), ``rf`` (M, 11) float64: its node's corner and edge, the least radius
-#: the node keeps (0, or a quarter of the edge: :func:`fits`), and per axis the least x - r and the greatest
-#: x + r that keep its sphere in the box that held it (its octant run's or its node's own, as :func:`_stays`
-#: chose); ``ri`` (M, 3) int32: its slot, its node and the frame the row was filled in (-1: none)
-RF_CORNER, RF_EDGE, RF_RMIN, RF_LO, RF_HI = 0, 3, 4, 5, 8
-RI_SLOT, RI_NODE, RI_FILLED = 0, 1, 2
-
-
-@njit_noref(inline="always")
-def _row_stays(rf, ri, nstamp, k, x, y, z, r):
-    """Does mover k's row, filled in a frame after its node last changed (``nstamp``), say the sphere at
-    (x, y, z, r) stays, as :func:`_stays` would: centre in the node, radius in its band, and x - r, x + r
-    (and y's, z's) inside the row's bounds? A few additions and comparisons on one sequential row, where
-    :func:`_stays` reads the id table, the node and its octant runs at random."""
-    e = rf[k, RF_EDGE]
-    c0 = rf[k, RF_CORNER]
-    c1 = rf[k, RF_CORNER + 1]
-    c2 = rf[k, RF_CORNER + 2]
-    return (ri[k, RI_FILLED] > nstamp[ri[k, RI_NODE]] and rf[k, RF_RMIN] <= r and r <= 0.5 * e
-            and c0 <= x and x < c0 + e and c1 <= y and y < c1 + e and c2 <= z and z < c2 + e
-            and rf[k, RF_LO] <= x - r and x + r <= rf[k, RF_HI]
-            and rf[k, RF_LO + 1] <= y - r and y + r <= rf[k, RF_HI + 1]
-            and rf[k, RF_LO + 2] <= z - r and z + r <= rf[k, RF_HI + 2])
-
-
-@njit_noref(inline="always")
-def _axis_bounds(corner, e, q_lo, q_hi):
-    """On one axis of a node (corner, edge e), bounds ``lo`` and ``hi`` such that a sphere of centre x in
-    [corner, corner + e) and radius r <= e / 2 with ``lo <= x - r`` and ``x + r <= hi`` (as floats) passes
-    :func:`_low_holds` for cell ``q_lo`` and :func:`_high_holds` for cell ``q_hi``. Sure, not by an error
-    bound but by the tests themselves: ``_margin`` is at most its value at the axis's largest |x| and r = e/2
-    (each of its operations rounds monotonically), and with that margin put in, each test is monotone in
-    x - r (x + r); so each bound is estimated, checked with the test, and moved inwards until it passes (after
-    8 tries: no bounds, lo > hi, and every move there takes the full test)."""
-    h = 0.5 * e
-    base = corner - h
-    inv = 128.0 / e
-    m = _margin(max(abs(corner), abs(corner + e)), h)
-    lo = base + q_lo * (e / 128.0) + m
-    hi = base + (q_hi + 1.0) * (e / 128.0) - m
-    step = (abs(corner) + e) * 2.0**-50 + 1e-300
-    for _ in range(8):
-        if ((lo - m) - base) * inv * (1.0 - 2.0**-50) >= q_lo:
-            break
-        lo += step
-        step *= 2.0
-    else:
-        return np.inf, -np.inf
-    step = (abs(corner) + e) * 2.0**-50 + 1e-300
-    for _ in range(8):
-        if ((hi + m) - base) * inv * (1.0 + 2.0**-50) < q_hi + 1.0:
-            break
-        hi -= step
-        step *= 2.0
-    else:
-        return np.inf, -np.inf
-    return lo, hi
-
-
-@njit_noref(inline="always")
-def _fill_row(nint, nlev, ncorner, nq, meta, aux_end, aux_q, rf, ri, k, n, s, frame):
-    """Mover k's row from its node n and slot s, after :func:`_stays` said it stays."""
-    e = EDGE[nlev[n]]
-    a = aux_of(nq, n) - 1
-    rel = s - nint[n, START]
-    q = nq
-    row = n
-    off = 0
-    if a >= 0 and rel < aux_end[a, 7]:
-        j = 0
-        while aux_end[a, j] <= rel:
-            j += 1
-        q = aux_q
-        row = a
-        off = 6 * j
-    for b in range(3):
-        rf[k, RF_CORNER + b] = ncorner[n, b]
-        lo, hi = _axis_bounds(ncorner[n, b], e, q[row, off + b], q[row, off + 3 + b])
-        rf[k, RF_LO + b] = lo
-        rf[k, RF_HI + b] = hi
-    rf[k, RF_EDGE] = e
-    rf[k, RF_RMIN] = 0.0 if _bucket(nint, n, np.int64(BUCKET)) or finest(nlev, ncorner, meta, n) else 0.25 * e
-    ri[k, RI_SLOT] = s
-    ri[k, RI_NODE] = n
-    ri[k, RI_FILLED] = frame
-
-
-@njit_noref
-def _stay_rows_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, lo, hi, rf, ri, nstamp,
-                   frame):
-    """Moves lo..hi-1 of :func:`move_stay_rows`; returns how many it left, written to ``rest`` from lo on. Two
-    sweeps: the moves their rows let stay first, in order; then the few others (listed from the end of
-    ``rest``'s part down, meanwhile) by the full test, each reading the id table, its node and object at
-    random, so in a sweep of their own, prefetched a few moves ahead among themselves (among the others they
-    would be too far apart)."""
-    aux_end, aux_q = aux_views(aux)
-    u = hi
-    for k in range(lo, hi):
-        if k + 8 < hi:  # the store's miss, 8 moves ahead (a row's slot: a mover without a row wastes it)
-            prefetch(obj, ri[k + 8, RI_SLOT], 0)
-        s = ri[k, RI_SLOT]
-        r = rad[k]
-        if r != r:
-            r = obj[s, 3]  # (the line the store needs anyway; a stale row's slot still lies in the pool)
-        x = xyz[k, 0]
-        y = xyz[k, 1]
-        z = xyz[k, 2]
-        if _row_stays(rf, ri, nstamp, k, x, y, z, r):
-            _store(obj, s, x, y, z, r)
-        else:  # no row, or it leaves the row's bounds (which its node's box may have outgrown): the full test
-            u -= 1
-            rest[u] = k
-    return _stay_listed(nint, nlev, ncorner, nq, aux_end, aux_q, obj, ids, meta, mids, xyz, rad, rest, u, hi, lo, rf,
-                        ri, frame) - lo
-
-
-@numba.njit(cache=CACHE, nogil=True, parallel=True)
-def move_stay_rows(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, chunks, left, rf, ri, nstamp,
-                   frame):
-    """Pass 1 of a large batch on every core, as :func:`move_stay`, keeping a row per mover (see
-    :data:`RF_CORNER`): a moving world hands the same movers batch after batch, and most of them stay in
-    their node. A mover whose row was filled after its node last changed (``nstamp`` (node cap,) int32: the
-    frame each node last changed in a way its rows depend on, see :func:`move_many`) is tested and stored
-    from its row alone (:func:`_row_stays`), where the test of :func:`_stays` reads the id table, the node
-    and its octant runs at random. Any other mover takes
-    that test, and gets its row filled (frame ``frame``) when it stays, emptied when it does not. The batch
-    is cut into ``chunks`` runs of consecutive moves, each a thread's (their moves write distinct rows and
-    only read the nodes): run c's left positions go to ``rest`` from its own first position on, in order,
-    and their number to ``left[c]`` (``left`` (chunks,) int64). A batch that is not the last one again gets
-    new rows (every ``ri[:, RI_FILLED]`` -1) from the caller."""
     m = mids.shape[0]
     for c in prange(chunks):
         lo = m * c // chunks
         hi = m * (c + 1) // chunks
-        # the loop in a kernel of its own: compiled as a parallel loop's body, it ran four times slower
-        left[c] = _stay_rows_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, lo, hi, rf, ri,
-                                 nstamp, frame)
+        d = lo
+        for k in range(lo, hi):
+            # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
+            # object and node of the move 8 ahead, so their misses overlap with this move's work
+            if k + 16 < hi:
+                prefetch(ids, mids[k + 16], 0)
+            if k + 8 < hi:
+                i8 = mids[k + 8]
+                prefetch(obj, ids[i8, 0], 0)
+                prefetch(ncorner, ids[i8, 1], 0)
+            i = mids[k]
+            s = np.int64(ids[i, 0])  # (int64 as the other callers' node ids: one compile of each helper)
+            n = np.int64(ids[i, 1])
+            r = rad[k]
+            if r != r:
+                r = obj[s, 3]
+            x = xyz[k, 0]
+            y = xyz[k, 1]
+            z = xyz[k, 2]
+            if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
+                obj[s, 0] = x
+                obj[s, 1] = y
+                obj[s, 2] = z
+                obj[s, 3] = r
+            else:
+                rest[d] = k
+                d += 1
+        left[c] = d - lo
+
+
+#: pass 1 of a batch on every core (a batch of many moves: :data:`viewer.index.octree.PARALLEL_STAY`)
+move_stay = numba.njit(cache=CACHE, nogil=True, parallel=True)(_move_stay)
+#: pass 1 on one thread (``chunks`` 1): a small batch, where waking threads costs more than the moves
+move_stay_serial = njit_noref(variant(_move_stay, "serial"))
 
 
 @njit_noref
-def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch,
-              holes, nstamp, frame):
+def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k = order[j], j from
-    ``start`` on (pass 2 of a batch: the moves :func:`move_stay` or :func:`move_stay_rows` left). Returns
-    the j it stopped at: the end, or the first move it could not make because the node or object pool ran
-    short or the root could not grow exactly (the caller grows the pools or rebuilds, and continues from
-    there).
-
-    The movers' rows of :func:`move_stay_rows` stay true through a move within its node (it only grows
-    boxes: a row holding a smaller box is still right). A move to another node makes some stale, and this
-    marks them: it writes the slot it left at ``holes[j]`` ((M,) int64, -1 for a move within its node: the
-    object swapped into that slot has a stale row, which :func:`forget_holes` finds afterwards); and it
-    stamps ``frame`` (``nstamp``) on the node it left when that node's own box may have been recomputed
-    (:func:`move_one` does so at 4 objects or fewer), on the node it joined when that node's block moved or
-    it stopped being a leaf of at most ``BUCKET``, and on any node that got a first new child."""
+    ``start`` on (pass 2 of a batch: the moves :func:`move_stay` left). Returns the j it stopped at:
+    the end, or the first move it could not make because the node or object pool ran short or the
+    root could not grow exactly (the caller grows the pools or rebuilds, and continues from there)."""
     m = order.shape[0]
     for j in range(start, m):
         if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
@@ -1028,7 +844,12 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         # 16 ahead; the object and node of the move 8 ahead; the parent of the move 4 ahead (a move
         # leaving its node climbs to it); the parent's children of the move 2 ahead (it walks them
         # down to the target node) and the last row of its block (the swap-remove reads it).
-        _prefetch_moves(obj, ids, ncorner, mids, order, j, m)
+        if j + 16 < m:
+            prefetch(ids, mids[order[j + 16]], 0)
+        if j + 8 < m:
+            i8 = mids[order[j + 8]]
+            prefetch(obj, ids[i8, 0], 0)
+            prefetch(ncorner, ids[i8, 1], 0)
         if j + 4 < m:
             p = nint[ids[mids[order[j + 4]], 1], PARENT]
             if p >= 0:
@@ -1049,50 +870,9 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         if r != r:
             r = obj[ids[i, 0], 3]
         x, y, z = xyz[k, 0], xyz[k, 1], xyz[k, 2]
-        n = ids[i, 1]
-        hole = ids[i, 0]
-        meta[BRANCHED] = -1
-        meta[MOVED_BLOCK] = -1
-        code = move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch)
-        t = ids[i, 1]
-        holes[j] = -1
-        if t != n:
-            holes[j] = hole
-            if nint[n, COUNT] <= 4:
-                nstamp[n] = frame
-            if meta[MOVED_BLOCK] == t or (nint[t, CHILD] < 0 and nint[t, COUNT] == BUCKET + 1):
-                nstamp[t] = frame
-        if meta[BRANCHED] >= 0:
-            nstamp[meta[BRANCHED]] = frame
-        if code:
+        if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
             return j
     return m
-
-
-@njit_noref
-def forget_holes(holes, oid, mover_of, ri):
-    """After pass 2 (:func:`move_many`): empty the row of every mover that now sits in a slot some move left
-    (``holes`` (K,) int64, -1 none), as the swap-remove filled it. Any object whose slot pass 2 changed sits
-    in one of them (or in a block that moved, or moved itself: their rows are stale already); a hole may
-    since hold anything, even a free block's links, which at worst empties a row that was right.
-    ``mover_of`` (ids,) int32: each object's position in the batch, -1 none; ``ri``: the rows' int32 part."""
-    m = holes.shape[0]
-    for j in range(m):
-        # the slot's object 16 holes ahead, then (its id now cached) its mover 8 ahead
-        if j + 16 < m and holes[j + 16] >= 0:
-            prefetch(oid, holes[j + 16], 0)
-        if j + 8 < m and holes[j + 8] >= 0:
-            i8 = oid[holes[j + 8]]
-            if 0 <= i8 < mover_of.shape[0]:
-                prefetch(mover_of, i8, 0)
-        if holes[j] < 0:
-            continue
-        i = oid[holes[j]]
-        if 0 <= i < mover_of.shape[0]:
-            k = mover_of[i]
-            if k >= 0:
-                ri[k, RI_FILLED] = -1
-                ri[k, RI_NODE] = 0
 
 
 # ----------------------------------------------------------------------------- query
@@ -1708,7 +1488,7 @@ def refit(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta):
 
 
 @njit
-def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, budget, nstamp, frame):
+def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, budget):
     """The refit spread over frames: recompute the boxes of the nodes below the cursor
     ``meta[REFIT_AT]`` (node slots, downwards, wrapping around from ``NODE_TOP``) until ``budget``
     objects and nodes are done, and move the cursor past them. Each node gets its exact own box (its
@@ -1722,8 +1502,7 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
     trusts: :func:`expand_up` stops at the first box that holds the sphere already). The old box held
     everything the new one holds, so their intersection does too. Returns 0, or -1 (the cursor at the node it stopped before)
     when ``aux_end`` has no row left: make room and call again. Nothing allocated but one node's
-    sorting buffers. Each node refitted gets ``frame`` in ``nstamp`` (its box may shrink and its slots be
-    sorted again: the rows of :func:`move_stay_rows` in it are stale)."""
+    sorting buffers."""
     top = meta[NODE_TOP]
     if top == 0:
         return 0
@@ -1745,7 +1524,6 @@ def refit_some(nint, nlev, ncorner, nq, obj, oid, ids, aux_end, aux_q, meta, bud
             continue
         cnt = nint[n, COUNT]
         s0 = np.int64(nint[n, START])
-        nstamp[n] = frame
         if cnt >= AUX_MIN:
             a = aux_of(nq, n) - 1
             if a < 0:

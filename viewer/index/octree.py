@@ -26,13 +26,6 @@ Beyond the paper:
   one (unlink, place
   from the old node up then down, append, grow the boxes), with prefetches reaching their parents and
   siblings. ``move`` is the same general move for one object.
-- **Movers' rows.** A moving world hands the same movers batch after batch. A large batch keeps, per mover,
-  what pass 1 read to let it stay (its slot, its node's corner, edge and band, and the bounds its box must
-  keep within), and the next batch of the same ids tests and stores a mover from that row alone: one
-  sequential read instead of the id table, the node and its octant runs at random. A row holds while its
-  node is unchanged: each node carries the number of the batch that last changed it in a way a row depends
-  on (its block, its count past ``BUCKET``, a first child, its own box recomputed, its runs sorted again),
-  and the object swapped into a leaving mover's slot loses its row. 100 bytes a mover, 4 an id.
 - **Bucket leaves.** A leaf also keeps spheres smaller than its band while it holds fewer than
   ``BUCKET`` (32) objects, and the bulk build gives a node every object of its subtree when there are
   at most 32: in a sparse world each small sphere otherwise hangs at the end of a chain of nodes of its
@@ -98,22 +91,6 @@ def _level_of_edge(edge: float) -> int:
 PARALLEL_STAY = 1 << 14
 
 
-def _mover_rows(ids: np.ndarray, id_cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Empty rows for the movers ``ids`` (M,) (``K.move_stay_rows``: ``rf`` (M, 11) float64 and ``ri`` (M, 3)
-    int32, 100 bytes a mover) and ``mover_of`` (id_cap,) int32: each id's position in ``ids``, -1 for the rest
-    (4 bytes an id)."""
-    m = ids.size
-    ri = np.zeros((m, 3), dtype=np.int32)
-    ri[:, K.RI_FILLED] = -1
-    mover_of = np.full(id_cap, -1, dtype=np.int32)
-    mover_of[ids] = np.arange(m, dtype=np.int32)
-    return np.zeros((m, 11)), ri, mover_of
-
-
-#: no movers' rows (a small batch keeps none)
-_NO_ROWS = (np.zeros((0, 11)), np.zeros((0, 3), dtype=np.int32))
-
-
 def _threads() -> int:
     import numba
 
@@ -150,9 +127,6 @@ class Octree(SphereIndex):
         self._scratch = np.empty(6, dtype=np.float64)
         self._iscratch = np.empty(12, dtype=np.int64)
         self._next_id = n
-        self._nstamp = np.zeros(0, dtype=np.int32)  # sized with the node rows (_set_nodes)
-        self._move_frame = 0  # large batches made so far: the frame stamped on nodes (move_stay_rows)
-        self._rows = None  # the movers' rows of the last large batch (_rows_for)
         self._build(centres, radii, np.arange(n, dtype=np.int32), None, None, n)
         if pending is not None:
             type(self)._warm_up_wait(pending)
@@ -287,7 +261,6 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- arrays
     def _alloc(self, node_cap: int, pool_cap: int, id_cap: int) -> None:
-        self._rows = None  # (a build: every node and slot numbered anew)
         self._set_nodes(_pages.zeros((node_cap, K.NODE_BYTES), np.uint8))
         self._obj = _pages.zeros((pool_cap, 4), reserve=POOL_RESERVE * pool_cap)  # address space for _make_room
         self._oid = _pages.full(pool_cap, -1, np.int32, reserve=POOL_RESERVE * pool_cap)
@@ -302,10 +275,6 @@ class Octree(SphereIndex):
 
     def _set_nodes(self, node: np.ndarray) -> None:
         # the layout: K.NODE_BYTES and the offsets next to it (K.node_views makes the same views)
-        stamp = np.zeros(node.shape[0], dtype=np.int32)  # (a node's number stays when the rows grow)
-        keep = min(stamp.size, self._nstamp.size)
-        stamp[:keep] = self._nstamp[:keep]
-        self._nstamp = stamp
         self._node = node
         self._ncorner = node.view(np.float64)[:, 0:3]
         self._nint = node.view(np.int32)[:, K.NINT_I32 : K.NINT_I32 + 6]
@@ -389,7 +358,6 @@ class Octree(SphereIndex):
         oid = _pages.full(cap, -1, np.int32, reserve=POOL_RESERVE * cap)
         K.repack(self._nint, self._obj, self._oid, self._ids, self._meta, self._bfree, obj, oid)
         self._obj, self._oid = obj, oid
-        self._rows = None  # every slot moved
 
     def _ensure_nodes(self) -> None:
         while self._meta[K.NODE_TOP] + K.NODE_RESERVE > self._meta[K.NODE_CAP]:
@@ -423,11 +391,8 @@ class Octree(SphereIndex):
     def _warm_moves(self) -> None:
         # pass 1 of a batch of PARALLEL_STAY moves or more runs on every core: its kernel, on no moves
         none = np.zeros(0, dtype=np.int64)
-        chunks = max(2, _threads())
-        K.move_stay_rows(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta,
-                         none, np.zeros((0, 3)), np.zeros(0), none, chunks, np.zeros(chunks, dtype=np.int64),
-                         *_mover_rows(none, 0)[:2], self._nstamp, 1)
-        K.forget_holes(none, self._oid, np.zeros(0, dtype=np.int32), np.zeros((0, 3), dtype=np.int32))
+        K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, none,
+                    np.zeros((0, 3)), np.zeros(0), none, max(2, _threads()), np.zeros(max(2, _threads()), dtype=np.int64))
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
@@ -500,7 +465,7 @@ class Octree(SphereIndex):
         budget = int(self._meta[K.LOOSE]) * K.REFIT_PACE
         self._meta[K.LOOSE] = 0
         while K.refit_some(self._nint, self._nlev, self._ncorner, self._nq, self._obj, self._oid, self._ids,
-                           self._aux_end, self._aux_q, self._meta, budget, self._nstamp, self._move_frame) < 0:
+                           self._aux_end, self._aux_q, self._meta, budget) < 0:
             self._aux_room()
 
     def _aux_room(self) -> None:
@@ -530,7 +495,6 @@ class Octree(SphereIndex):
 
     def _refit(self, aux_rows: int) -> None:
         # aux_rows: the blocks that get octant runs (an estimate is fine: too few rows grow and retry)
-        self._rows = None  # every block sorted again, every box recomputed
         while True:
             if aux_rows > self._aux.shape[0]:
                 self._set_aux(np.zeros((aux_rows + aux_rows // 4 + 16, K.AUX_BYTES), dtype=np.uint8))
@@ -547,28 +511,22 @@ class Octree(SphereIndex):
         # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
         # reaching further (parents, siblings) for moves that leave their node
         rest = np.empty(ids.size, dtype=np.int64)
-        if ids.size < PARALLEL_STAY:
-            counts = np.empty(1, dtype=np.int64)
-            K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta,
-                        ids, centres, rad, rest, counts, *_NO_ROWS[:2])
+        chunks = _threads() if ids.size >= PARALLEL_STAY else 1
+        counts = np.empty(chunks, dtype=np.int64)
+        (K.move_stay if chunks > 1 else K.move_stay_serial)(
+            self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, ids, centres, rad,
+            rest, chunks, counts
+        )
+        if chunks == 1:
             rest = rest[: counts[0]]
-        else:
-            chunks = _threads()
-            counts = np.empty(chunks, dtype=np.int64)
-            frame = self._next_frame()
-            K.move_stay_rows(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids,
-                             self._meta, ids, centres, rad, rest, chunks, counts, *self._rows_for(ids)[:2],
-                             self._nstamp, frame)
-            # each chunk's leftovers, in order
+        else:  # each chunk's leftovers, in order
             rest = np.concatenate([rest[ids.size * c // chunks:][: counts[c]] for c in range(chunks)])
         left = rest.size
-        holes = np.empty(left, dtype=np.int64)
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
             self._ensure_nodes()
             done = K.move_many(
-                *self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch,
-                holes, self._nstamp, self._move_frame,
+                *self._tree(), self._meta, self._bfree, ids, centres, rad, rest, done, self._scratch, self._iscratch
             )
             if done == left:
                 break
@@ -577,27 +535,7 @@ class Octree(SphereIndex):
             else:
                 k = int(rest[done])
                 self._grow_room(ids[k], centres[k], rad[k])
-        if ids.size >= PARALLEL_STAY and self._rows is not None:  # (a repack or rebuild dropped them)
-            K.forget_holes(holes, self._oid, self._rows[2], self._rows[1])
         self._refit_step()
-
-    def _next_frame(self) -> int:
-        """The number of this large batch, stamped on the nodes it changes (``K.move_stay_rows``); past int32's
-        range, every stamp and row starts again from 1."""
-        self._move_frame += 1
-        if self._move_frame >= 2**31 - 1:
-            self._nstamp[:] = 0
-            self._rows = None
-            self._move_frame = 1
-        return self._move_frame
-
-    def _rows_for(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The movers' rows for a large batch moving ``ids``: the last batch's when this one moves the same ids
-        (``last_move_repeated``: a moving world's frame), else new (see :func:`_mover_rows`)."""
-        if self._rows is None or not self.last_move_repeated:
-            self._rows = None  # (the old rows go before the new are made)
-            self._rows = _mover_rows(ids, self._ids.shape[0])
-        return self._rows
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
         """After move_many stopped at a move it could not make: a full object pool, or a target the
@@ -619,7 +557,7 @@ class Octree(SphereIndex):
 
     # ------------------------------------------------------------------------- inspection
     def nbytes(self) -> int:
-        arrays = (self._node, self._obj, self._oid, self._ids, self._aux, self._nstamp, *(self._rows or ()))
+        arrays = (self._node, self._obj, self._oid, self._ids, self._aux)
         return sum(a.nbytes for a in arrays)
 
     @property
