@@ -95,12 +95,10 @@ def test_the_top_of_the_package_is_small():
 
 
 #: the parts of the package the commands layer may import: a command parses its arguments and calls a driver
-#: (``drivers``), a bench or a sweep run (``bench``, ``sweep``), a report or a page (``reports``, ``pages``,
-#: ``results``), and refuses with a :class:`viewer.errors.UserError` (``errors``). Two more hold vocabulary the
-#: parser itself shows in its usage and help: the frame's (``frame``: the draw and colour modes of ``--draw`` /
-#: ``--colour``, the view counts of ``--views``, the ``--hysteresis`` margin's grammar) and the generated camera
-#: paths' names (``paths``: ``record --generated``'s choices).
-COMMAND_PARTS = {"bench", "drivers", "errors", "frame", "pages", "paths", "reports", "results", "sweep"}
+#: (``drivers``, whose :mod:`viewer.drivers.options` also hands the parsers the values a run's options take), a
+#: bench or a sweep run (``bench``, ``sweep``), a report or a page (``reports``, ``pages``, ``results``), and
+#: refuses with a :class:`viewer.errors.UserError` (``errors``)
+COMMAND_PARTS = {"bench", "drivers", "errors", "pages", "reports", "results", "sweep"}
 
 
 def _parts_imported(path: Path) -> set[str]:

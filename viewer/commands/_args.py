@@ -160,8 +160,3 @@ def fraction(text: str) -> float:
     return v
 
 
-def margin(text: str) -> tuple[float, bool]:
-    """A hysteresis margin: world units, or ``P%`` of each radius (see :func:`viewer.frame.events.parse_margin`)."""
-    from ..frame.events import parse_margin
-
-    return parse_margin(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..drivers.record import DEMO_FRAMES
-from ..frame.options import DRAW_MODES
+from ..drivers import options
 from . import _args
 
 HELP = "replay a camera path headless, recording per-frame timings (one CSV per index)"
@@ -46,15 +46,13 @@ Replaying a take's path (--path DIR/take-N.path.toml) on another scene than the 
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from ..paths import GENERATED
-
     p = subparsers.add_parser("record", help=HELP, description=DESCRIPTION,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scene", metavar="SCENE", help=_args.SCENE_HELP)
     _args.add_import_options(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--path", type=_args.name, metavar="PATH", help="a camera path file (.toml or .json) to replay")
-    src.add_argument("--generated", choices=GENERATED, default="flythrough",
+    src.add_argument("--generated", choices=options.GENERATED, default="flythrough",
                      help="which generated path to replay when no --path is given (default: %(default)s)")
     p.add_argument("--full", action="store_true",
                    help=f"record the generated path in full, every frame at 1/60 s (default: a demo of the whole "
@@ -70,16 +68,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "octree: the baseline and the tree): " + _args.INDEX_HELP)
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="framebuffer size in pixels (default 1280x720)")
-    p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
+    p.add_argument("--draw", choices=options.DRAW_MODES, default="sprites",
                    help="how objects are drawn (default: %(default)s)")
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed of a generated path, world units per second (default: world size / 10)")
     p.add_argument("--save-path", type=_args.name, metavar="FILE",
                    help="also write the path replayed to FILE (TOML), e.g. to edit a generated path by hand")
-    p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
+    p.add_argument("--hysteresis", type=options.margin, default=(0.0, False), metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default 0: leave as soon as out of view distance)")
-    p.add_argument("--views", type=_views, default=1, metavar="K",
+    p.add_argument("--views", type=options.record_views, default=1, metavar="K",
                    help="cull K views together every frame (split screen, 1..16): view 0 flies the path, view j "
                         "the same path j/K of its duration ahead (cyclic); each CSV then has K rows a frame, "
                         "told apart by its 'view' column")
@@ -101,16 +99,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _views(text: str) -> int:
-    from ..frame.views import MAX_VIEWS
-
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if not 1 <= v <= MAX_VIEWS:
-        raise argparse.ArgumentTypeError(f"views are a whole number 1..{MAX_VIEWS}, got {text!r}")
-    return v
 
 
 def run(args) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..drivers import options
 from ..drivers.soak import INSIDE_PROBES
 from . import _args
 
@@ -53,7 +54,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "(default %(default)s)")
     p.add_argument("--report-every", type=_args.positive_int, default=10_000, metavar="K",
                    help="print memory every K frames (default %(default)s)")
-    p.add_argument("--hysteresis", type=_args.margin, default=(0.0, False), metavar="MARGIN",
+    p.add_argument("--hysteresis", type=options.margin, default=(0.0, False), metavar="MARGIN",
                    help="events' margin: world units, or 'P%%' of each view radius (default 0)")
     p.add_argument("--time-limit", type=_args.positive_float, metavar="SECONDS",
                    help="stop after this much wall time, reporting the frames done (the run still passes "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UserError
-from ..frame.options import COLOUR_MODES, DRAW_MODES
+from ..drivers import options
 from . import _args
 
 HELP = "fly through a scene on the GPU (a window, or --headless frames through EGL)"
@@ -67,9 +67,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "plugins. " + _args.INDEX_HELP)
     p.add_argument("--size", type=_args.size, default=(1280, 720), metavar="WxH",
                    help="window / framebuffer size in pixels (default 1280x720)")
-    p.add_argument("--draw", choices=DRAW_MODES, default="sprites",
+    p.add_argument("--draw", choices=options.DRAW_MODES, default="sprites",
                    help="point-sprite impostors (cheaper) or instanced cubes (default: %(default)s)")
-    p.add_argument("--colour", choices=COLOUR_MODES, default="category",
+    p.add_argument("--colour", choices=options.COLOUR_MODES, default="category",
                    help="colour by the scene's category or by the octree level holding each object")
     p.add_argument("--fade", type=_args.fraction, default=0.15, metavar="FRACTION",
                    help="objects fade in over this last fraction of their view distance (default 0.15; 0: pop)")
@@ -82,7 +82,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--speed", type=_args.positive_float, metavar="UNITS_PER_S",
                    help="camera speed, world units per second (default: fitted to the scene); headless: the "
                         "generated fly-through's speed (as 'viewer record --speed')")
-    p.add_argument("--hysteresis", type=_args.margin, metavar="MARGIN",
+    p.add_argument("--hysteresis", type=options.margin, metavar="MARGIN",
                    help="visibility events leave only beyond r + MARGIN world units, or r * (1 + P/100) for 'P%%' "
                         "(default: off; Y toggles it in the window)")
     p.add_argument("--screenshot", metavar="PNG",
@@ -110,24 +110,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"advance the camera by this fixed step per frame instead of the wall clock "
                         f"(at most {_args.MAX_DT:g} s)")
     w.add_argument("--max-frames", type=_args.positive_int, metavar="N", help="close the window after N frames")
-    w.add_argument("--views", type=_window_views, metavar="K",
+    w.add_argument("--views", type=options.window_views, metavar="K",
                    help="split the window into K views (1, 2 or 4; N cycles them), culled together every frame: "
                         "the first flown by you, view j on the generated fly-through j/K of its duration ahead")
     p.set_defaults(func=run)
     return p
 
 
-def _window_views(text: str) -> int:
-    from ..frame.views import VIEW_CYCLE
-
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v not in VIEW_CYCLE:
-        raise argparse.ArgumentTypeError(f"the window splits into {', '.join(map(str, VIEW_CYCLE))} views, got {text!r} "
-                                         "(for K views headless: 'viewer record SCENE --views K')")
-    return v
 
 
 #: flags only one of the two modes reads: (flag, its attribute, what it is for)

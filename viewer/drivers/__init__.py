@@ -3,7 +3,8 @@ ImGui inspector :mod:`.panel`),
 offscreen runs through EGL (:mod:`.headless`), recorded replays of camera paths (:mod:`.replay`) and the
 soak, many frames of a moving world without rendering (:mod:`.soak`); the runs of ``viewer view``
 (:mod:`.view`) and ``viewer record`` (:mod:`.record`); how many frames a run takes
-(:mod:`.frames`); the conformance kit run on one index (:mod:`.conformance`, ``viewer check-index``); and
+(:mod:`.frames`); the values their options take, as the commands' parsers offer them (:mod:`.options`); the
+conformance kit run on one index (:mod:`.conformance`, ``viewer check-index``); and
 scene files generated or imported (:mod:`.scene_files`, ``viewer scene generate`` / ``import``).
 
 Each one only drives a frame's owner: a :class:`viewer.render.ViewerSession` (options, warm-up, one call per
