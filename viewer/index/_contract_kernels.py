@@ -55,17 +55,6 @@ def all_within(flat, lo, hi):
     return bad == 0
 
 
-@njit_noref
-def same_ids(a, b):
-    """Whether the (M,) int64 arrays ``a`` and ``b`` hold the same values: one pass that stops at the first
-    difference, where ``np.array_equal`` makes a boolean array first (a moving world compares its batch's
-    ids with the last batch's every frame)."""
-    for j in range(a.shape[0]):
-        if a[j] != b[j]:
-            return False
-    return True
-
-
 UNKNOWN = 1
 REMOVED = 2
 REPEATED = 3
