@@ -19,10 +19,7 @@ def record_views(text: str) -> int:
     """``record --views K``: a whole number of views, 1 to :data:`viewer.frame.views.MAX_VIEWS`."""
     from ..frame.views import MAX_VIEWS
 
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
+    v = _whole(text)
     if not 1 <= v <= MAX_VIEWS:
         raise argparse.ArgumentTypeError(f"views are a whole number 1..{MAX_VIEWS}, got {text!r}")
     return v
@@ -32,14 +29,19 @@ def window_views(text: str) -> int:
     """``view --views K``: one of the splits the window cycles through (:data:`viewer.frame.views.VIEW_CYCLE`)."""
     from ..frame.views import VIEW_CYCLE
 
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
+    v = _whole(text)
     if v not in VIEW_CYCLE:
         raise argparse.ArgumentTypeError(f"the window splits into {', '.join(map(str, VIEW_CYCLE))} views, got {text!r} "
                                          "(for K views headless: 'viewer record SCENE --views K')")
     return v
+
+
+def _whole(text: str) -> int:
+    """``text`` as a whole number, or 0 (no view count) when it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        return 0
 
 
 def margin(text: str) -> tuple[float, bool]:
