@@ -739,8 +739,9 @@ def test_a_full_pool_grows_in_place(rng):
 
 def test_a_batch_large_enough_to_share_among_threads_moves_exactly():
     """A batch of PARALLEL_STAY moves or more makes its in-place moves on every core, each thread a run of
-    consecutive moves (pass 1), then the moves that leave their node one by one (pass 2): afterwards every
-    invariant holds and every answer is brute force's, frame after frame, small drifts and long jumps mixed."""
+    consecutive moves (pass 1), then the moves that leave their node (pass 2, on every core too when
+    PARALLEL_LEAVE or more are left): afterwards every invariant holds and every answer is brute force's,
+    frame after frame, small drifts and long jumps mixed."""
     from viewer.index import brute_query
     from viewer.index.octree import PARALLEL_STAY, Octree
 
@@ -817,3 +818,113 @@ def test_the_same_movers_batch_after_batch_stay_exact_between_refits_inserts_rem
             want = alive[brute_query(c[alive], r[alive], p)]
             assert np.array_equal(np.sort(ix.query(p)), want), (frame, p)
     assert repeated >= 10  # the batches between the inserts and single moves were known again
+
+
+def _shared_world(rng, n=8000):
+    """Clusters of small spheres, a uniform background and a few spheres so large that their nodes lie above
+    the level pass 2 shares by cells (:func:`K.part_level`)."""
+    k = n // 4
+    c = np.concatenate([rng.normal(m, 40, (k, 3)) for m in ((-600, 0, 0), (500, 300, 0), (0, -400, 200))]
+                       + [rng.uniform(-1000, 1000, (n - 3 * k, 3))])
+    r = rng.pareto(2.0, n) * 3 + 0.5
+    r[:5] = 900.0
+    return c, r
+
+
+def _shared_pass_counts(monkeypatch, threads):
+    """Pass 2 on ``threads`` threads from 8 moves left (batches from 64 moves); returns the list that
+    collects, per batch, the moves the shared pass made and those it left to the serial pass."""
+    from viewer.index import octree as octree_module
+
+    monkeypatch.setattr(octree_module, "PARALLEL_STAY", 64)
+    monkeypatch.setattr(octree_module, "PARALLEL_LEAVE", 8)
+    monkeypatch.setattr(octree_module, "_threads", lambda: threads)
+    counts = []
+    on_threads = K.on_threads
+
+    def counting(local, *args):
+        on_threads(local, *args)
+        starts, left, done = args[18:21]
+        if local and left.sum():  # (pass 2's shared step, not the warm-up's empty batch)
+            made = sum(int(done[s:s + n].sum()) for s, n in zip(starts, left))
+            counts.append((made, int(left.sum()) - made))
+
+    monkeypatch.setattr(K, "on_threads", counting)
+    return counts
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_pass_two_shared_by_cells_among_threads_stays_exact_and_leaves_the_rest_to_the_serial_pass(
+        threads, monkeypatch):
+    """Pass 2 of a large batch runs on every core, each thread making the moves in cells of its own. The
+    moves that leave their cell, start above the cells' level, empty their node, need a new node or a
+    larger block are the serial pass's: with drifts, hops to neighbouring nodes, long jumps into empty space
+    and radii changed, after every batch each answer is brute force's and every invariant holds, and
+    the shared pass made most of the moves it was given and left some."""
+    from viewer.index import brute_query
+
+    counts = _shared_pass_counts(monkeypatch, threads)
+    rng = np.random.default_rng(threads)
+    c, r = _shared_world(rng)
+    ix = Octree(c, r)
+    movers = np.concatenate([np.arange(5), rng.choice(np.arange(5, c.shape[0]), 3000, replace=False)])
+    for frame in range(12):
+        step = rng.normal(0, 0.3, (movers.size, 3))
+        hop = rng.random(movers.size) < 0.15
+        step[hop] = rng.normal(0, 15, (int(hop.sum()), 3))
+        jump = rng.random(movers.size) < 0.02
+        step[jump] = rng.normal(0, 700, (int(jump.sum()), 3))
+        c[movers] += step
+        if frame % 3 == 2:
+            r[movers[::7]] *= rng.uniform(0.3, 3.0, movers[::7].size)
+            ix.move_many(movers, c[movers], r[movers])
+        else:
+            ix.move_many(movers, c[movers])
+        ix.check()
+        for p in np.concatenate([c[movers[:25]], rng.uniform(-1100, 1100, (25, 3))]):
+            assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p)), (frame, p)
+    made, left = np.sum(counts, axis=0)
+    assert len(counts) == 12 and made > 2 * left > 0, counts
+
+
+def test_pass_two_on_every_core_makes_the_same_tree_bit_for_bit_run_after_run(monkeypatch):
+    """Threads racing for a node, a block or an object would make the tree depend on their timing: the
+    same batches moved twice, with pass 2 shared among the threads, give the same arrays byte for byte."""
+    _shared_pass_counts(monkeypatch, 2)
+    trees = []
+    for _ in range(2):
+        rng = np.random.default_rng(11)
+        c, r = _shared_world(rng)
+        ix = Octree(c, r)
+        movers = rng.choice(c.shape[0], 4000, replace=False)
+        for _frame in range(6):
+            c[movers] += rng.normal(0, 12, (movers.size, 3))
+            ix.move_many(movers, c[movers])
+        top = int(ix._meta[K.NODE_TOP])
+        trees.append([ix._node[:top].copy(), ix._obj.copy(), ix._oid.copy(), ix._ids.copy(), ix._meta.copy()])
+    for a, b in zip(*trees):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_every_node_below_the_shared_level_goes_to_the_thread_of_its_cell(rng, threads):
+    """Pass 2 gives a thread the moves from node n by the cell that holds n on the shared level
+    (:func:`K.part_owner`): every node below that level goes to the thread of its ancestor on it, so no
+    two threads reach one subtree; a node above it goes to none (-1)."""
+    c, r = _shared_world(rng)
+    ix = Octree(c, r)
+    top = K.part_level(ix._nlev, ix._nq, ix._meta)
+    root = int(ix._meta[K.ROOT])
+    live = np.flatnonzero(ix._nint[: int(ix._meta[K.NODE_TOP]), K.PARENT] != -2)
+    below = 0
+    for n in live:
+        own = K.part_owner(ix._nlev, ix._ncorner, n, top, root, threads)
+        if ix._nlev[n] > top:
+            assert own == -1
+            continue
+        a = n
+        while ix._nlev[a] < top:
+            a = ix._nint[a, K.PARENT]
+        assert ix._nlev[a] == top and own == K.part_owner(ix._nlev, ix._ncorner, a, top, root, threads) >= 0
+        below += 1
+    assert below > 0.9 * live.size

@@ -62,6 +62,13 @@ PREC = 2.0**39
 EXACT = 2.0**51
 # node slots a single insert or move may need at most (root growth + descent, levels 1..254)
 NODE_RESERVE = 520
+# a level above every node's (levels run to 254): no limit for expand_up and place
+NO_TOP = 256
+# Pass 2 of a large batch runs on every core, each thread in cells of its own: at least PART_CELLS of them across
+# what the world fills, at most 2^PART_BITS across the root (see part_level; a move leaving its cell is the
+# serial pass's)
+PART_CELLS = 8
+PART_BITS = 20
 INV_STEPS = 1.0 / 128.0  # quantisation step as a fraction of the edge
 STACK = 8 * 256 + 16
 # the query's work array: visits per depth below the root, then its stack
@@ -165,8 +172,10 @@ def _obj_box(obj, s, lo3, hi3):
 
 
 @njit_noref
-def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own):
-    """Grow node n's own box (if ``own``) and the subtree boxes of n and its ancestors by [lo, hi]."""
+def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own, top):
+    """Grow node n's own box (if ``own``) and the subtree boxes of n and its ancestors by [lo, hi], up to the
+    first that holds it already, or up to the ancestor on level ``top`` (``NO_TOP``: none). Returns that
+    ancestor when its box grew (the boxes above it are then the caller's to grow), else -1."""
     if own:
         quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
         _union_q(nq, n, np.int64(0), q6)
@@ -174,8 +183,11 @@ def expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, own):
     while a >= 0:
         quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
         if not _union_q(nq, a, np.int64(6), q6):
-            break
-        a = nint[a, PARENT]
+            return np.int64(-1)
+        if nlev[a] >= top:
+            return a
+        a = np.int64(nint[a, PARENT])
+    return np.int64(-1)
 
 
 @njit_noref
@@ -506,13 +518,16 @@ def _prefetch_siblings(ncorner, meta, c):
 
 
 @njit_noref
-def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
+def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r, top, create):
     """The node a sphere belongs in, searched from node n: up while it does not fit, then down to its
-    band or to a leaf with room (fewer than ``BUCKET`` objects), creating children lazily. Returns -1
-    when even the root cannot hold it (grow the root)."""
+    band or to a leaf with room (fewer than ``BUCKET`` objects), creating children lazily if ``create``.
+    Returns -1 when even the root cannot hold it (grow the root), or when the search would climb past
+    level ``top`` (``NO_TOP``: never) or, without ``create``, need a new node."""
     while True:
         e = EDGE[nlev[n]]
         if r > 0.5 * e or not _inside(ncorner, n, e, x, y, z):
+            if nlev[n] >= top:
+                return -1
             n = nint[n, PARENT]
             if n < 0:
                 return -1
@@ -533,6 +548,8 @@ def place(nint, nlev, ncorner, nq, meta, n, x, y, z, r):
                 break
             ch = nint[ch, SIB]
         if ch < 0:
+            if not create:
+                return -1
             ch = new_node(nint, nlev, ncorner, nq, meta, np.int64(n), nlev[n] - 1, ox, oy, oz)
         n = ch
 
@@ -593,18 +610,18 @@ def insert_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, 
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
-    n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
+    n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r, np.int64(NO_TOP), np.bool_(True))
     if n < 0:
         if not grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
             return 2
-        n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
+        n = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r, np.int64(NO_TOP), np.bool_(True))
     if not append_obj(nint, obj, oid, ids, meta, bfree, n, i, x, y, z, r):
         out6 = iscratch[6:12]
         cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, np.bool_(False))
         return 1
     meta[NOBJ] += 1
     _obj_box(obj, np.int64(ids[i, 0]), lo3, hi3)
-    expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, True)
+    expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, np.bool_(True), np.int64(NO_TOP))
     return 0
 
 
@@ -649,6 +666,54 @@ def _grow_ahead(lo3, hi3, r, dx, dy, dz):
     hi3[2] += slack + LEAD * max(0.0, dz)
 
 
+@njit_noref(inline="always")
+def _in_node(nint, nlev, ncorner, nq, obj, n, s, x, y, z, r, lo3, hi3, q6, top):
+    """Move slot s to (x, y, z, r) within its node n (it :func:`fits` there): O(1). Store the row; when the
+    sphere leaves n's own box, grow that box ahead of it (SLACK, LEAD: it never shrinks here) and the subtree
+    boxes up the path as far as they must, up to level ``top`` (see :func:`expand_up`). Returns -2 when no
+    box grew, else :func:`expand_up`'s answer (a growth, which the caller counts for refit)."""
+    cnt = nint[n, COUNT]
+    dx = x - obj[s, 0]
+    dy = y - obj[s, 1]
+    dz = z - obj[s, 2]
+    obj[s, 0] = x
+    obj[s, 1] = y
+    obj[s, 2] = z
+    obj[s, 3] = r
+    if cnt >= AUX_MIN:
+        drop_aux(nq, n)
+    _obj_box(obj, s, lo3, hi3)
+    quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+    if _contains_q(nq, n, np.int64(0), q6):
+        return np.int64(-2)
+    _grow_ahead(lo3, hi3, r, dx, dy, dz)
+    return expand_up(nint, nlev, ncorner, nq, n, lo3, hi3, q6, np.bool_(True), top)
+
+
+@njit_noref(inline="always")
+def _leave(nint, nlev, ncorner, nq, obj, oid, ids, bfree, i, n, s, t, ox, oy, oz, old_touch, lo3, hi3, q6, top):
+    """The rest of a move of object i from slot s of node n to node t, once appended there (the sphere
+    was at (ox, oy, oz); ``old_touch``: its box touched n's own box): unlink it from n, recompute n's own
+    box if few objects are left to make it, and grow t's boxes ahead of it up to level ``top``. Returns
+    :func:`expand_up`'s answer."""
+    unlink_obj(nint, obj, oid, ids, bfree, n, s)
+    drop_aux(nq, n)
+    if old_touch and nint[n, COUNT] <= 4:
+        recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
+    s = np.int64(ids[i, 0])
+    _obj_box(obj, s, lo3, hi3)
+    _grow_ahead(lo3, hi3, obj[s, 3], obj[s, 0] - ox, obj[s, 1] - oy, obj[s, 2] - oz)
+    return expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, np.bool_(True), top)
+
+
+@njit_noref(inline="always")
+def _old_box(nlev, ncorner, nq, obj, n, s, lo3, hi3, q6):
+    """Does the sphere in slot s, about to leave node n, touch n's own box (which must then be recomputed)?"""
+    _obj_box(obj, s, lo3, hi3)
+    quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
+    return _touches(q6, nq, n)
+
+
 @njit_noref(inline="always")  # into move_many: a call passing 15 arrays costs more than a move in place
 def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
     """Move object i in place: O(1) while it stays in its node. Returns 0; 1 when the pool is full,
@@ -660,61 +725,51 @@ def move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r,
     out6 = iscratch[6:12]
     s = np.int64(ids[i, 0])  # int64 node ids and slots: each helper compiles once
     n = np.int64(ids[i, 1])
-    cnt = nint[n, COUNT]
     if fits(nint, nlev, ncorner, meta, n, x, y, z, r):
-        # in place: O(1). The own box grows ahead of the object (SLACK, LEAD) and never shrinks here;
-        # the subtree boxes up the path grow as far as they must. Each growth is counted for refit.
-        dx = x - obj[s, 0]
-        dy = y - obj[s, 1]
-        dz = z - obj[s, 2]
-        obj[s, 0] = x
-        obj[s, 1] = y
-        obj[s, 2] = z
-        obj[s, 3] = r
-        _obj_box(obj, s, lo3, hi3)
-        quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        if _contains_q(nq, n, np.int64(0), q6):
-            if cnt >= AUX_MIN:
-                drop_aux(nq, n)
-            return 0
-        if cnt >= AUX_MIN:
-            drop_aux(nq, n)
-        _grow_ahead(lo3, hi3, r, dx, dy, dz)
-        quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-        _union_q(nq, n, np.int64(0), q6)
-        meta[LOOSE] += 1
-        a = n
-        while a >= 0:
-            quantise(ncorner, nlev, a, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-            if not _union_q(nq, a, np.int64(6), q6):
-                break
-            a = nint[a, PARENT]
+        if _in_node(nint, nlev, ncorner, nq, obj, n, s, x, y, z, r, lo3, hi3, q6, np.int64(NO_TOP)) != -2:
+            meta[LOOSE] += 1
         return 0
-    _obj_box(obj, s, lo3, hi3)
-    quantise(ncorner, nlev, n, lo3[0], lo3[1], lo3[2], hi3[0], hi3[1], hi3[2], q6)
-    old_touch = _touches(q6, nq, n)
+    old_touch = _old_box(nlev, ncorner, nq, obj, n, s, lo3, hi3, q6)
     # re-place starting from the same node, append there, then unlink from the old block, clean up last
     ox, oy, oz = obj[s, 0], obj[s, 1], obj[s, 2]
-    t = place(nint, nlev, ncorner, nq, meta, n, x, y, z, r)
+    t = place(nint, nlev, ncorner, nq, meta, n, x, y, z, r, np.int64(NO_TOP), np.bool_(True))
     if t < 0:
         if not grow_root(nint, nlev, ncorner, nq, meta, x, y, z, r, lo3, hi3, q6):
             return 2
-        t = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r)
+        t = place(nint, nlev, ncorner, nq, meta, meta[ROOT], x, y, z, r, np.int64(NO_TOP), np.bool_(True))
     # appended before it is unlinked: when the pool has no room the object is still where it was, whole (an
     # unlink first freed its block when it was the last in it, and putting it back asked the pool for a block
     # of the smallest size, which a full pool may not have: the object was lost and its id's row left stale)
     if not append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r):
         cleanup(nint, nlev, ncorner, nq, meta, t, lo3, hi3, q6, out6, np.bool_(False))
         return 1
-    unlink_obj(nint, obj, oid, ids, bfree, n, s)
-    drop_aux(nq, n)
-    _obj_box(obj, np.int64(ids[i, 0]), lo3, hi3)
-    _grow_ahead(lo3, hi3, r, x - ox, y - oy, z - oz)
-    expand_up(nint, nlev, ncorner, nq, t, lo3, hi3, q6, True)
-    if old_touch and nint[n, COUNT] <= 4:
-        recompute_own(nint, nlev, ncorner, nq, obj, n, lo3, hi3, q6)
+    _leave(nint, nlev, ncorner, nq, obj, oid, ids, bfree, i, n, s, t, ox, oy, oz, old_touch, lo3, hi3, q6,
+           np.int64(NO_TOP))
     cleanup(nint, nlev, ncorner, nq, meta, n, lo3, hi3, q6, out6, np.bool_(False))
     return 0
+
+
+@njit_noref(inline="always")
+def _move_within(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, lo3, hi3, q6, top):
+    """:func:`move_one` for the shared part of pass 2 (:func:`_local_run`), when the move changes nothing
+    outside the subtree of its node's ancestor on level ``top``: it creates or frees no node, takes or
+    frees no block, and grows no box above that ancestor. Returns -3, changing nothing, when it would do
+    any of those (the serial pass makes it); -2 when it grew no box; else :func:`expand_up`'s answer (a
+    growth: -1, or that ancestor when its box grew, the boxes above it then the caller's to grow)."""
+    s = np.int64(ids[i, 0])
+    n = np.int64(ids[i, 1])
+    if fits(nint, nlev, ncorner, meta, n, x, y, z, r):
+        return _in_node(nint, nlev, ncorner, nq, obj, n, s, x, y, z, r, lo3, hi3, q6, top)
+    if nint[n, COUNT] == 1:  # its node would empty: freeing nodes and blocks is the serial pass's
+        return np.int64(-3)
+    t = np.int64(place(nint, nlev, ncorner, nq, meta, n, x, y, z, r, top, np.bool_(False)))
+    if t < 0 or nint[t, COUNT] == nint[t, SIZE]:  # above ``top``, a new node, or a new block
+        return np.int64(-3)
+    old_touch = _old_box(nlev, ncorner, nq, obj, n, s, lo3, hi3, q6)
+    ox, oy, oz = obj[s, 0], obj[s, 1], obj[s, 2]
+    append_obj(nint, obj, oid, ids, meta, bfree, t, i, x, y, z, r)
+    p = _leave(nint, nlev, ncorner, nq, obj, oid, ids, bfree, i, n, s, t, ox, oy, oz, old_touch, lo3, hi3, q6, top)
+    return p if p >= 0 else np.int64(-1)  # (the node it left keeps objects: cleanup would only count a growth)
 
 
 @njit_noref(inline="always")
@@ -781,89 +836,114 @@ def move_single(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z,
     return code
 
 
-def _move_stay(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, rest, chunks, left):
-    """Pass 1 of a batch: make every move that stays in its node and inside its own box, or its
-    octant run's (store the row, nothing else: see :func:`_stays`), and write the positions k of the
-    others into ``rest`` (M,) int64. The batch is cut into ``chunks`` runs of consecutive moves (each a
-    thread's in :func:`move_stay`, whose moves write distinct rows and only read the nodes): run c's
-    positions go to ``rest`` from its own first position on, in order, and their number to ``left[c]``
-    (``left`` (chunks,) int64). Never fails (nothing is allocated). ``aux``: the raw octant-run rows (see
-    :func:`aux_views`)."""
+@njit_noref
+def stay_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, top, rest, own, lid, val, c, chunks):
+    """Pass 1 of a batch, run c of ``chunks`` (consecutive moves, each a thread's in :func:`on_threads`:
+    the moves write distinct rows and only read the nodes): make every move that stays in its node and
+    inside its own box, or its octant run's (store the row, nothing else: see :func:`_stays`), and write
+    the positions k of the others into ``rest`` (M,) int64 from the run's first position on, in order;
+    returns their number. Beside each position, for pass 2 (:func:`_local_run`): in ``own`` (M,) int64 the
+    thread that may make the move there (:func:`part_owner` on level ``top``), in ``lid`` (M,) int64 its id
+    and in ``val`` (M, 4) float64 its centre and radius (NaN resolved). Never fails (nothing is allocated).
+    ``aux``: the raw octant-run rows (see :func:`aux_views`)."""
     aux_end, aux_q = aux_views(aux)
     m = mids.shape[0]
+    root = np.int64(meta[ROOT])
+    lo = m * c // chunks
+    hi = m * (c + 1) // chunks
+    d = lo
+    for k in range(lo, hi):
+        # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
+        # object and node of the move 8 ahead, so their misses overlap with this move's work
+        if k + 16 < hi:
+            prefetch(ids, mids[k + 16], 0)
+        if k + 8 < hi:
+            i8 = mids[k + 8]
+            prefetch(obj, ids[i8, 0], 0)
+            prefetch(ncorner, ids[i8, 1], 0)
+        i = mids[k]
+        s = np.int64(ids[i, 0])  # (int64 as the other callers' node ids: one compile of each helper)
+        n = np.int64(ids[i, 1])
+        r = rad[k]
+        if r != r:
+            r = obj[s, 3]
+        x = xyz[k, 0]
+        y = xyz[k, 1]
+        z = xyz[k, 2]
+        if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
+            obj[s, 0] = x
+            obj[s, 1] = y
+            obj[s, 2] = z
+            obj[s, 3] = r
+        else:
+            rest[d] = k
+            own[d] = part_owner(nlev, ncorner, n, top, root, chunks)
+            lid[d] = i
+            val[d, 0] = x
+            val[d, 1] = y
+            val[d, 2] = z
+            val[d, 3] = r
+            d += 1
+    return d - lo
+
+
+@numba.njit(cache=CACHE, nogil=True, parallel=True)
+def on_threads(local, nint, nlev, ncorner, nq, aux, obj, oid, ids, meta, bfree, mids, xyz, rad, top, rest, own, lid,
+               val, starts, left, done, ups, upbox, grew, scratch, iscratch):
+    """A large batch's two parallel steps, thread c of ``left.shape[0]`` each (one parallel kernel for both:
+    each costs seconds to compile). Pass 1 (``local`` False): :func:`stay_run` of run c, its count into
+    ``left[c]``. Pass 2's shared part (``local`` True): :func:`_local_run`, thread c's growths into
+    ``grew[c]``, with ``scratch[c]`` (16 float64) and ``iscratch[c]`` (16 int64) its own (rows of whole cache
+    lines). The arguments one step does not read may be empty arrays."""
+    chunks = left.shape[0]
     for c in prange(chunks):
-        lo = m * c // chunks
-        hi = m * (c + 1) // chunks
-        d = lo
-        for k in range(lo, hi):
-            # prefetch in stages: the id row of the move 16 ahead, then (its row now cached) the
-            # object and node of the move 8 ahead, so their misses overlap with this move's work
-            if k + 16 < hi:
-                prefetch(ids, mids[k + 16], 0)
-            if k + 8 < hi:
-                i8 = mids[k + 8]
-                prefetch(obj, ids[i8, 0], 0)
-                prefetch(ncorner, ids[i8, 1], 0)
-            i = mids[k]
-            s = np.int64(ids[i, 0])  # (int64 as the other callers' node ids: one compile of each helper)
-            n = np.int64(ids[i, 1])
-            r = rad[k]
-            if r != r:
-                r = obj[s, 3]
-            x = xyz[k, 0]
-            y = xyz[k, 1]
-            z = xyz[k, 2]
-            if _stays(nint, nlev, ncorner, nq, aux_end, aux_q, meta, n, s, x, y, z, r):
-                obj[s, 0] = x
-                obj[s, 1] = y
-                obj[s, 2] = z
-                obj[s, 3] = r
-            else:
-                rest[d] = k
-                d += 1
-        left[c] = d - lo
+        if local:
+            grew[c] = _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts, left, own, lid, val,
+                                 done, ups, upbox, scratch[c], iscratch[c], np.int64(c))
+        else:
+            left[c] = stay_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, top, rest, own, lid, val,
+                               np.int64(c), np.int64(chunks))
 
 
-#: pass 1 of a batch on every core (a batch of many moves: :data:`viewer.index.octree.PARALLEL_STAY`)
-move_stay = numba.njit(cache=CACHE, nogil=True, parallel=True)(_move_stay)
-#: pass 1 on one thread (``chunks`` 1): a small batch, where waking threads costs more than the moves
-move_stay_serial = njit_noref(variant(_move_stay, "serial"))
+@njit_noref(inline="always")
+def _prefetch_moves(nint, ncorner, obj, ids, meta, mids, order, j, m):
+    """Prefetch for a pass-2 move order[j] (of order[:m]) in stages, each using what the previous one
+    brought in: the id row of the move 16 ahead; the object and node of the move 8 ahead; the parent of
+    the move 4 ahead (a move leaving its node climbs to it); the parent's children of the move 2 ahead (it
+    walks them down to the target node) and the last row of its block (the swap-remove reads it)."""
+    if j + 16 < m:
+        prefetch(ids, mids[order[j + 16]], 0)
+    if j + 8 < m:
+        i8 = mids[order[j + 8]]
+        prefetch(obj, ids[i8, 0], 0)
+        prefetch(ncorner, ids[i8, 1], 0)
+    if j + 4 < m:
+        p = nint[ids[mids[order[j + 4]], 1], PARENT]
+        if p >= 0:
+            prefetch(ncorner, p, 0)
+    if j + 2 < m:
+        n2 = ids[mids[order[j + 2]], 1]
+        prefetch(obj, nint[n2, START] + nint[n2, COUNT] - 1, 0)
+        p = nint[n2, PARENT]
+        if p >= 0:
+            c = nint[p, CHILD]
+            if c >= 0:
+                for t in range(8):
+                    if c + t < meta[NODE_TOP]:
+                        prefetch(ncorner, c + t, 0)
 
 
 @njit_noref
 def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, rad, order, start, scratch, iscratch):
     """Move objects mids[k] to xyz[k] with radius rad[k] (NaN: keep) for k = order[j], j from
-    ``start`` on (pass 2 of a batch: the moves :func:`move_stay` left). Returns the j it stopped at:
+    ``start`` on (pass 2 of a batch: the moves :func:`stay_run` left). Returns the j it stopped at:
     the end, or the first move it could not make because the node or object pool ran short or the
     root could not grow exactly (the caller grows the pools or rebuilds, and continues from there)."""
     m = order.shape[0]
     for j in range(start, m):
         if meta[NODE_TOP] + NODE_RESERVE > meta[NODE_CAP]:
             return j
-        # Prefetch in stages, each using what the previous one brought in: the id row of the move
-        # 16 ahead; the object and node of the move 8 ahead; the parent of the move 4 ahead (a move
-        # leaving its node climbs to it); the parent's children of the move 2 ahead (it walks them
-        # down to the target node) and the last row of its block (the swap-remove reads it).
-        if j + 16 < m:
-            prefetch(ids, mids[order[j + 16]], 0)
-        if j + 8 < m:
-            i8 = mids[order[j + 8]]
-            prefetch(obj, ids[i8, 0], 0)
-            prefetch(ncorner, ids[i8, 1], 0)
-        if j + 4 < m:
-            p = nint[ids[mids[order[j + 4]], 1], PARENT]
-            if p >= 0:
-                prefetch(ncorner, p, 0)
-        if j + 2 < m:
-            n2 = ids[mids[order[j + 2]], 1]
-            prefetch(obj, nint[n2, START] + nint[n2, COUNT] - 1, 0)
-            p = nint[n2, PARENT]
-            if p >= 0:
-                c = nint[p, CHILD]
-                if c >= 0:
-                    for t in range(8):
-                        if c + t < meta[NODE_TOP]:
-                            prefetch(ncorner, c + t, 0)
+        _prefetch_moves(nint, ncorner, obj, ids, meta, mids, order, j, m)
         k = order[j]
         i = mids[k]
         r = rad[k]
@@ -873,6 +953,106 @@ def move_many(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, mids, xyz, ra
         if move_one(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, i, x, y, z, r, scratch, iscratch):
             return j
     return m
+
+
+@njit_noref
+def part_level(nlev, nq, meta):
+    """The level of the cells pass 2 shares among the threads (:func:`part_owner`): about ``PART_CELLS`` of
+    them across the widest side of the root's subtree box (what the world fills, not the root's edge, which
+    growth doubles), and at most ``2^PART_BITS`` a side of the root. A move whose node lies above that
+    level, or which leaves its cell, is the serial pass's."""
+    root = meta[ROOT]
+    side = np.int64(1)  # the box's widest side in steps of the root's grid (edge / 128)
+    for a in range(3):
+        side = max(side, np.int64(nq[root, 9 + a]) - np.int64(nq[root, 6 + a]) + 1)
+    b = 0  # levels below the root
+    while (side << b) < PART_CELLS * 128 and b < PART_BITS:
+        b += 1
+    return np.int64(nlev[root]) - b
+
+
+@njit_noref(inline="always")
+def part_owner(nlev, ncorner, n, top, root, chunks):
+    """Which of ``chunks`` threads may make pass 2's moves from node n (:func:`_local_run`): by the cell on
+    level ``top`` (:func:`part_level`) that holds n, (x + y + z) mod chunks in cells from the root's corner,
+    so neighbouring cells alternate; -1 when n lies above level ``top``. Exact: a corner less the root's
+    is a whole number of n's edges, and ``EDGE[top]`` a power of two."""
+    if nlev[n] > top:
+        return np.int64(-1)
+    e = EDGE[top]
+    kx = np.int64((ncorner[n, 0] - ncorner[root, 0]) / e)
+    ky = np.int64((ncorner[n, 1] - ncorner[root, 1]) / e)
+    kz = np.int64((ncorner[n, 2] - ncorner[root, 2]) / e)
+    return (kx + ky + kz) % chunks
+
+
+@njit_noref
+def _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts, left, own, lid, val, done, ups,
+               upbox, scratch, iscratch, c):
+    """Thread c's part of pass 2's shared step (:func:`on_threads`): the moves pass 1 left (:func:`stay_run`:
+    at j in [starts[q], starts[q] + left[q]) for each of its runs q) that stay in the cell on level ``top`` of
+    their node's ancestor, within its subtree. Thread c makes those with ``own[j] == c``
+    (:func:`part_owner`), so no two threads touch one node, block or object (:func:`_move_within`).
+    ``done[j]`` (uint8) says whether a thread made move j (the serial pass makes the rest:
+    :func:`local_rest`); for one made, ``ups[j]`` (int64) is :func:`_move_within`'s answer and, when that is
+    a cell's node whose box grew, ``upbox[j]`` (6 float64) the sphere's box to grow the boxes above it by.
+    ``scratch`` (6+,) float64 and ``iscratch`` (6+,) int64: the thread's own. Returns its growths; nothing
+    is allocated."""
+    lo3 = scratch[0:3]
+    hi3 = scratch[3:6]
+    q6 = iscratch[0:6]
+    g = 0
+    for q in range(starts.shape[0]):
+        hi = starts[q] + left[q]
+        for j in range(starts[q], hi):
+            # this thread's moves ahead: the id row 16 records on, then its object and node 8 on
+            if j + 16 < hi and own[j + 16] == c:
+                prefetch(ids, lid[j + 16], 0)
+            if j + 8 < hi and own[j + 8] == c:
+                i8 = lid[j + 8]
+                prefetch(obj, ids[i8, 0], 0)
+                prefetch(ncorner, ids[i8, 1], 0)
+            if own[j] != c:
+                if own[j] < 0 and c == 0:
+                    done[j] = 0
+                continue
+            p = _move_within(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, lid[j], val[j, 0], val[j, 1],
+                             val[j, 2], val[j, 3], lo3, hi3, q6, top)
+            done[j] = p != -3
+            ups[j] = p
+            if p >= 0:
+                for a in range(3):
+                    upbox[j, a] = lo3[a]
+                    upbox[j, 3 + a] = hi3[a]
+            if p != -2 and p != -3:
+                g += 1
+    return g
+
+
+@njit_noref
+def local_rest(nint, nlev, ncorner, nq, meta, starts, left, rest, done, ups, upbox, grew, scratch, iscratch, out):
+    """After pass 2's shared step (:func:`_local_run`): grow the subtree boxes above each cell whose box grew, as far as they
+    must, count the threads' growths in ``meta[LOOSE]``, and write the positions ``rest[j]`` of the moves
+    it left into ``out``, in order. Returns their number."""
+    lo3 = scratch[0, 0:3]
+    hi3 = scratch[0, 3:6]
+    q6 = iscratch[0, 0:6]
+    for c in range(grew.shape[0]):
+        meta[LOOSE] += grew[c]
+    d = 0
+    for q in range(starts.shape[0]):
+        for j in range(starts[q], starts[q] + left[q]):
+            if not done[j]:
+                out[d] = rest[j]
+                d += 1
+            elif ups[j] >= 0:
+                p = np.int64(nint[ups[j], PARENT])
+                if p >= 0:
+                    for a in range(3):
+                        lo3[a] = upbox[j, a]
+                        hi3[a] = upbox[j, 3 + a]
+                    expand_up(nint, nlev, ncorner, nq, p, lo3, hi3, q6, np.bool_(False), np.int64(NO_TOP))
+    return d
 
 
 # ----------------------------------------------------------------------------- query

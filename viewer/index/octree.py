@@ -23,9 +23,12 @@ Beyond the paper:
 - **Moves.** ``move_many`` runs in two passes: the moves that stay in their node's own box store their
   row (a few prefetched loads and four stores each; from ``PARALLEL_STAY`` moves on every core, each thread a
   run of consecutive moves: they write distinct rows and only read the nodes); the rest are then made one by
-  one (unlink, place
-  from the old node up then down, append, grow the boxes), with prefetches reaching their parents and
-  siblings. ``move`` is the same general move for one object.
+  one (unlink, place from the old node up then down, append, grow the boxes), with prefetches reaching their
+  parents and siblings. From ``PARALLEL_LEAVE`` of them, those are shared among the threads by space: cells a
+  few levels below the world's extent (``K.part_level``), neighbouring cells on different threads, so each
+  thread alone reads and writes the nodes, blocks and objects of its cells' subtrees. A move that would
+  leave its cell, starts above that level, or needs a node or a block made or freed (the shared pools) is
+  left to one thread after them. ``move`` is the same general move for one object.
 - **Bucket leaves.** A leaf also keeps spheres smaller than its band while it holds fewer than
   ``BUCKET`` (32) objects, and the bulk build gives a node every object of its subtree when there are
   at most 32: in a sparse world each small sphere otherwise hangs at the end of a chain of nodes of its
@@ -89,12 +92,46 @@ def _level_of_edge(edge: float) -> int:
 #: consecutive moves: below, waking the threads costs more than they share (and a forked child of a process
 #: whose OpenMP threads have started must not start them)
 PARALLEL_STAY = 1 << 14
+#: pass 2 of such a batch runs on every core from this many moves left by pass 1 (each thread in its own subtrees)
+PARALLEL_LEAVE = 256
+# the arguments of K.on_threads a step does not read
+_NONE = np.zeros(0, dtype=np.int64)
+_NONE_U8 = np.zeros(0, dtype=np.uint8)
+_NO_BOXES = np.zeros((0, 6))
+_NO_ROWS = np.zeros((0, 6), dtype=np.int64)
 
 
 def _threads() -> int:
     import numba
 
     return max(1, numba.get_num_threads())
+
+
+class _MoveRecords:
+    """The per-move arrays of a batch's passes (:func:`K.stay_run`, :func:`K._local_run`), kept from batch to
+    batch (a moving world hands batches of one size every frame: fresh arrays cost their pages' faults each
+    time). Only the rows of the moves pass 1 leaves are written, so only their pages are ever resident."""
+
+    def __init__(self) -> None:
+        self._m = -1
+
+    def _fit(self, m: int) -> None:
+        if m > self._m:
+            self._m = m
+            self._ints = np.empty((4, m), dtype=np.int64)
+            self._val = np.empty((m, 4))
+            self._done = np.empty(m, dtype=np.uint8)
+            self._upbox = np.empty((m, 6))
+
+    def passes(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``rest``, ``own``, ``lid`` (m,) int64 and ``val`` (m, 4) float64 for :func:`K.stay_run`."""
+        self._fit(m)
+        return self._ints[0, :m], self._ints[1, :m], self._ints[2, :m], self._val[:m]
+
+    def shared(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``done`` (m,) uint8, ``ups`` (m,) int64 and ``upbox`` (m, 6) float64 for :func:`K._local_run`."""
+        self._fit(m)
+        return self._done[:m], self._ints[3, :m], self._upbox[:m]
 
 
 class Octree(SphereIndex):
@@ -126,6 +163,7 @@ class Octree(SphereIndex):
         self._work = np.zeros(K.WORK, dtype=np.int32)
         self._scratch = np.empty(6, dtype=np.float64)
         self._iscratch = np.empty(12, dtype=np.int64)
+        self._records = _MoveRecords()
         self._next_id = n
         self._build(centres, radii, np.arange(n, dtype=np.int32), None, None, n)
         if pending is not None:
@@ -389,10 +427,14 @@ class Octree(SphereIndex):
                             iwork, arena, gxyz, lists, start, count, acc)))
 
     def _warm_moves(self) -> None:
-        # pass 1 of a batch of PARALLEL_STAY moves or more runs on every core: its kernel, on no moves
+        # a batch of PARALLEL_STAY moves or more runs on every core (K.on_threads: pass 1, then pass 2's shared
+        # step): its kernels, on no moves
         none = np.zeros(0, dtype=np.int64)
-        K.move_stay(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, none,
-                    np.zeros((0, 3)), np.zeros(0), none, max(2, _threads()), np.zeros(max(2, _threads()), dtype=np.int64))
+        counts = np.zeros(max(2, _threads()), dtype=np.int64)
+        batch = (none, np.zeros((0, 3)), np.zeros(0), K.part_level(self._nlev, self._nq, self._meta), none, none, none,
+                 np.zeros((0, 4)))
+        self._on_threads(False, *batch, counts)
+        self._move_local(*batch, counts)
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
@@ -510,17 +552,20 @@ class Octree(SphereIndex):
         # distinct in a batch, so any order gives the same result: pass 1 makes the moves that stay
         # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
         # reaching further (parents, siblings) for moves that leave their node
-        rest = np.empty(ids.size, dtype=np.int64)
-        chunks = _threads() if ids.size >= PARALLEL_STAY else 1
-        counts = np.empty(chunks, dtype=np.int64)
-        (K.move_stay if chunks > 1 else K.move_stay_serial)(
-            self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids, self._meta, ids, centres, rad,
-            rest, chunks, counts
-        )
+        m = ids.size
+        rest, own, lid, val = self._records.passes(m)
+        chunks = _threads() if m >= PARALLEL_STAY else 1
+        top = K.part_level(self._nlev, self._nq, self._meta)
         if chunks == 1:
-            rest = rest[: counts[0]]
-        else:  # each chunk's leftovers, in order
-            rest = np.concatenate([rest[ids.size * c // chunks:][: counts[c]] for c in range(chunks)])
+            rest = rest[: K.stay_run(self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._ids,
+                                     self._meta, ids, centres, rad, top, rest, own, lid, val, 0, 1)]
+        else:
+            counts = np.empty(chunks, dtype=np.int64)
+            self._on_threads(False, ids, centres, rad, top, rest, own, lid, val, counts)
+            if counts.sum() >= PARALLEL_LEAVE:
+                rest = self._move_local(ids, centres, rad, top, rest, own, lid, val, counts)
+            else:  # each run's leftovers, in order
+                rest = np.concatenate([rest[m * c // chunks:][: counts[c]] for c in range(chunks)])
         left = rest.size
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
@@ -536,6 +581,31 @@ class Octree(SphereIndex):
                 k = int(rest[done])
                 self._grow_room(ids[k], centres[k], rad[k])
         self._refit_step()
+
+    def _on_threads(self, local: bool, ids, centres, rad, top, rest, own, lid, val, counts, starts=_NONE, done=_NONE_U8,
+                    ups=_NONE, upbox=_NO_BOXES, grew=_NONE, scratch=_NO_BOXES, iscratch=_NO_ROWS) -> None:
+        K.on_threads(local, self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._oid, self._ids,
+                     self._meta, self._bfree, ids, centres, rad, top, rest, own, lid, val, starts, counts, done, ups,
+                     upbox, grew, scratch, iscratch)
+
+    def _move_local(self, ids, centres, rad, top, rest, own, lid, val, counts: np.ndarray) -> np.ndarray:
+        """Pass 2's moves within one cell on level ``top`` on every core, each thread in cells of its own
+        (:func:`K._local_run`), after pass 1 left ``counts[c]`` in run c; returns the positions of the moves
+        left to the serial pass: those above that level or leaving their cell, and those that need a node or
+        a block made or freed."""
+        m = rest.size
+        chunks = counts.size
+        done, ups, upbox = self._records.shared(m)
+        grew = np.empty(chunks, dtype=np.int64)
+        scratch = np.empty((chunks, 16))  # rows of two cache lines: no thread writes a line another does
+        iscratch = np.empty((chunks, 16), dtype=np.int64)
+        starts = np.arange(chunks, dtype=np.int64) * m // chunks
+        self._on_threads(True, ids, centres, rad, top, rest, own, lid, val, counts, starts, done, ups, upbox, grew,
+                         scratch, iscratch)
+        out = np.empty(int(counts.sum()), dtype=np.int64)
+        n = K.local_rest(self._nint, self._nlev, self._ncorner, self._nq, self._meta, starts, counts, rest, done, ups,
+                         upbox, grew, scratch, iscratch, out)
+        return out[:n]
 
     def _grow_room(self, i: int, centre: np.ndarray, r: float) -> None:
         """After move_many stopped at a move it could not make: a full object pool, or a target the
