@@ -889,17 +889,18 @@ def stay_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, top, 
 
 @numba.njit(cache=CACHE, nogil=True, parallel=True)
 def on_threads(local, nint, nlev, ncorner, nq, aux, obj, oid, ids, meta, bfree, mids, xyz, rad, top, rest, own, lid,
-               val, starts, left, done, ups, upbox, grew, scratch, iscratch):
+               val, starts, left, done, ups, upbox, grew, scratch, iscratch, mine):
     """A large batch's two parallel steps, thread c of ``left.shape[0]`` each (one parallel kernel for both:
     each costs seconds to compile). Pass 1 (``local`` False): :func:`stay_run` of run c, its count into
     ``left[c]``. Pass 2's shared part (``local`` True): :func:`_local_run`, thread c's growths into
-    ``grew[c]``, with ``scratch[c]`` (16 float64) and ``iscratch[c]`` (16 int64) its own (rows of whole cache
-    lines). The arguments one step does not read may be empty arrays."""
+    ``grew[c]``, with ``scratch[c]`` (16 float64), ``iscratch[c]`` (16 int64: rows of whole cache lines) and
+    ``mine[c]`` (as many int64 as pass 1 left) its own. The arguments one step does not read may be empty
+    arrays."""
     chunks = left.shape[0]
     for c in prange(chunks):
         if local:
             grew[c] = _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts, left, own, lid, val,
-                                 done, ups, upbox, scratch[c], iscratch[c], np.int64(c))
+                                 done, ups, upbox, scratch[c], iscratch[c], mine[c], np.int64(c))
         else:
             left[c] = stay_run(nint, nlev, ncorner, nq, aux, obj, ids, meta, mids, xyz, rad, top, rest, own, lid, val,
                                np.int64(c), np.int64(chunks))
@@ -988,7 +989,7 @@ def part_owner(nlev, ncorner, n, top, root, chunks):
 
 @njit_noref
 def _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts, left, own, lid, val, done, ups,
-               upbox, scratch, iscratch, c):
+               upbox, scratch, iscratch, mine, c):
     """Thread c's part of pass 2's shared step (:func:`on_threads`): the moves pass 1 left (:func:`stay_run`:
     at j in [starts[q], starts[q] + left[q]) for each of its runs q) that stay in the cell on level ``top`` of
     their node's ancestor, within its subtree. Thread c makes those with ``own[j] == c``
@@ -996,36 +997,34 @@ def _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts,
     ``done[j]`` (uint8) says whether a thread made move j (the serial pass makes the rest:
     :func:`local_rest`); for one made, ``ups[j]`` (int64) is :func:`_move_within`'s answer and, when that is
     a cell's node whose box grew, ``upbox[j]`` (6 float64) the sphere's box to grow the boxes above it by.
-    ``scratch`` (6+,) float64 and ``iscratch`` (6+,) int64: the thread's own. Returns its growths; nothing
-    is allocated."""
+    ``scratch`` (6+,) float64 and ``iscratch`` (6+,) int64: the thread's own; ``mine`` (L+,) int64 receives
+    its records' positions first, so that its prefetches (:func:`_prefetch_moves`) reach its own moves ahead.
+    Returns its growths; nothing is allocated."""
     lo3 = scratch[0:3]
     hi3 = scratch[3:6]
     q6 = iscratch[0:6]
-    g = 0
+    m = 0
     for q in range(starts.shape[0]):
-        hi = starts[q] + left[q]
-        for j in range(starts[q], hi):
-            # this thread's moves ahead: the id row 16 records on, then its object and node 8 on
-            if j + 16 < hi and own[j + 16] == c:
-                prefetch(ids, lid[j + 16], 0)
-            if j + 8 < hi and own[j + 8] == c:
-                i8 = lid[j + 8]
-                prefetch(obj, ids[i8, 0], 0)
-                prefetch(ncorner, ids[i8, 1], 0)
-            if own[j] != c:
-                if own[j] < 0 and c == 0:
-                    done[j] = 0
-                continue
-            p = _move_within(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, lid[j], val[j, 0], val[j, 1],
-                             val[j, 2], val[j, 3], lo3, hi3, q6, top)
-            done[j] = p != -3
-            ups[j] = p
-            if p >= 0:
-                for a in range(3):
-                    upbox[j, a] = lo3[a]
-                    upbox[j, 3 + a] = hi3[a]
-            if p != -2 and p != -3:
-                g += 1
+        for j in range(starts[q], starts[q] + left[q]):
+            if own[j] == c:
+                mine[m] = j
+                m += 1
+            elif own[j] < 0 and c == 0:
+                done[j] = 0
+    g = 0
+    for t in range(m):
+        _prefetch_moves(nint, ncorner, obj, ids, meta, lid, mine, t, m)
+        j = mine[t]
+        p = _move_within(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, lid[j], val[j, 0], val[j, 1], val[j, 2],
+                         val[j, 3], lo3, hi3, q6, top)
+        done[j] = p != -3
+        ups[j] = p
+        if p >= 0:
+            for a in range(3):
+                upbox[j, a] = lo3[a]
+                upbox[j, 3 + a] = hi3[a]
+        if p != -2 and p != -3:
+            g += 1
     return g
 
 

@@ -114,6 +114,7 @@ class _MoveRecords:
 
     def __init__(self) -> None:
         self._m = -1
+        self._mine = np.empty((0, 0), dtype=np.int64)
 
     def _fit(self, m: int) -> None:
         if m > self._m:
@@ -127,6 +128,12 @@ class _MoveRecords:
         """``rest``, ``own``, ``lid`` (m,) int64 and ``val`` (m, 4) float64 for :func:`K.stay_run`."""
         self._fit(m)
         return self._ints[0, :m], self._ints[1, :m], self._ints[2, :m], self._val[:m]
+
+    def mine(self, chunks: int, n: int) -> np.ndarray:
+        """(chunks, n) int64: each thread's list of the records it moves."""
+        if self._mine.shape[0] != chunks or self._mine.shape[1] < n:
+            self._mine = np.empty((chunks, max(n, 2 * self._mine.shape[1])), dtype=np.int64)
+        return self._mine
 
     def shared(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``done`` (m,) uint8, ``ups`` (m,) int64 and ``upbox`` (m, 6) float64 for :func:`K._local_run`."""
@@ -583,10 +590,10 @@ class Octree(SphereIndex):
         self._refit_step()
 
     def _on_threads(self, local: bool, ids, centres, rad, top, rest, own, lid, val, counts, starts=_NONE, done=_NONE_U8,
-                    ups=_NONE, upbox=_NO_BOXES, grew=_NONE, scratch=_NO_BOXES, iscratch=_NO_ROWS) -> None:
+                    ups=_NONE, upbox=_NO_BOXES, grew=_NONE, scratch=_NO_BOXES, iscratch=_NO_ROWS, mine=_NO_ROWS) -> None:
         K.on_threads(local, self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._oid, self._ids,
                      self._meta, self._bfree, ids, centres, rad, top, rest, own, lid, val, starts, counts, done, ups,
-                     upbox, grew, scratch, iscratch)
+                     upbox, grew, scratch, iscratch, mine)
 
     def _move_local(self, ids, centres, rad, top, rest, own, lid, val, counts: np.ndarray) -> np.ndarray:
         """Pass 2's moves within one cell on level ``top`` on every core, each thread in cells of its own
@@ -600,8 +607,9 @@ class Octree(SphereIndex):
         scratch = np.empty((chunks, 16))  # rows of two cache lines: no thread writes a line another does
         iscratch = np.empty((chunks, 16), dtype=np.int64)
         starts = np.arange(chunks, dtype=np.int64) * m // chunks
+        mine = self._records.mine(chunks, int(counts.sum()))
         self._on_threads(True, ids, centres, rad, top, rest, own, lid, val, counts, starts, done, ups, upbox, grew,
-                         scratch, iscratch)
+                         scratch, iscratch, mine)
         out = np.empty(int(counts.sum()), dtype=np.int64)
         n = K.local_rest(self._nint, self._nlev, self._ncorner, self._nq, self._meta, starts, counts, rest, done, ups,
                          upbox, grew, scratch, iscratch, out)
