@@ -558,7 +558,8 @@ class Octree(SphereIndex):
         # rad: NaN keeps the radius (the contract's convention, which the kernels follow). Ids are
         # distinct in a batch, so any order gives the same result: pass 1 makes the moves that stay
         # in their node's own box (most of a drifting world's), pass 2 the rest, its prefetches
-        # reaching further (parents, siblings) for moves that leave their node
+        # reaching further (parents, siblings) for moves that leave their node; in a large batch, first
+        # those that stay in their cell on every core (_move_local), then the others on one thread
         m = ids.size
         rest, own, lid, val = self._records.passes(m)
         chunks = _threads() if m >= PARALLEL_STAY else 1
