@@ -853,19 +853,21 @@ def _shared_pass_counts(monkeypatch, threads):
     return counts
 
 
-@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("threads, scale", [(2, 1.0), (3, 1.0), (2, 2.0**70), (2, 2.0**-100)])
 def test_pass_two_shared_by_cells_among_threads_stays_exact_and_leaves_the_rest_to_the_serial_pass(
-        threads, monkeypatch):
+        threads, scale, monkeypatch):
     """Pass 2 of a large batch runs on every core, each thread making the moves in cells of its own. The
     moves that leave their cell, start above the cells' level, empty their node, need a new node or a
     larger block are the serial pass's: with drifts, hops to neighbouring nodes, long jumps into empty space
-    and radii changed, after every batch each answer is brute force's and every invariant holds, and
-    the shared pass made most of the moves it was given and left some."""
+    and radii changed, at the domain's large and small magnitudes too, after every batch each answer is
+    brute force's and every invariant holds, and the shared pass made most of the moves it was given and
+    left some."""
     from viewer.index import brute_query
 
     counts = _shared_pass_counts(monkeypatch, threads)
     rng = np.random.default_rng(threads)
     c, r = _shared_world(rng)
+    c, r = (c + 3000) * scale, r * scale
     ix = Octree(c, r)
     movers = np.concatenate([np.arange(5), rng.choice(np.arange(5, c.shape[0]), 3000, replace=False)])
     for frame in range(12):
@@ -874,14 +876,14 @@ def test_pass_two_shared_by_cells_among_threads_stays_exact_and_leaves_the_rest_
         step[hop] = rng.normal(0, 15, (int(hop.sum()), 3))
         jump = rng.random(movers.size) < 0.02
         step[jump] = rng.normal(0, 700, (int(jump.sum()), 3))
-        c[movers] += step
+        c[movers] += step * scale
         if frame % 3 == 2:
             r[movers[::7]] *= rng.uniform(0.3, 3.0, movers[::7].size)
             ix.move_many(movers, c[movers], r[movers])
         else:
             ix.move_many(movers, c[movers])
         ix.check()
-        for p in np.concatenate([c[movers[:25]], rng.uniform(-1100, 1100, (25, 3))]):
+        for p in np.concatenate([c[movers[:25]], rng.uniform(1900, 4100, (25, 3)) * scale]):
             assert np.array_equal(np.sort(ix.query(p)), brute_query(c, r, p)), (frame, p)
     made, left = np.sum(counts, axis=0)
     assert len(counts) == 12 and made > 2 * left > 0, counts
