@@ -29,7 +29,7 @@ import numpy as np
 import numba
 from numba import prange
 
-from viewer.kernels.jit import CACHE, njit, njit_noref, variant
+from viewer.kernels.jit import CACHE, njit, njit_noref
 from viewer.kernels.prefetch import prefetch
 from ._morton import compact3, spread3
 
@@ -1030,9 +1030,9 @@ def _local_run(nint, nlev, ncorner, nq, obj, oid, ids, meta, bfree, top, starts,
 
 @njit_noref
 def local_rest(nint, nlev, ncorner, nq, meta, starts, left, rest, done, ups, upbox, grew, scratch, iscratch, out):
-    """After pass 2's shared step (:func:`_local_run`): grow the subtree boxes above each cell whose box grew, as far as they
-    must, count the threads' growths in ``meta[LOOSE]``, and write the positions ``rest[j]`` of the moves
-    it left into ``out``, in order. Returns their number."""
+    """After pass 2's shared step (:func:`_local_run`): grow the subtree boxes above each cell whose box grew,
+    as far as they must, count the threads' growths in ``meta[LOOSE]``, and write the positions ``rest[j]`` of
+    the moves it left into ``out``, in order. Returns their number."""
     lo3 = scratch[0, 0:3]
     hi3 = scratch[0, 3:6]
     q6 = iscratch[0, 0:6]

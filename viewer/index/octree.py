@@ -441,7 +441,7 @@ class Octree(SphereIndex):
         batch = (none, np.zeros((0, 3)), np.zeros(0), K.part_level(self._nlev, self._nq, self._meta), none, none, none,
                  np.zeros((0, 4)))
         self._on_threads(False, *batch, counts)
-        self._move_local(*batch, counts)
+        self._move_local(*batch, np.zeros(counts.size, dtype=np.int64), counts)
 
     def _warm_many(self) -> None:
         # a batch large enough to be shared (below BATCH_FROM points a batch is answered point by point)
@@ -570,10 +570,11 @@ class Octree(SphereIndex):
         else:
             counts = np.empty(chunks, dtype=np.int64)
             self._on_threads(False, ids, centres, rad, top, rest, own, lid, val, counts)
+            starts = np.arange(chunks, dtype=np.int64) * m // chunks  # the runs' first positions, as K.stay_run's
             if counts.sum() >= PARALLEL_LEAVE:
-                rest = self._move_local(ids, centres, rad, top, rest, own, lid, val, counts)
+                rest = self._move_local(ids, centres, rad, top, rest, own, lid, val, starts, counts)
             else:  # each run's leftovers, in order
-                rest = np.concatenate([rest[m * c // chunks:][: counts[c]] for c in range(chunks)])
+                rest = np.concatenate([rest[s:s + n] for s, n in zip(starts, counts)])
         left = rest.size
         done = 0
         while True:  # at least once, even with nothing left: so the warm-up's batch loads pass 2 too
@@ -596,9 +597,10 @@ class Octree(SphereIndex):
                      self._meta, self._bfree, ids, centres, rad, top, rest, own, lid, val, starts, counts, done, ups,
                      upbox, grew, scratch, iscratch, mine)
 
-    def _move_local(self, ids, centres, rad, top, rest, own, lid, val, counts: np.ndarray) -> np.ndarray:
+    def _move_local(self, ids, centres, rad, top, rest, own, lid, val, starts: np.ndarray,
+                    counts: np.ndarray) -> np.ndarray:
         """Pass 2's moves within one cell on level ``top`` on every core, each thread in cells of its own
-        (:func:`K._local_run`), after pass 1 left ``counts[c]`` in run c; returns the positions of the moves
+        (:func:`K._local_run`), after pass 1 left ``counts[c]`` in run c (from position ``starts[c]``); returns the positions of the moves
         left to the serial pass: those above that level or leaving their cell, and those that need a node or
         a block made or freed."""
         m = rest.size
@@ -607,7 +609,6 @@ class Octree(SphereIndex):
         grew = np.empty(chunks, dtype=np.int64)
         scratch = np.empty((chunks, 16))  # rows of two cache lines: no thread writes a line another does
         iscratch = np.empty((chunks, 16), dtype=np.int64)
-        starts = np.arange(chunks, dtype=np.int64) * m // chunks
         mine = self._records.mine(chunks, int(counts.sum()))
         self._on_threads(True, ids, centres, rad, top, rest, own, lid, val, counts, starts, done, ups, upbox, grew,
                          scratch, iscratch, mine)
