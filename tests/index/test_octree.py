@@ -479,8 +479,8 @@ def test_bulk_build_places_objects_below_the_key_grid(rng):
 
 def test_first_build_loads_every_kernel_before_it_returns():
     """In a fresh process, the first Octree(...) (whose warm-up loads the query and update kernels on
-    a thread while it builds) returns with the warm-up done: queries and updates afterwards add no
-    signature to any octree kernel."""
+    a thread while it builds) returns with the warm-up done: queries and updates afterwards, a batch
+    large enough for the threads' shared pass among them, add no signature to any octree kernel."""
     import subprocess
     import sys
 
@@ -497,6 +497,9 @@ assert Octree.__dict__.get("_warmed_up") is True
 before = sigs()
 ix.query((0.0, 0.0, 0.0)); i = ix.insert((1.0, 2.0, 3.0), 1.0); ix.move(i, (2.0, 2.0, 2.0), 3.0)
 ix.move_many(np.arange(10), c[:10] + 1.0); ix.remove(i); ix.refit()
+bc = rng.uniform(-500, 500, (20000, 3))
+big = Octree(bc, rng.uniform(0.1, 5, 20000))  # a batch for every core, with leftovers for their shared pass
+big.move_many(np.arange(20000), bc + rng.normal(0.0, 20.0, (20000, 3)))
 Octree(np.zeros((0, 3)), np.zeros(0)); Octree(c, r)
 grew = {k: (before[k], v) for k, v in sigs().items() if v != before[k]}
 assert not grew, grew
