@@ -38,8 +38,9 @@ def xdo(env, *args, timeout=20) -> subprocess.CompletedProcess:
 
 
 #: the frame rate of a window under test unless its arguments give one: Xvfb has no refresh to wait for, and a
-#: window drawing flat out takes a whole core from the rest of the suite while a test waits on it
-TEST_FPS = "60"
+#: window drawing flat out takes a whole core from the rest of the suite while a test waits on it (at 60 the
+#: window tests took 42 CPU-s, at 20 they take 36, and a test that waits for frames waits a little longer)
+TEST_FPS = "20"
 
 
 def open_window(env, scene, *args, name: str, cwd=None, timeout: float = 60) -> tuple[subprocess.Popen, str]:
