@@ -7,12 +7,14 @@ error line naming the flag or file, exit status 2, nothing half-written."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.support.cli import refused, run_cli, small  # noqa: F401 (small: a fixture)
+from tests.support.cli import ROOT, refused, run_cli, small  # noqa: F401 (small: a fixture)
 
 
 SCENE, OUT, PATH, LONG_PATH = "{scene}", "{out}", "{path}", "{long_path}"
@@ -290,3 +292,12 @@ def test_no_help_text_sends_control_characters_to_the_terminal():
         assert not bad, (command, bad)
     _, out, _ = run_cli("compare", "--help")
     assert r"escaped (\x1b, \n, \x00, ...)" in " ".join(out.split()), out
+
+
+def test_building_every_parser_loads_no_numba():
+    """``viewer --help``, and a flag refused by its parser, answer without loading numba: an argparse type or
+    default that reaches for the indexes or the frame kernels would add a quarter of a second to every command's
+    first line (a fresh process, since this one has numba loaded)."""
+    code = "import sys; from viewer.cli import build_parser; build_parser(); print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr

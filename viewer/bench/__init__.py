@@ -1,23 +1,25 @@
 """``viewer bench``: workloads, interleaved measurements, tables, CSV and plots; every ratio against the
-multi-core linear scan (:data:`BASELINE`)."""
+multi-core linear scan (:data:`BASELINE`).
 
-from .result import IndexResult
-from .report import BASELINE, COLUMNS, format_table, write_csv
-from .run import BenchConfig, IndexSpec, parse_index_spec, run_bench
-from .workloads import Workload, camera_points, make_workload, scene_workload
+Names are exported lazily, as :mod:`viewer.frame`'s are: the command's parser takes its argparse types from
+:mod:`.checks` without loading numba, so ``viewer --help`` and a refused argument answer at once.
+"""
 
-__all__ = [
-    "BASELINE",
-    "COLUMNS",
-    "BenchConfig",
-    "IndexResult",
-    "IndexSpec",
-    "Workload",
-    "camera_points",
-    "format_table",
-    "make_workload",
-    "parse_index_spec",
-    "run_bench",
-    "scene_workload",
-    "write_csv",
-]
+from __future__ import annotations
+
+from importlib import import_module
+
+_EXPORTS = {
+    "BASELINE": "report", "COLUMNS": "report", "format_table": "report", "write_csv": "report",
+    "BenchConfig": "run", "IndexSpec": "run", "parse_index_spec": "run", "run_bench": "run",
+    "IndexResult": "result",
+    "Workload": "workloads", "camera_points": "workloads", "make_workload": "workloads", "scene_workload": "workloads",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'viewer.bench' has no attribute {name!r}")

@@ -61,7 +61,7 @@ def _whole(lo: int, hi: int, hi_text: str, note: str = ""):
 
 
 def add_parser(sub) -> None:
-    from viewer.bench.checks import default_indexes, parse_seed, parse_sizes
+    from viewer.bench.checks import parse_seed, parse_sizes
 
     p = sub.add_parser(
         "bench",
@@ -101,9 +101,9 @@ def add_parser(sub) -> None:
                         "'heavy-tailed:...' (see 'viewer scene --help')")
     p.add_argument("--n", type=parse_sizes, default=[100_000, 1_000_000], metavar="SIZES",
                    help="comma-separated object counts, e.g. 1e4,1e5,1e6,1e7")
-    p.add_argument("--index", default=default_indexes(), metavar="SPECS",
-                   help="indexes to compare: " + _args.INDEX_HELP + "; e.g. 'octree;hashgrid:cell_size=64;"
-                        "hashgrid:cell_size=16'")
+    p.add_argument("--index", metavar="SPECS",
+                   help="indexes to compare (default: every registered one): " + _args.INDEX_HELP
+                        + "; e.g. 'octree;hashgrid:cell_size=64;hashgrid:cell_size=16'")
     p.add_argument("--queries", type=_whole(1, 10**6, "1e6"), default=300,
                    help="camera points per workload (1..1e6; 1e3 notation accepted)")
     p.add_argument("--rounds", type=_whole(1, 1000, "1000"), default=3,
@@ -142,7 +142,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from viewer.bench.checks import check_drift, check_indexes, check_workloads
+    from viewer.bench.checks import check_drift, check_indexes, check_workloads, default_indexes
     from viewer.bench.run import BenchConfig, parse_radius_spec
     from viewer.bench.runner import bench_and_write
 
@@ -150,7 +150,7 @@ def run(args) -> int:
     options = _args.import_options(args)
     check_workloads(scenes, args.n, options)
     check_drift(args.drift, args.frames)
-    specs = check_indexes(args.index)  # each checked (built small) before the memory estimate and any workload
+    specs = check_indexes(default_indexes() if args.index is None else args.index)  # each checked (built small) before the memory estimate and any workload
     models = [t.strip() for t in args.radius.split(";") if t.strip()]
     radii = [parse_radius_spec(t) for t in models]
     if not radii:

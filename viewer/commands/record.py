@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..drivers.record import DEMO_FRAMES
+from ..drivers.options import DEMO_FRAMES
 from ..drivers import options
 from . import _args
 

@@ -12,7 +12,11 @@ import argparse
 from ..frame.options import COLOUR_MODES, DRAW_MODES
 from ..paths import GENERATED
 
-__all__ = ["COLOUR_MODES", "DRAW_MODES", "GENERATED", "margin", "record_views", "window_views"]
+__all__ = ["COLOUR_MODES", "DEMO_FRAMES", "DRAW_MODES", "GENERATED", "margin", "record_views", "window_views"]
+
+#: frames of the default recording of a generated path (a demo: the whole flight at a larger step; --full: every
+#: frame at 1/60 s): few enough that a first run, compiling included, stays short on a 2-core machine.
+DEMO_FRAMES = 1800
 
 
 def record_views(text: str) -> int:

@@ -13,12 +13,10 @@ import numpy as np
 
 from ..errors import UserError
 from ..index.specs import label_stem
+from .options import DEMO_FRAMES
 
 __all__ = ["DEMO_FRAMES", "RecordOptions", "drawing_share", "record", "view_samples"]
 
-#: frames of the default recording of a generated path (a demo: the whole flight at a larger step; --full: every
-#: frame at 1/60 s): few enough that a first run, compiling included, stays short on a 2-core machine.
-DEMO_FRAMES = 1800
 
 
 @dataclass(frozen=True)
