@@ -117,6 +117,22 @@ def test_an_installed_plugin_is_found_by_its_entry_point_name(plugin):
     assert plugin in index_names() and plugin in index_names(available=True)  # the window's I cycle
 
 
+def test_the_bench_measures_an_installed_plugin_by_default_and_leaves_out_one_that_does_not_load(plugin, tmp_path,
+                                                                                                 monkeypatch):
+    """``viewer bench`` without --index: every registered index, then the plugins that load (a broken one is
+    left out, as from the window's list, rather than refusing the whole bench)."""
+    from viewer.bench.checks import check_indexes, default_indexes
+
+    info = tmp_path / "broken-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nbroken = no_such_module_here:Nothing\n")
+    assert {plugin, "broken"} <= set(installed_plugins())
+    names = default_indexes().split(",")
+    assert names == [*sorted(INDEXES), plugin]
+    assert [s.name for s in check_indexes(default_indexes())][-1] == plugin
+
+
 def test_make_index_keeps_registered_names_and_their_key_error():
     assert make_index("octree", np.zeros((2, 3)), np.ones(2), max_depth=8).query([0.0, 0.0, 0.0]).size == 2
     with pytest.raises(KeyError, match="unknown index 'nosuch'"):

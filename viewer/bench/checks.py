@@ -14,10 +14,12 @@ __all__ = ["check_drift", "check_indexes", "check_workloads", "default_indexes",
 
 
 def default_indexes() -> str:
-    """What ``viewer bench --index`` measures when not given: every registered index, by name."""
+    """What ``viewer bench --index`` measures when not given: every registered index, then every installed
+    plugin that loads (:func:`viewer.index.specs.usable_plugins`), by name."""
     from ..index import INDEXES
+    from ..index.specs import usable_plugins
 
-    return ",".join(k for k in sorted(INDEXES))
+    return ",".join([*sorted(INDEXES), *usable_plugins()])
 
 
 def check_indexes(text: str) -> list:

@@ -102,7 +102,7 @@ def add_parser(sub) -> None:
     p.add_argument("--n", type=parse_sizes, default=[100_000, 1_000_000], metavar="SIZES",
                    help="comma-separated object counts, e.g. 1e4,1e5,1e6,1e7")
     p.add_argument("--index", metavar="SPECS",
-                   help="indexes to compare (default: every registered one): " + _args.INDEX_HELP
+                   help="indexes to compare (default: every registered one, then every installed plugin that loads): " + _args.INDEX_HELP
                         + "; e.g. 'octree;hashgrid:cell_size=64;hashgrid:cell_size=16'")
     p.add_argument("--queries", type=_whole(1, 10**6, "1e6"), default=300,
                    help="camera points per workload (1..1e6; 1e3 notation accepted)")

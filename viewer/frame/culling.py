@@ -294,17 +294,10 @@ def index_names(available: bool = False) -> list[str]:
     """The index names in the order users meet them: :data:`FIRST`, then the rest of the registry, then the
     installed plugins' (:func:`viewer.index.installed_plugins`); ``available``: only those whose libraries are
     installed (and, for a plugin, that loads: ``viewer check-index NAME`` says why one does not)."""
-    from ..errors import UserError
-    from ..index import INDEXES, installed_plugins, parse_index_spec
+    from ..index import INDEXES, installed_plugins
+    from ..index.specs import usable_plugins
 
     ordered = [*(k for k in FIRST if k in INDEXES), *(k for k in INDEXES if k not in FIRST)]
-    names = [k for k in ordered if not available or INDEXES[k].unavailable() is None]
-    for k in installed_plugins():
-        if k in INDEXES:
-            continue
-        try:
-            if not available or parse_index_spec(k).cls.unavailable() is None:
-                names.append(k)
-        except UserError:
-            pass  # a plugin that does not load is left out of the lists, not the end of the window
-    return names
+    if available:
+        return [*(k for k in ordered if INDEXES[k].unavailable() is None), *usable_plugins()]
+    return [*ordered, *(k for k in installed_plugins() if k not in INDEXES)]

@@ -69,6 +69,7 @@ __all__ = [
     "parse_index_list",
     "parse_index_spec",
     "split_index_list",
+    "usable_plugins",
 ]
 
 #: the entry-point group a plugin package declares its index classes in (``name = "module:Class"``)
@@ -212,6 +213,23 @@ def parse_index_spec(text: str, flag: str = "--index") -> IndexSpec:
 
 def _registered():
     return INDEXES
+
+
+def usable_plugins() -> list[str]:
+    """The installed plugins' names that no registered name hides, whose class loads and whose libraries are
+    installed, in entry-point order: what the lists of every index (the window's, ``viewer bench``'s default)
+    add to the registry's. One that does not load is left out of them, not the end of the command
+    (``viewer check-index NAME`` says why)."""
+    names = []
+    for k in installed_plugins():
+        if k in _registered():
+            continue
+        try:
+            if parse_index_spec(k).cls.unavailable() is None:
+                names.append(k)
+        except UserError:
+            pass
+    return names
 
 
 def known_names() -> list[str]:
