@@ -34,15 +34,21 @@ def pytest_xdist_auto_num_workers(config):
 #: xdist workers
 _COMPILE_S = {("bsp", "bvh", "kdtree", "spheretree"): 57, ("octree",): 30, ("hashgrid", "buckettree", "hgrid"): 22,
               ("coherent",): 15, ("scan",): 9, ("frame",): 8, ("quadtree",): 6, ("looseoctree",): 6, ("rebuild",): 4,
-              ("loop32",): 3}
+              ("loop32",): 3, ("ckdtree", "rtree"): 1}
 
 
 def _share_of_kernels(worker: int, workers: int) -> list[str]:
     """The kernel groups worker ``worker`` of ``workers`` compiles first: the costliest family first, each to
-    the least loaded worker."""
+    the least loaded worker. A registered index the table does not name (the peers, brute force) is a family of
+    its own, of the least cost: every index is compiled once, in one worker, before the tests (the peers were
+    missing from the table, and each worker compiled their kernels itself)."""
+    from viewer.index import INDEXES
+
+    named = {n for family in _COMPILE_S for n in family}
+    costs = {**_COMPILE_S, **{(n,): 1 for n in sorted(INDEXES) if n not in named}}
     load = [0] * workers
     mine = []
-    for family, s in sorted(_COMPILE_S.items(), key=lambda kv: -kv[1]):
+    for family, s in sorted(costs.items(), key=lambda kv: -kv[1]):
         w = load.index(min(load))
         load[w] += s
         if w == worker:
