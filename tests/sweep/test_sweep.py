@@ -17,6 +17,7 @@ from viewer.sweep import bundled_sweeps, columns, load_sweep, run_sweep  # noqa:
 from viewer.sweep.plots import speedup_column  # noqa: E402
 
 from tests.support.cli import run_cli, start_process
+from tests.support.cluster import local_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,22 +45,6 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def _local(monkeypatch, processes: bool):
-    """Run the sweep's local cluster with worker threads (so monkeypatches reach the tasks) or processes."""
-    import viewer.sweep.run as run_mod
-
-    real = run_mod._client
-
-    def client(workers, scheduler, *rest):
-        if processes:
-            return real(workers, scheduler, *rest)
-        from dask.distributed import Client, LocalCluster
-
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=False, dashboard_address=None,
-                               scheduler_kwargs={"dashboard_address": ":0"})
-        return Client(cluster), cluster
-
-    monkeypatch.setattr(run_mod, "_client", client)
 
 
 # ----------------------------------------------------------------------------- files
@@ -137,7 +122,7 @@ def test_a_worker_process_resolves_an_index_spec_from_its_text(tmp_path):
 
 
 def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch):
-    _local(monkeypatch, processes=False)
+    local_cluster(monkeypatch, processes=False)
     out = tmp_path / "out"
     first = run_sweep(load_sweep(str(_sweep_file(tmp_path, scenes=("uniform",)))), out, plots=False,
                       progress=False, log=lambda s: None)
@@ -168,7 +153,7 @@ def test_resume_skips_finished_tasks_and_reruns_torn_ones(tmp_path, monkeypatch)
 
 
 def test_a_resume_after_the_sweep_file_changed_keeps_old_rows_and_summarises_this_sweep(tmp_path, monkeypatch):
-    _local(monkeypatch, processes=False)
+    local_cluster(monkeypatch, processes=False)
     import viewer.sweep.plots as plots_mod
     import viewer.sweep.run as run_mod
 
@@ -191,7 +176,7 @@ def test_a_resume_after_the_sweep_file_changed_keeps_old_rows_and_summarises_thi
 
 
 def test_a_failing_task_is_recorded_and_the_rest_complete(tmp_path, monkeypatch):
-    _local(monkeypatch, processes=False)
+    local_cluster(monkeypatch, processes=False)
     import viewer.bench.run as bench_run
 
     real = bench_run.run_bench
@@ -218,7 +203,7 @@ def test_a_failing_task_is_recorded_and_the_rest_complete(tmp_path, monkeypatch)
 
 
 def test_tasks_that_would_not_fit_a_worker_are_skipped_with_a_message(tmp_path, monkeypatch):
-    _local(monkeypatch, processes=False)
+    local_cluster(monkeypatch, processes=False)
     import viewer.sweep.run as run_mod
 
     monkeypatch.setattr(run_mod, "_worker_memory", lambda client: 200_000_000)
@@ -248,7 +233,7 @@ def test_an_interrupted_sweep_keeps_finished_tasks_and_resumes(tmp_path, monkeyp
     assert proc.returncode in (0, 130), proc.stderr.read()[-2000:]
     done = {r["task"] for r in _rows(csv_path)}
     assert done
-    _local(monkeypatch, processes=False)
+    local_cluster(monkeypatch, processes=False)
     res = run_sweep(load_sweep(str(p)), out, plots=False, progress=False, log=lambda s: None)
     assert (res.already, res.ok, res.failed) == (len(done), 6 - len(done), 0)
     rows = _rows(csv_path)

@@ -22,7 +22,8 @@ pytest.importorskip("distributed")
 from viewer.sweep import columns, load_sweep  # noqa: E402
 from viewer.sweep.results import AXIS_COLUMNS, REJECTED_NAME  # noqa: E402
 
-from tests.support.cli import run_process, start_process  # noqa: E402
+from tests.support.cli import run_cli, run_process, start_process  # noqa: E402
+from tests.support.cluster import local_cluster  # noqa: E402
 
 
 def _sweep_file(tmp_path: Path, sizes=(1500,), scenes=("uniform",), indexes=("octree",), name="h") -> Path:
@@ -234,7 +235,8 @@ def test_a_real_scheduler_passes_the_check(tmp_path):
 # ----------------------------------------------------------------------------- 6, 7: resuming
 
 
-def test_resume_keeps_good_rows_and_measures_again_torn_and_hand_edited_tasks(tmp_path):
+def test_resume_keeps_good_rows_and_measures_again_torn_and_hand_edited_tasks(tmp_path, monkeypatch):
+    local_cluster(monkeypatch, processes=False)  # what a resume keeps is the point, not the cluster's processes
     p = _sweep_file(tmp_path, sizes=(1500, 1600, 1700))
     good, torn, edited = load_sweep(str(p)).tasks()
     labels = ("scan", "brute", "octree")  # the bench adds its baseline and brute force
@@ -252,14 +254,14 @@ def test_resume_keeps_good_rows_and_measures_again_torn_and_hand_edited_tasks(tm
     before = csv_path.read_bytes()
 
     # --dry-run reads, names the rows, and changes nothing
-    dry = _sweep(p, "-o", out, "--dry-run", timeout=90)
+    dry = run_cli("sweep", p, "-o", out, "--dry-run")
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "line 6 does not parse" in dry.stderr and "line 9 does not parse" in dry.stderr
     status = {ln.split()[0]: ln.split()[-1] for ln in dry.stdout.splitlines() if "GiB" in ln}
     assert (status[good.key], status[torn.key], status[edited.key]) == ("CSV)", "run", "run")
     assert csv_path.read_bytes() == before
 
-    r = _sweep(p, "-o", out, "--no-plots", "-q", timeout=240)
+    r = run_cli("sweep", p, "-o", out, "--no-plots", "-q")
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr and "TypeError" not in r.stderr
     assert "2 measured now, 1 already done" in r.stdout
@@ -275,15 +277,16 @@ def test_resume_keeps_good_rows_and_measures_again_torn_and_hand_edited_tasks(tm
     assert lines[5] in kept and lines[8] in kept
 
 
-def test_every_share_a_sweep_measures_has_its_columns(tmp_path):
+def test_every_share_a_sweep_measures_has_its_columns(tmp_path, monkeypatch):
     """A sweep's dynamic axis asks for shares the bench's defaults do not have (5%): the sweep CSV carries
     their columns, filled ("0" is refused as the bench refuses it: tests/cli/test_sweep.py)."""
     import csv as _csv
 
+    local_cluster(monkeypatch, processes=False)
     f = _sweep_file(tmp_path)
     f.write_text(f.read_text().replace('dynamic = ["none"]', 'dynamic = ["0.05"]\nframes = [2]'))
     out = tmp_path / "out"
-    r = _sweep(f, "-o", out, "--workers", 1, "--no-plots", timeout=240)
+    r = run_cli("sweep", f, "-o", out, "--workers", 1, "--no-plots")
     assert r.returncode == 0, r.stderr[-2000:]
     rows = list(_csv.DictReader((out / "sweep.csv").open()))
     assert rows and all(float(row["dynamic_5pct_ms"]) > 0 for row in rows if row["status"] == "ok")
