@@ -18,7 +18,6 @@ from .options import DEMO_FRAMES
 __all__ = ["DEMO_FRAMES", "RecordOptions", "drawing_share", "record", "view_samples"]
 
 
-
 @dataclass(frozen=True)
 class RecordOptions:
     """What ``viewer record`` was asked (its flags, as parsed).
