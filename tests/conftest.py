@@ -39,9 +39,9 @@ _COMPILE_S = {("bsp", "bvh", "kdtree", "spheretree"): 57, ("octree",): 30, ("has
 
 def _share_of_kernels(worker: int, workers: int) -> list[str]:
     """The kernel groups worker ``worker`` of ``workers`` compiles first: the costliest family first, each to
-    the least loaded worker. A registered index the table does not name (the peers, brute force) is a family of
-    its own, of the least cost: every index is compiled once, in one worker, before the tests (the peers were
-    missing from the table, and each worker compiled their kernels itself)."""
+    the least loaded worker. A registered index the table does not name (brute force, or one added later) is a
+    family of its own, of the least cost: every index is compiled once, in one worker, before the tests, not by
+    each worker that meets it."""
     from viewer.index import INDEXES
 
     named = {n for family in _COMPILE_S for n in family}
