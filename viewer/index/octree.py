@@ -591,8 +591,9 @@ class Octree(SphereIndex):
                 self._grow_room(ids[k], centres[k], rad[k])
         self._refit_step()
 
-    def _on_threads(self, local: bool, ids, centres, rad, top, rest, own, lid, val, counts, starts=_NONE, done=_NONE_U8,
-                    ups=_NONE, upbox=_NO_BOXES, grew=_NONE, scratch=_NO_BOXES, iscratch=_NO_ROWS, mine=_NO_ROWS) -> None:
+    def _on_threads(self, local: bool, ids, centres, rad, top, rest, own, lid, val, counts, starts=_NONE,
+                    done=_NONE_U8, ups=_NONE, upbox=_NO_BOXES, grew=_NONE, scratch=_NO_BOXES, iscratch=_NO_ROWS,
+                    mine=_NO_ROWS) -> None:
         K.on_threads(local, self._nint, self._nlev, self._ncorner, self._nq, self._aux, self._obj, self._oid, self._ids,
                      self._meta, self._bfree, ids, centres, rad, top, rest, own, lid, val, starts, counts, done, ups,
                      upbox, grew, scratch, iscratch, mine)
@@ -600,9 +601,9 @@ class Octree(SphereIndex):
     def _move_local(self, ids, centres, rad, top, rest, own, lid, val, starts: np.ndarray,
                     counts: np.ndarray) -> np.ndarray:
         """Pass 2's moves within one cell on level ``top`` on every core, each thread in cells of its own
-        (:func:`K._local_run`), after pass 1 left ``counts[c]`` in run c (from position ``starts[c]``); returns the positions of the moves
-        left to the serial pass: those above that level or leaving their cell, and those that need a node or
-        a block made or freed."""
+        (:func:`K._local_run`), after pass 1 left ``counts[c]`` in run c (from position ``starts[c]``); returns
+        the positions of the moves left to the serial pass: those above that level or leaving their cell, and
+        those that need a node or a block made or freed."""
         m = rest.size
         chunks = counts.size
         done, ups, upbox = self._records.shared(m)
