@@ -19,6 +19,19 @@ def pytest_report_header(config):
     return lines
 
 
+def pytest_configure(config):
+    """A run writes bytecode even where ``PYTHONDONTWRITEBYTECODE`` is set (some CI images set it). Without it, every
+    xdist worker and each of the hundreds of processes the tests start would compile the package's sources again
+    (a third of a CPU-second each), and every worker would rewrite every test module's assertions again. The files
+    go where numba's kernel cache already goes: ``__pycache__``, which git ignores. Set here, in the process that
+    starts the workers, before it starts them."""
+    import os
+    import sys
+
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        sys.dont_write_bytecode = False
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: a worker per core and one more. A fair share of the suite waits on a process, a window or
     Xvfb rather than computing, and the extra worker fills that wait (``--maxprocesses`` still caps it)."""

@@ -8,13 +8,25 @@ from __future__ import annotations
 import pytest
 
 from viewer.index import INDEXES
-from viewer.index.conformance import check, properties
+from viewer.index.conformance import check, check_together, properties
+
+#: the state machine runs once over every index (``check_together``): its steps are drawn once for all of them
+ONE_BY_ONE = [p for p in properties() if p != "state_machine"]
 
 
-@pytest.mark.parametrize("prop", properties())
+@pytest.mark.parametrize("prop", ONE_BY_ONE)
 @pytest.mark.parametrize("name", sorted(INDEXES))
 def test_index_holds_the_property(name, prop):
     why = INDEXES[name].unavailable()
     if why:
         pytest.skip(f"{name}: {why}")
     check(name, prop)
+
+
+def test_every_index_holds_the_state_machine():
+    """The same random sequences of inserts, removes, moves, batch moves and queries as ``check(name,
+    "state_machine")`` gives each index alone, done to every index in one run; a failure names its index."""
+    missing = {name: INDEXES[name].unavailable() for name in sorted(INDEXES) if INDEXES[name].unavailable()}
+    check_together([name for name in sorted(INDEXES) if name not in missing])
+    if missing:
+        pytest.skip(f"not run on these indexes: {missing}")

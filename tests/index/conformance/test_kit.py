@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from viewer.index import BruteForce
-from viewer.index.conformance import ConformanceFailure, check, describe, evaluate, properties, subject_for
+from viewer.index.conformance import (ConformanceFailure, check, check_together, describe, evaluate, properties,
+                                      subject_for)
 from viewer.index.conformance._guard import beat, guarded
 from viewer.index.conformance._kit import shrink
 
-from .wrong_indexes import LosesLastMover, OpenBalls
+from .wrong_indexes import LosesLastMover, OpenBalls, SkipsIds
 
 SPEC = "tests.index.conformance.wrong_indexes:OpenBalls"
 
@@ -48,6 +49,26 @@ def test_a_batch_move_losing_its_last_mover_fails_the_batch_property():
 @pytest.mark.parametrize("prop", ["surface_one_ulp", "move_many_equals_single_moves", "bad_batch_changes_nothing/removed-id"])
 def test_a_right_index_passes(prop):
     check(BruteForce, prop)
+
+
+def test_indexes_run_together_fail_as_the_one_that_broke_with_a_replay_of_it_alone():
+    """The state machine over several indexes at once names the one that broke; its replay, that index alone,
+    fails the same way."""
+    with pytest.raises(ConformanceFailure) as together:
+        check_together([BruteForce, SkipsIds, LosesLastMover])
+    report = str(together.value)
+    label = "tests.index.conformance.wrong_indexes:LosesLastMover"
+    assert report.startswith(f"{label}: ") and "missed ids" in report, report
+    assert f"viewer check-index '{label}' --only 'state_machine'" in report
+    alone = evaluate(subject_for(LosesLastMover), "state_machine")
+    assert not alone.ok and "missed ids" in alone.report
+
+
+def test_an_index_handing_out_other_ids_holds_the_state_machine_beside_brute_force():
+    """Ids are the model's, mapped to each index's own: an index whose inserts hand out other ids than brute
+    force's is checked as rightly, in the same run."""
+    check_together([BruteForce, SkipsIds])
+    check(SkipsIds, "state_machine")
 
 
 def test_the_same_seed_draws_the_same_failure_and_another_seed_another():

@@ -1,5 +1,6 @@
 """Two subtly wrong indexes the kit must catch, on the brute-force index's storage: one whose balls are open (a
-camera exactly on a sphere's surface misses it), one whose batch move loses its last mover."""
+camera exactly on a sphere's surface misses it), one whose batch move loses its last mover. And a right one that
+hands out other ids than the rest, which the kit must pass."""
 
 from __future__ import annotations
 
@@ -25,4 +26,12 @@ class LosesLastMover(BruteForce):
         super()._move_many(ids[:-1], centres[:-1], radii[:-1])
 
 
-__all__ = ["LosesLastMover", "OpenBalls"]
+class SkipsIds(BruteForce):
+    """Right, but each insert takes an id, frees it and hands out the next: ids other than the other indexes'."""
+
+    def insert(self, centre, radius):
+        self.remove(super().insert(centre, radius))
+        return super().insert(centre, radius)
+
+
+__all__ = ["LosesLastMover", "OpenBalls", "SkipsIds"]

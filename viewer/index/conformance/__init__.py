@@ -75,5 +75,29 @@ def run(index, names: list[str] | None = None, *, seed: int = DEFAULT_SEED,
         yield evaluate(subject, name)
 
 
-__all__ = ["DEFAULT_SEED", "ConformanceFailure", "Outcome", "Subject", "build", "check", "describe", "evaluate",
-           "properties", "replay", "run", "subject_for", "warm"]
+def check_together(indexes, *, seed: int = DEFAULT_SEED, examples: int | None = None) -> None:
+    """The state machine over every index of ``indexes`` (classes, spec texts or ``IndexSpec`` objects) at once: each
+    example's steps are drawn once and done to each index, so each meets the sequences :func:`check` would give
+    it alone, for the cost of drawing them once (drawing is most of a step's cost). Returns if every index holds
+    it, else raises :class:`ConformanceFailure` with the report of the index that failed, whose replay runs that
+    index alone."""
+    from hypothesis.reporting import with_reporter
+
+    from ._kit import _report
+    from ._machine import run_machine
+
+    subjects = [subject_for(index, seed=seed, examples=examples) for index in indexes]
+    for subject in subjects:
+        warm(subject)
+    said: list[str] = []
+    try:
+        with with_reporter(lambda text: said.append(str(text))):
+            run_machine(subjects)
+    except Exception as exc:  # an index's fault: reported as that index's
+        labels = [getattr(e, "index_label", None) for e in [exc, *getattr(exc, "exceptions", ())]]
+        subject = next((s for s in subjects if s.label in labels), subjects[0])
+        raise ConformanceFailure(f"{subject.label}: {_report(subject, 'state_machine', exc, said)}") from None
+
+
+__all__ = ["DEFAULT_SEED", "ConformanceFailure", "Outcome", "Subject", "build", "check", "check_together", "describe",
+           "evaluate", "properties", "replay", "run", "subject_for", "warm"]
