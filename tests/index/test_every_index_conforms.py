@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from viewer.index import INDEXES
-from viewer.index.conformance import check, check_together, properties
+from viewer.index.conformance import check, check_together, properties, together_properties
 
-#: the state machine runs once over every index (``check_together``): its steps are drawn once for all of them
-ONE_BY_ONE = [p for p in properties() if p != "state_machine"]
+#: the state machine and the fuzz run once over every index (``check_together``): each example is drawn once
+ONE_BY_ONE = [p for p in properties() if p not in together_properties()]
 
 
 @pytest.mark.parametrize("prop", ONE_BY_ONE)
@@ -23,10 +23,12 @@ def test_index_holds_the_property(name, prop):
     check(name, prop)
 
 
-def test_every_index_holds_the_state_machine():
-    """The same random sequences of inserts, removes, moves, batch moves and queries as ``check(name,
-    "state_machine")`` gives each index alone, done to every index in one run; a failure names its index."""
+@pytest.mark.parametrize("prop", together_properties())
+def test_every_index_holds_the_property_in_one_run(prop):
+    """The same examples (for the state machine, random sequences of inserts, removes, moves, batch moves and
+    queries) as ``check(name, prop)`` gives each index alone, done to every index in one run; a failure names its
+    index."""
     missing = {name: INDEXES[name].unavailable() for name in sorted(INDEXES) if INDEXES[name].unavailable()}
-    check_together([name for name in sorted(INDEXES) if name not in missing])
+    check_together([name for name in sorted(INDEXES) if name not in missing], prop)
     if missing:
         pytest.skip(f"not run on these indexes: {missing}")

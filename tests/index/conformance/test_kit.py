@@ -64,6 +64,17 @@ def test_indexes_run_together_fail_as_the_one_that_broke_with_a_replay_of_it_alo
     assert not alone.ok and "missed ids" in alone.report
 
 
+def test_the_fuzz_run_together_fails_as_the_index_that_broke():
+    """The fuzz over several indexes at once (one guarded child) names the index that broke."""
+    with pytest.raises(ConformanceFailure) as together:
+        check_together([BruteForce, OpenBalls], "fuzz_magnitudes_and_dtypes")
+    report = str(together.value)
+    assert report.startswith(f"{SPEC}: ") and "missed ids" in report, report
+    assert f"viewer check-index '{SPEC}' --only 'fuzz_magnitudes_and_dtypes'" in report
+    with pytest.raises(KeyError, match="together_properties"):
+        check_together([BruteForce], "surface_one_ulp")
+
+
 def test_an_index_handing_out_other_ids_holds_the_state_machine_beside_brute_force():
     """Ids are the model's, mapped to each index's own: an index whose inserts hand out other ids than brute
     force's is checked as rightly, in the same run."""

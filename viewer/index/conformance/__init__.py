@@ -75,29 +75,38 @@ def run(index, names: list[str] | None = None, *, seed: int = DEFAULT_SEED,
         yield evaluate(subject, name)
 
 
-def check_together(indexes, *, seed: int = DEFAULT_SEED, examples: int | None = None) -> None:
-    """The state machine over every index of ``indexes`` (classes, spec texts or ``IndexSpec`` objects) at once: each
-    example's steps are drawn once and done to each index, so each meets the sequences :func:`check` would give
-    it alone, for the cost of drawing them once (drawing is most of a step's cost). Returns if every index holds
-    it, else raises :class:`ConformanceFailure` with the report of the index that failed, whose replay runs that
-    index alone."""
+def check_together(indexes, prop: str = "state_machine", *, seed: int = DEFAULT_SEED,
+                   examples: int | None = None) -> None:
+    """Property ``prop`` (one of :func:`together_properties`: the state machine, the fuzz) over every index of
+    ``indexes`` (classes, spec texts or ``IndexSpec`` objects) at once: each example is drawn once and done to
+    each index, so each meets the examples :func:`check` would give it alone, for the cost of drawing them once
+    (drawing is most of an example's cost). Returns if every index holds it, else raises
+    :class:`ConformanceFailure` with the report of the index that failed, whose replay runs that index alone."""
     from hypothesis.reporting import with_reporter
 
-    from ._kit import _report
-    from ._machine import run_machine
+    from ._kit import TOGETHER, _report
 
+    if prop not in TOGETHER:
+        raise KeyError(f"{prop!r} does not run over many indexes at once; together_properties() lists those that do")
     subjects = [subject_for(index, seed=seed, examples=examples) for index in indexes]
     for subject in subjects:
         warm(subject)
     said: list[str] = []
     try:
         with with_reporter(lambda text: said.append(str(text))):
-            run_machine(subjects)
+            TOGETHER[prop](subjects)
     except Exception as exc:  # an index's fault: reported as that index's
         labels = [getattr(e, "index_label", None) for e in [exc, *getattr(exc, "exceptions", ())]]
         subject = next((s for s in subjects if s.label in labels), subjects[0])
-        raise ConformanceFailure(f"{subject.label}: {_report(subject, 'state_machine', exc, said)}") from None
+        raise ConformanceFailure(f"{subject.label}: {_report(subject, prop, exc, said)}") from None
+
+
+def together_properties() -> list[str]:
+    """The properties :func:`check_together` runs over many indexes at once."""
+    from ._kit import TOGETHER
+
+    return list(TOGETHER)
 
 
 __all__ = ["DEFAULT_SEED", "ConformanceFailure", "Outcome", "Subject", "build", "check", "check_together", "describe",
-           "evaluate", "properties", "replay", "run", "subject_for", "warm"]
+           "evaluate", "properties", "replay", "run", "subject_for", "together_properties", "warm"]

@@ -12,7 +12,7 @@ import numpy as np
 from ...domain import COORD_LIMIT, RADIUS_LIMIT
 from ..brute import brute_query
 from ._guard import beat, guarded
-from ._kit import Subject, prop
+from ._kit import Subject, blamed, prop, together
 from ._oracle import Model, raises
 
 #: decades from subnormal to the bound, and the bound itself
@@ -193,30 +193,42 @@ def fuzz_magnitudes_and_dtypes(s: Subject, _) -> None:
     """Hypothesis draws (60 by default; ``--examples``) a world, a batch move and points at one binary magnitude
     (2**-1000 .. 2**100) in one input dtype (float64 .. uint8): brute force's answers, surfaces included. Not
     shrunk (a hang costs the guard's time per attempt): the example is reported as drawn."""
+    run_fuzz([s])
+
+
+@together("fuzz_magnitudes_and_dtypes")
+def run_fuzz(subjects: list[Subject]) -> None:
+    """The fuzz over every index of ``subjects`` at once, with the first's seed and examples: each example is
+    drawn once and done to every index, in one guarded child."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as with_seed
     from hypothesis.reporting import with_reporter
 
-    @with_seed(s.seed)
-    @settings(max_examples=s.n_examples(FUZZ_EXAMPLES), deadline=None, database=None,
+    first = subjects[0]
+
+    @with_seed(first.seed)
+    @settings(max_examples=first.n_examples(FUZZ_EXAMPLES), deadline=None, database=None,
               phases=(Phase.explicit, Phase.reuse, Phase.generate), suppress_health_check=[HealthCheck.too_slow])
     @given(_batches())
     def run(case):
         dt, scale, c, r, ids, moves, pts = case
-        beat(f"an example of {len(c)} objects in {np.dtype(dt).name}, scale {scale:g}")  # each under the guard
         cc = (c * scale).astype(dt)
         rr = (r * scale).astype(dt)
-        ix = s.build(cc, rr)
-        model = Model(cc.astype(float), rr.astype(float))
         mv = (moves * scale).astype(dt)
-        ix.move_many(np.array(ids, dtype=np.int64), mv, None)
-        for k, i in enumerate(ids):
-            model.c[i] = mv[k].astype(float)
         q = np.concatenate([(pts * scale).astype(dt).astype(float), cc[:3].astype(float)])
-        model.check(ix, q, what=f"query ({np.dtype(dt).name} inputs, scale {scale:g})")
-        surf = np.array([p + np.array([model.r[i], 0.0, 0.0]) for i, p in model.c.items()][:4])
-        model.check(ix, surf[(np.abs(surf) <= COORD_LIMIT).all(axis=1)],
-                    what=f"query on a surface ({np.dtype(dt).name} inputs, scale {scale:g})")
+        for s in subjects:
+            beat(f"an example of {len(c)} objects in {np.dtype(dt).name}, scale {scale:g}"
+                 + (f", on {s.label}" if len(subjects) > 1 else ""))  # each under the guard
+            with blamed(s):
+                ix = s.build(cc, rr)
+                model = Model(cc.astype(float), rr.astype(float))
+                ix.move_many(np.array(ids, dtype=np.int64), mv, None)
+                for k, i in enumerate(ids):
+                    model.c[i] = mv[k].astype(float)
+                model.check(ix, q, what=f"query ({np.dtype(dt).name} inputs, scale {scale:g})")
+                surf = np.array([p + np.array([model.r[i], 0.0, 0.0]) for i, p in model.c.items()][:4])
+                model.check(ix, surf[(np.abs(surf) <= COORD_LIMIT).all(axis=1)],
+                            what=f"query on a surface ({np.dtype(dt).name} inputs, scale {scale:g})")
 
     def every_example():
         # one forked child runs them all (a fork per example cost more than the examples); what hypothesis says

@@ -8,6 +8,7 @@ import math
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,6 +75,31 @@ def prop(name: str, cases: dict[str, object] | None = None):
         return fn
 
     return register
+
+
+#: the properties that can run over many subjects at once (``run(subjects)``: each example drawn once, done to all)
+TOGETHER: dict[str, Callable[[list["Subject"]], None]] = {}
+
+
+def together(name: str):
+    """Register the decorated ``run(subjects)`` as property ``name``'s run over many subjects at once."""
+
+    def register(fn):
+        TOGETHER[name] = fn
+        return fn
+
+    return register
+
+
+@contextmanager
+def blamed(subject: Subject):
+    """Whatever fails inside is marked as ``subject``'s (the exception's ``index_label``), for a run over many."""
+    try:
+        yield
+    except BaseException as exc:
+        if not hasattr(exc, "index_label"):
+            exc.index_label = subject.label
+        raise
 
 
 def registered() -> dict[str, Property]:

@@ -3,11 +3,9 @@ queries (single, at a surface, in batches) against a plain model and brute force
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import numpy as np
 
-from ._kit import Subject, prop
+from ._kit import Subject, blamed, prop, together
 from ._oracle import Model, assert_same, raises
 
 #: hypothesis examples (sequences) and steps in each, by default
@@ -185,15 +183,9 @@ class _Held:
         """``model_ids`` as this index's ids (int64; None: :data:`UNKNOWN_ID`)."""
         return np.array([UNKNOWN_ID if i is None else self.ids[i] for i in model_ids], dtype=np.int64)
 
-    @contextmanager
     def blamed(self):
-        """Whatever fails inside is marked as this index's (``index_label``)."""
-        try:
-            yield
-        except BaseException as exc:
-            if not hasattr(exc, "index_label"):
-                exc.index_label = self.s.label
-            raise
+        """Whatever fails inside is marked as this index's."""
+        return blamed(self.s)
 
 
 class _Answer:
@@ -220,6 +212,7 @@ def state_machine(s: Subject, _) -> None:
     run_machine([s])
 
 
+@together("state_machine")
 def run_machine(subjects: list[Subject]) -> None:
     """The state machine over every index of ``subjects`` at once, with the first's seed and examples: each
     example's steps are drawn once and done to every index (so each index meets the sequences it would alone)."""
