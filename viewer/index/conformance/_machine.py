@@ -42,7 +42,7 @@ def machine_for(*subjects: Subject):
         def check(self, points, what: str = "query") -> None:
             ids, c, r = self.model.arrays()
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     assert_same(h.index, c, r, points, ids=h.their(ids), what=what)
 
         @rule(target=ids)
@@ -53,7 +53,7 @@ def machine_for(*subjects: Subject):
         def insert(self, p, r):
             m, self.next_id = self.next_id, self.next_id + 1
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     i = h.index.insert(p, r)
                     assert i not in h.used, f"insert handed out id {i}, already used"
                     h.ids[m] = i
@@ -64,7 +64,7 @@ def machine_for(*subjects: Subject):
         @rule(i=consumes(ids))
         def remove(self, i):
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     if i in self.model.c:
                         h.index.remove(h.ids[i])
                     else:
@@ -78,12 +78,12 @@ def machine_for(*subjects: Subject):
         def move(self, i, p, r, small):
             if i not in self.model.c:
                 for h in self.held:
-                    with h.blamed(), raises(KeyError, call=f"move({h.ids[i]}, ...), a removed id"):
+                    with blamed(h.s), raises(KeyError, call=f"move({h.ids[i]}, ...), a removed id"):
                         h.index.move(h.ids[i], p, r)
                 return
             new = self.model.c[i] + np.array(p) * 1e-3 if small else np.array(p, dtype=float)
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     h.index.move(h.ids[i], new, r)
             self.model.c[i] = new
             if r is not None:
@@ -115,12 +115,12 @@ def machine_for(*subjects: Subject):
                     targets = np.concatenate([targets, np.zeros((1, 3))])
                     radii = None if radii is None else np.append(radii, 1.0)
                 for h in self.held:
-                    with h.blamed(), raises(KeyError, ValueError, call=f"a bad batch ({bad})"):
+                    with blamed(h.s), raises(KeyError, ValueError, call=f"a bad batch ({bad})"):
                         h.index.move_many(h.their(ids), targets, radii)
                 self.check(targets[np.isfinite(targets).all(axis=1)], what=f"query after a refused batch ({bad})")
                 return
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     h.index.move_many(h.their(ids), targets, radii)
             for k, i in enumerate(ids):
                 self.model.c[i] = targets[k].copy()
@@ -145,7 +145,7 @@ def machine_for(*subjects: Subject):
                 pts = np.concatenate([pts, [self.model.c[k] + np.array([0.0, self.model.r[k], 0.0])]])
             ids, c, r = self.model.arrays()
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     offsets, found = h.index.query_many(pts)
                     for k, p in enumerate(pts):
                         assert_same(_Answer(found[offsets[k]:offsets[k + 1]]), c, r, [p], ids=h.their(ids),
@@ -154,7 +154,7 @@ def machine_for(*subjects: Subject):
         @invariant()
         def sizes_agree(self):
             for h in self.held:
-                with h.blamed():
+                with blamed(h.s):
                     assert len(h.index) == len(self.model.c), \
                         f"len(ix) is {len(h.index)}, {len(self.model.c)} objects held"
                     check = getattr(h.index, "check", None)
@@ -182,10 +182,6 @@ class _Held:
     def their(self, model_ids) -> np.ndarray:
         """``model_ids`` as this index's ids (int64; None: :data:`UNKNOWN_ID`)."""
         return np.array([UNKNOWN_ID if i is None else self.ids[i] for i in model_ids], dtype=np.int64)
-
-    def blamed(self):
-        """Whatever fails inside is marked as this index's."""
-        return blamed(self.s)
 
 
 class _Answer:
